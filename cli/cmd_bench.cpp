@@ -1,0 +1,145 @@
+// encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]
+// Latency of Session::run on synthetic ids (fixed seed, every token real), plus the figures an
+// edge deployment cares about: load time, model and arena size, peak RSS.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "encrt/encrt.hpp"
+
+namespace encrt::cli {
+
+namespace {
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "encrt bench: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+double peak_rss_mib() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+double percentile(std::vector<double> sorted, double p) {
+  const double pos = p * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  Args args({"batch", "seq", "threads", "iters", "warmup", "isa"}, {"help", "json", "profile"});
+  if (Status s = args.parse(argc, argv); !s) return fail(s);
+  if (args.has("help") || args.positional().size() != 1) {
+    std::fprintf(args.has("help") ? stdout : stderr,
+                 "usage: encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--isa LEVEL]\n"
+                 "                   [--json] [--profile]\n");
+    return args.has("help") ? 0 : 2;
+  }
+  int batch, seq, threads, iters, warmup;
+  if (Status s = args.get_int("batch", 1, &batch); !s) return fail(s);
+  if (Status s = args.get_int("seq", 128, &seq); !s) return fail(s);
+  if (Status s = args.get_int("threads", 1, &threads); !s) return fail(s);
+  if (Status s = args.get_int("iters", 50, &iters); !s) return fail(s);
+  if (Status s = args.get_int("warmup", 5, &warmup); !s) return fail(s);
+  if (iters < 1 || warmup < 0) return fail(invalid_argument("--iters must be >= 1 and --warmup >= 0"));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Model> model;
+  if (Status s = Model::load(args.positional()[0], &model); !s) return fail(s);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  SessionOptions opt;
+  opt.max_batch = batch;
+  opt.max_seq = seq;
+  opt.threads = threads;
+  opt.isa = args.get("isa");
+  opt.profile = args.has("profile");
+  const auto t1 = std::chrono::steady_clock::now();
+  std::unique_ptr<Session> session;
+  if (Status s = Session::create(*model, opt, &session); !s) return fail(s);
+  const double session_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+
+  std::mt19937 rng(1234);
+  const int vocab = model->config().vocab_size;
+  std::uniform_int_distribution<int> pick(std::min(1000, vocab - 1), vocab - 1);
+  std::vector<int32_t> ids(static_cast<size_t>(batch) * seq), mask(ids.size(), 1);
+  for (auto& id : ids) id = pick(rng);
+  Inputs in{batch, seq, ids.data(), mask.data(), nullptr};
+
+  for (int i = 0; i < warmup; ++i)
+    if (Status s = session->run(in); !s) return fail(s);
+  session->reset_profile();
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    if (Status s = session->run(in); !s) return fail(s);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = percentile(ms, 0.5);
+  const double seq_per_s = 1000.0 * batch / median;
+  const double rss = peak_rss_mib();
+  const double model_mib = static_cast<double>(model->file_size()) / (1024.0 * 1024.0);
+  const double arena_mib = static_cast<double>(session->arena_bytes()) / (1024.0 * 1024.0);
+
+  if (args.has("json")) {
+    std::printf("{\"model\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, \"iters\": %d, "
+                "\"kernels\": \"%s\", \"load_ms\": %.3f, \"session_ms\": %.3f, "
+                "\"latency_ms\": {\"min\": %.4f, \"median\": %.4f, \"p90\": %.4f, \"max\": %.4f}, "
+                "\"sequences_per_s\": %.2f, \"model_mib\": %.3f, \"arena_mib\": %.3f, \"peak_rss_mib\": %.2f",
+                args.positional()[0].c_str(), batch, seq, threads, iters, session->kernel_summary().c_str(), load_ms,
+                session_ms, ms.front(), median, percentile(ms, 0.9), ms.back(), seq_per_s, model_mib, arena_mib, rss);
+    if (opt.profile) {
+      std::printf(", \"profile\": [");
+      bool first = true;
+      for (const OpProfile& p : session->profile()) {
+        std::printf("%s{\"op\": \"%s\", \"ms_per_run\": %.5f}", first ? "" : ", ", p.name.c_str(),
+                    p.calls ? p.total_ms / iters : 0.0);
+        first = false;
+      }
+      std::printf("]");
+    }
+    std::printf("}\n");
+    return 0;
+  }
+  std::printf("model        %s (%.2f MiB), loaded in %.2f ms; session created in %.2f ms\n",
+              args.positional()[0].c_str(), model_mib, load_ms, session_ms);
+  std::printf("kernels      %s\n", session->kernel_summary().c_str());
+  std::printf("shape        batch %d, seq %d, %d iterations after %d warm-up\n", batch, seq, iters, warmup);
+  std::printf("latency ms   min %.3f  median %.3f  p90 %.3f  max %.3f\n", ms.front(), median, percentile(ms, 0.9),
+              ms.back());
+  std::printf("throughput   %.1f sequences/s\n", seq_per_s);
+  std::printf("memory       arena %.2f MiB, peak RSS %.2f MiB\n", arena_mib, rss);
+  if (opt.profile) {
+    std::vector<OpProfile> prof = session->profile();
+    // Aggregate by op name without the layer prefix so that "linear [qu8s8...]" shows once.
+    std::printf("profile (ms per run, by op):\n");
+    double total = 0;
+    for (const OpProfile& p : prof) total += p.total_ms;
+    std::vector<std::pair<std::string, double>> by_kind;
+    for (const OpProfile& p : prof) {
+      const std::string kind = p.name.substr(p.name.find('['));
+      auto it = std::find_if(by_kind.begin(), by_kind.end(), [&](const auto& e) { return e.first == kind; });
+      if (it == by_kind.end()) by_kind.emplace_back(kind, p.total_ms);
+      else it->second += p.total_ms;
+    }
+    std::sort(by_kind.begin(), by_kind.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [kind, t] : by_kind)
+      std::printf("  %-48s %8.3f  %5.1f%%\n", kind.c_str(), t / iters, total > 0 ? 100.0 * t / total : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace encrt::cli

@@ -1,0 +1,92 @@
+// encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy
+//           [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--isa LEVEL]
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/npy.h"
+#include "encrt/encrt.hpp"
+
+namespace encrt::cli {
+
+namespace {
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "encrt run: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+Status read_2d(const std::string& path, const char* what, npy::Int32Array* a, int64_t batch, int64_t seq) {
+  if (Status s = npy::read_int32(path, a); !s) return s;
+  if (a->shape.size() == 1) a->shape.insert(a->shape.begin(), 1);  // a single sequence
+  if (a->shape.size() != 2) return invalid_argument(std::string(what) + " must be a [batch, seq] array: " + path);
+  if (batch >= 0 && (a->shape[0] != batch || a->shape[1] != seq))
+    return invalid_argument(std::string(what) + " has shape [" + std::to_string(a->shape[0]) + ", " +
+                            std::to_string(a->shape[1]) + "], the ids have [" + std::to_string(batch) + ", " +
+                            std::to_string(seq) + "]");
+  return Status::ok();
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  Args args({"ids", "mask", "token-type-ids", "output", "out", "attention-layer", "threads", "isa"}, {"help"},
+            {{"-o", "--out"}});
+  if (Status s = args.parse(argc, argv); !s) return fail(s);
+  if (args.has("help") || args.positional().size() != 1 || !args.has("ids") || !args.has("out")) {
+    std::fprintf(args.has("help") ? stdout : stderr,
+                 "usage: encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy\n"
+                 "                 [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
+                 "                 [--isa scalar|avx2|avx512|avx512vnni]\n"
+                 "  IDS/MASK/TT: int32 or int64 .npy arrays [batch, seq] (mask: 1 real token, 0 padding)\n"
+                 "  OUT: float32 .npy: hidden [batch, seq, hidden], pooled [batch, hidden],\n"
+                 "       attention [batch, heads, seq, seq] of --attention-layer (default 0)\n");
+    return args.has("help") ? 0 : 2;
+  }
+  const std::string output = args.get("output", "hidden");
+  if (output != "hidden" && output != "pooled" && output != "attention")
+    return fail(invalid_argument("--output must be hidden, pooled or attention"));
+
+  npy::Int32Array ids, mask, types;
+  if (Status s = read_2d(args.get("ids"), "--ids", &ids, -1, -1); !s) return fail(s);
+  const int64_t batch = ids.shape[0], seq = ids.shape[1];
+  if (batch < 1 || seq < 1) return fail(invalid_argument("--ids is empty"));
+  if (args.has("mask"))
+    if (Status s = read_2d(args.get("mask"), "--mask", &mask, batch, seq); !s) return fail(s);
+  if (args.has("token-type-ids"))
+    if (Status s = read_2d(args.get("token-type-ids"), "--token-type-ids", &types, batch, seq); !s) return fail(s);
+
+  std::unique_ptr<Model> model;
+  if (Status s = Model::load(args.positional()[0], &model); !s) return fail(s);
+  SessionOptions opt;
+  if (batch > 1 << 20 || seq > 1 << 20) return fail(invalid_argument("--ids is too large"));
+  opt.max_batch = static_cast<int>(batch);
+  opt.max_seq = static_cast<int>(seq);
+  opt.isa = args.get("isa");
+  if (Status s = args.get_int("threads", 1, &opt.threads); !s) return fail(s);
+  if (output == "attention")
+    if (Status s = args.get_int("attention-layer", 0, &opt.attention_layer); !s) return fail(s);
+  std::unique_ptr<Session> session;
+  if (Status s = Session::create(*model, opt, &session); !s) return fail(s);
+
+  Inputs in;
+  in.batch = opt.max_batch;
+  in.seq = opt.max_seq;
+  in.input_ids = ids.data.data();
+  in.attention_mask = args.has("mask") ? mask.data.data() : nullptr;
+  in.token_type_ids = args.has("token-type-ids") ? types.data.data() : nullptr;
+  if (Status s = session->run(in); !s) return fail(s);
+
+  const ModelConfig& c = model->config();
+  Status s;
+  if (output == "hidden")
+    s = npy::write_float32(args.get("out"), {batch, seq, c.hidden_size}, session->last_hidden_state());
+  else if (output == "pooled")
+    s = npy::write_float32(args.get("out"), {batch, c.hidden_size}, session->pooled());
+  else
+    s = npy::write_float32(args.get("out"), {batch, c.num_heads, seq, seq}, session->attention_probs());
+  if (!s) return fail(s);
+  return 0;
+}
+
+}  // namespace encrt::cli

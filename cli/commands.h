@@ -1,0 +1,11 @@
+// The encrt CLI's sub-commands. Each takes the arguments after its name and returns an exit code.
+#pragma once
+
+namespace encrt::cli {
+
+int cmd_convert(int argc, char** argv);
+int cmd_run(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+
+}  // namespace encrt::cli

@@ -1,0 +1,49 @@
+// encrt: convert, run, inspect and benchmark Transformer encoders.
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.h"
+#include "encrt/encrt.hpp"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "encrt %s: Transformer encoders on edge devices\n"
+               "\n"
+               "usage: encrt <command> [options]\n"
+               "  convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]\n"
+               "          [--calibration IDS.npy] [--min-cosine X]\n"
+               "  run     MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy\n"
+               "          [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--isa LEVEL]\n"
+               "  inspect MODEL [--batch B] [--seq S] [--threads T]\n"
+               "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
+               "\n"
+               "Run a command with --help for its details.\n",
+               encrt::version());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char* cmd = argv[1];
+  if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!std::strcmp(cmd, "--version")) {
+    std::printf("encrt %s\n", encrt::version());
+    return 0;
+  }
+  if (!std::strcmp(cmd, "convert")) return encrt::cli::cmd_convert(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "run")) return encrt::cli::cmd_run(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "inspect")) return encrt::cli::cmd_inspect(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "bench")) return encrt::cli::cmd_bench(argc - 2, argv + 2);
+  std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return 2;
+}

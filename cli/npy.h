@@ -1,0 +1,28 @@
+// NumPy .npy files (format versions 1.0-3.0, C order): the CLI's and the tests' array exchange.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "encrt/status.hpp"
+
+namespace encrt::npy {
+
+struct Int32Array {
+  std::vector<int64_t> shape;
+  std::vector<int32_t> data;
+};
+struct Float32Array {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+
+// Reads an integer array (int32 or int64, little-endian, any dims); int64 values must fit int32.
+Status read_int32(const std::string& path, Int32Array* out);
+// Reads a float32 (or float64, converted) array.
+Status read_float32(const std::string& path, Float32Array* out);
+Status write_float32(const std::string& path, const std::vector<int64_t>& shape, const float* data);
+Status write_int32(const std::string& path, const std::vector<int64_t>& shape, const int32_t* data);
+
+}  // namespace encrt::npy

@@ -1,0 +1,82 @@
+/* encrt C API: a stable ABI over the C++ runtime, with opaque handles and status codes.
+ *
+ * Ownership and lifetimes:
+ *   - encrt_model_load() returns a model the caller frees with encrt_model_free(); it maps the
+ *     file read-only and uses the weights in place.
+ *   - A session borrows its model: free every session of a model before the model.
+ *   - Output pointers from encrt_session_output() point into the session's arena and stay valid
+ *     until the next encrt_session_run() or encrt_session_free() on that session.
+ *   - A session is not thread-safe; different sessions may run concurrently on one model.
+ * Errors: every function that can fail returns an encrt_status; on failure
+ * encrt_last_error() returns a message for the calling thread (valid until its next call into
+ * encrt). No function aborts the process on bad input, including null pointers. */
+#ifndef ENCRT_ENCRT_H_
+#define ENCRT_ENCRT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum encrt_status {
+  ENCRT_OK = 0,
+  ENCRT_INVALID_ARGUMENT = 1,
+  ENCRT_IO_ERROR = 2,
+  ENCRT_INVALID_MODEL = 3,
+  ENCRT_UNSUPPORTED = 4,
+  ENCRT_OUT_OF_MEMORY = 5,
+  ENCRT_INTERNAL = 6,
+} encrt_status;
+
+typedef enum encrt_output {
+  ENCRT_OUTPUT_HIDDEN = 0,     /* [batch, seq, hidden] */
+  ENCRT_OUTPUT_POOLED = 1,     /* [batch, hidden] */
+  ENCRT_OUTPUT_ATTENTION = 2,  /* [batch, heads, seq, seq]; needs attention_layer >= 0 */
+} encrt_output;
+
+typedef struct encrt_model encrt_model;
+typedef struct encrt_session encrt_session;
+
+/* Session options. Set struct_size = sizeof(encrt_session_options) (encrt_session_options_init
+ * does) so that later versions can append fields without breaking callers. */
+typedef struct encrt_session_options {
+  size_t struct_size;
+  int max_batch;        /* >= 1; default 1 */
+  int max_seq;          /* 1..model max; default 128 (or the model's maximum if smaller) */
+  int threads;          /* >= 1; default 1 */
+  int attention_layer;  /* -1 = none (default); else keep that layer's attention probabilities */
+  void* arena;          /* optional caller-owned, 64-byte aligned; NULL = allocate */
+  size_t arena_size;    /* bytes at arena; see encrt_session_arena_size */
+} encrt_session_options;
+
+const char* encrt_version(void);
+const char* encrt_last_error(void);
+
+encrt_status encrt_model_load(const char* path, encrt_model** out_model);
+void encrt_model_free(encrt_model* model); /* NULL is a no-op */
+/* Basic dimensions; any pointer may be NULL. */
+encrt_status encrt_model_dims(const encrt_model* model, int* vocab_size, int* hidden_size, int* num_heads,
+                              int* num_layers, int* max_seq_len);
+
+void encrt_session_options_init(encrt_session_options* options);
+encrt_status encrt_session_arena_size(const encrt_model* model, const encrt_session_options* options,
+                                      size_t* out_bytes);
+encrt_status encrt_session_create(const encrt_model* model, const encrt_session_options* options,
+                                  encrt_session** out_session);
+void encrt_session_free(encrt_session* session); /* NULL is a no-op */
+
+/* Runs the encoder on [batch, seq] arrays owned by the caller. mask and token_type_ids may be NULL. */
+encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
+                               const int32_t* attention_mask, const int32_t* token_type_ids);
+
+/* Points *data at an output of the last successful run and writes its shape (up to 4 dims). */
+encrt_status encrt_session_output(const encrt_session* session, encrt_output which, const float** data,
+                                  int64_t shape[4], int* rank);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ENCRT_ENCRT_H_ */

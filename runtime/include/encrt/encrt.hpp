@@ -1,0 +1,165 @@
+// encrt C++ API: load a .encrt model (mmap, zero-copy), create a session planned for a maximum
+// batch and sequence length, run it, read the outputs. Errors are values (encrt::Status); nothing
+// here throws, aborts or exits the host process on bad input.
+//
+//   std::unique_ptr<encrt::Model> model;
+//   if (auto s = encrt::Model::load("minilm.encrt", &model); !s) { log(s.to_string()); return; }
+//   encrt::SessionOptions opt;  opt.max_batch = 8;  opt.max_seq = 128;
+//   std::unique_ptr<encrt::Session> session;
+//   if (auto s = encrt::Session::create(*model, opt, &session); !s) ...
+//   encrt::Inputs in{batch, seq, ids, mask, nullptr};
+//   if (auto s = session->run(in); !s) ...
+//   const float* embeddings = session->pooled();   // [batch, hidden], valid until the next run()
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "encrt/status.hpp"
+
+namespace encrt {
+
+namespace detail {
+struct ModelImpl;
+struct SessionImpl;
+}  // namespace detail
+
+// The encoder's configuration as stored in the model file.
+struct ModelConfig {
+  std::string architecture;        // "bert" | "torch_encoder"
+  int vocab_size = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_layers = 0;
+  int ffn_size = 0;
+  std::string activation;          // "gelu" | "relu"
+  bool pre_norm = false;
+  float layer_norm_eps = 0.0f;
+  std::string positional_encoding; // "learned" | "sinusoidal"
+  float embedding_scale = 1.0f;
+  int max_seq_len = 0;
+  int type_vocab_size = 0;
+  bool embedding_norm = false;
+  bool final_norm = false;
+  std::string pooling;             // "mean" | "cls" | "pooler"
+  std::string attention_precision; // "float" | "int8"
+  int head_dim() const { return num_heads > 0 ? hidden_size / num_heads : 0; }
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype;   // "f32" | "f16" | "i8" | "i32"
+  std::string layout;  // "row_major" | "panel_n16" | "panel_n16k4"
+  size_t bytes = 0;    // size of the data in the file
+};
+
+class Model {
+ public:
+  // Maps the file read-only, runs the FlatBuffers verifier and encrt's semantic checks. Weights
+  // are used in place from the mapping for the model's whole life.
+  static Status load(const std::string& path, std::unique_ptr<Model>* out);
+  // Same over memory the caller owns; it must stay valid and unchanged while the Model (and its
+  // sessions) live, and must be 64-byte aligned.
+  static Status from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const;
+  std::vector<TensorInfo> tensors() const;
+  std::vector<std::pair<std::string, std::string>> metadata() const;
+  std::string metadata_value(const std::string& key) const;  // "" when absent
+  size_t file_size() const;
+  // Token strings by id, empty when the file carries no vocabulary.
+  const std::vector<std::string>& vocabulary() const;
+
+  const detail::ModelImpl& impl() const { return *impl_; }
+
+ private:
+  explicit Model(std::unique_ptr<detail::ModelImpl> impl);
+  std::unique_ptr<detail::ModelImpl> impl_;
+};
+
+struct SessionOptions {
+  int max_batch = 1;
+  int max_seq = 128;
+  int threads = 1;
+  // >= 0: keep the attention probabilities of this layer ([batch, heads, seq, seq]).
+  int attention_layer = -1;
+  // "" = the best kernels for this CPU (ENCRT_ISA may force a lower level); else one of
+  // "scalar", "avx2", "avx512", "avx512vnni" (an error if this CPU lacks it).
+  std::string isa;
+  // Optional caller-owned arena: at least Session::arena_size() bytes, 64-byte aligned, alive and
+  // untouched by the caller while the session lives. Null: the session allocates its own.
+  void* arena = nullptr;
+  size_t arena_size = 0;
+  // Time every op (Session::profile()); costs two clock reads per op.
+  bool profile = false;
+};
+
+// Inputs of one run. All arrays are [batch, seq] row-major and owned by the caller.
+struct Inputs {
+  int batch = 0;
+  int seq = 0;
+  const int32_t* input_ids = nullptr;       // required, each in [0, vocab_size)
+  const int32_t* attention_mask = nullptr;  // optional: 1 = real token, 0 = padding
+  const int32_t* token_type_ids = nullptr;  // optional (BERT): each in [0, type_vocab_size)
+};
+
+// One planned intermediate: where it lives in the arena and between which ops it is alive.
+struct PlannedBuffer {
+  std::string name;
+  size_t offset = 0;
+  size_t size = 0;
+  int first_op = 0;
+  int last_op = 0;
+};
+
+struct OpProfile {
+  std::string name;  // op kind and the kernel it used
+  double total_ms = 0.0;
+  int64_t calls = 0;
+};
+
+class Session {
+ public:
+  // Plans the arena for (max_batch, max_seq) and binds it. Any batch <= max_batch and
+  // seq <= max_seq then runs in it without re-planning or allocating.
+  static Status create(const Model& model, const SessionOptions& options,
+                       std::unique_ptr<Session>* out);
+  // Bytes of arena a session with these options needs (for a caller-owned arena).
+  static Status arena_size(const Model& model, const SessionOptions& options, size_t* bytes);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs the encoder. Performs no heap allocation. Checks shapes and every id first.
+  Status run(const Inputs& inputs);
+
+  // Outputs of the last successful run(), valid until the next run() or the session's end.
+  const float* last_hidden_state() const;  // [batch, seq, hidden]
+  const float* pooled() const;             // [batch, hidden] (the model's pooling)
+  const float* attention_probs() const;    // [batch, heads, seq, seq] or null
+  int batch() const;
+  int seq() const;
+
+  size_t arena_bytes() const;
+  const std::vector<PlannedBuffer>& planned_buffers() const;
+  size_t intermediates_total_bytes() const;  // the sum of all planned buffers' sizes
+  std::string kernel_summary() const;        // ISA level and the kernels chosen
+  std::vector<OpProfile> profile() const;
+  void reset_profile();
+
+ private:
+  explicit Session(std::unique_ptr<detail::SessionImpl> impl);
+  std::unique_ptr<detail::SessionImpl> impl_;
+};
+
+const char* version();
+
+}  // namespace encrt

@@ -1,0 +1,79 @@
+#include "encrt/encrt.hpp"
+#include "model/model_impl.h"
+
+namespace encrt {
+
+const char* version() { return "0.1.0"; }
+
+Model::Model(std::unique_ptr<detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+Status Model::load(const std::string& path, std::unique_ptr<Model>* out) {
+  if (!out) return invalid_argument("Model::load: out is null");
+  auto impl = std::make_unique<detail::ModelImpl>();
+  impl->file = std::make_unique<MappedFile>();
+  if (Status s = impl->file->open(path); !s) return s;
+  if (Status s = detail::load_model_buffer(impl->file->data(), impl->file->size(), path, impl.get()); !s) return s;
+  out->reset(new Model(std::move(impl)));
+  return Status::ok();
+}
+
+Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out) {
+  if (!out) return invalid_argument("Model::from_buffer: out is null");
+  if (!data) return invalid_argument("Model::from_buffer: data is null");
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
+    return invalid_argument("Model::from_buffer: data must be 64-byte aligned");
+  auto impl = std::make_unique<detail::ModelImpl>();
+  if (Status s = detail::load_model_buffer(static_cast<const unsigned char*>(data), size, "<buffer>", impl.get()); !s)
+    return s;
+  out->reset(new Model(std::move(impl)));
+  return Status::ok();
+}
+
+const ModelConfig& Model::config() const { return impl_->config; }
+size_t Model::file_size() const { return impl_->size; }
+const std::vector<std::string>& Model::vocabulary() const { return impl_->vocabulary; }
+
+std::vector<TensorInfo> Model::tensors() const {
+  std::vector<TensorInfo> out;
+  const auto* tensors = impl_->root->tensors();
+  if (!tensors) return out;
+  for (const fb::Tensor* t : *tensors) {
+    TensorInfo info;
+    info.name = t->name()->str();
+    if (t->shape())
+      for (int64_t d : *t->shape()) info.shape.push_back(d);
+    switch (t->dtype()) {
+      case fb::DType::F32: info.dtype = "f32"; break;
+      case fb::DType::F16: info.dtype = "f16"; break;
+      case fb::DType::I8: info.dtype = "i8"; break;
+      case fb::DType::I32: info.dtype = "i32"; break;
+      default: info.dtype = "unknown"; break;
+    }
+    switch (t->layout()) {
+      case fb::Layout::RowMajor: info.layout = "row_major"; break;
+      case fb::Layout::PanelN16: info.layout = "panel_n16"; break;
+      case fb::Layout::PanelN16K4: info.layout = "panel_n16k4"; break;
+      default: info.layout = "unknown"; break;
+    }
+    info.bytes = t->data() ? t->data()->size() : 0;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Model::metadata() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (const auto* md = impl_->root->metadata())
+    for (const fb::KeyValue* kv : *md) out.emplace_back(kv->key()->str(), kv->value() ? kv->value()->str() : "");
+  return out;
+}
+
+std::string Model::metadata_value(const std::string& key) const {
+  if (const auto* md = impl_->root->metadata())
+    for (const fb::KeyValue* kv : *md)
+      if (kv->key()->str() == key) return kv->value() ? kv->value()->str() : "";
+  return "";
+}
+
+}  // namespace encrt

@@ -1,0 +1,55 @@
+#include "kernels/cpu_features.h"
+
+#if defined(ENCRT_ARCH_X86)
+#include <cpuid.h>
+#include <cstdint>
+#endif
+
+namespace encrt::kernels {
+
+namespace {
+CpuFeatures detect() {
+  CpuFeatures f;
+#if defined(ENCRT_ARCH_X86)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  const bool osxsave = (ecx >> 27) & 1;
+  f.fma = (ecx >> 12) & 1;
+  f.f16c = (ecx >> 29) & 1;
+  if (osxsave) {
+    uint32_t xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    f.os_saves_ymm = (xcr0_lo & 0x6) == 0x6;            // SSE + AVX state
+    f.os_saves_zmm = (xcr0_lo & 0xe6) == 0xe6;          // + opmask, ZMM_Hi256, Hi16_ZMM
+  }
+  if (__get_cpuid_max(0, nullptr) >= 7) {
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    f.avx2 = (ebx >> 5) & 1;
+    f.avx512f = (ebx >> 16) & 1;
+    f.avx512dq = (ebx >> 17) & 1;
+    f.avx512bw = (ebx >> 30) & 1;
+    f.avx512vl = (ebx >> 31) & 1;
+    f.avx512vnni = (ecx >> 11) & 1;
+    f.avx512fp16 = (edx >> 23) & 1;
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    f.avx_vnni = (eax >> 4) & 1;
+  }
+#endif
+  return f;
+}
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+IsaLevel detect_cpu_isa_level() {
+  const CpuFeatures& f = cpu_features();
+  if (!(f.os_saves_ymm && f.avx2 && f.fma && f.f16c)) return IsaLevel::kScalar;
+  if (!(f.os_saves_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq)) return IsaLevel::kAvx2;
+  if (!f.avx512vnni) return IsaLevel::kAvx512;
+  return IsaLevel::kAvx512Vnni;
+}
+
+}  // namespace encrt::kernels

@@ -1,0 +1,18 @@
+// CPU feature detection (cpuid + xgetbv on x86): what the processor has and the OS saves.
+#pragma once
+
+#include "kernels/kernel_table.h"
+
+namespace encrt::kernels {
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512vnni = false, avx_vnni = false, avx512fp16 = false;
+  bool os_saves_ymm = false, os_saves_zmm = false;
+};
+
+const CpuFeatures& cpu_features();
+IsaLevel detect_cpu_isa_level();
+
+}  // namespace encrt::kernels

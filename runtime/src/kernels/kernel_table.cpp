@@ -1,0 +1,91 @@
+// Fills one KernelTable per ISA level. Each level starts from the level below it and replaces
+// the entries it has faster variants for.
+#include "kernels/kernel_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "kernels/cpu_features.h"
+#include "kernels/ref/ref_kernels.h"
+#if defined(ENCRT_ARCH_X86)
+#include "kernels/x86/x86_kernels.h"
+#endif
+
+namespace encrt::kernels {
+
+const char* isa_level_name(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kScalar: return "scalar";
+    case IsaLevel::kAvx2: return "avx2";
+    case IsaLevel::kAvx512: return "avx512";
+    case IsaLevel::kAvx512Vnni: return "avx512vnni";
+  }
+  return "unknown";
+}
+
+bool parse_isa_level(const std::string& text, IsaLevel* level) {
+  std::string t = text;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+    if (t == isa_level_name(l)) {
+      *level = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+KernelTable scalar_table() {
+  KernelTable t;
+  t.level = IsaLevel::kScalar;
+  t.gemm_f32 = ref::gemm_f32, t.gemm_f32_name = "f32-gemm-1x1__scalar";
+  t.gemm_f16 = ref::gemm_f16, t.gemm_f16_name = "f16w-gemm-1x1__scalar";
+  t.gemm_u8s8 = ref::gemm_u8s8, t.gemm_u8s8_name = "qu8s8-gemm-1x1__scalar";
+  t.quantize_rows_u8 = ref::quantize_rows_u8;
+  t.layer_norm = ref::layer_norm;
+  t.attention_f32 = ref::attention_f32, t.attention_name = "f32-attention__scalar";
+  t.attention_f32_scratch = ref::attention_f32_scratch;
+  t.attention_i8 = ref::attention_i8;
+  t.attention_i8_scratch = ref::attention_i8_scratch;
+  return t;
+}
+
+KernelTable build_table(IsaLevel level) {
+  KernelTable t = scalar_table();
+#if defined(ENCRT_ARCH_X86)
+  x86::fill_kernel_table(level, &t);
+#endif
+  t.level = level;
+  return t;
+}
+
+}  // namespace
+
+IsaLevel detect_isa_level() {
+  static const IsaLevel level = detect_cpu_isa_level();
+  return level;
+}
+
+const KernelTable& kernel_table(IsaLevel level) {
+  static const KernelTable tables[] = {build_table(IsaLevel::kScalar), build_table(IsaLevel::kAvx2),
+                                       build_table(IsaLevel::kAvx512),
+                                       build_table(IsaLevel::kAvx512Vnni)};
+  return tables[static_cast<int>(level)];
+}
+
+const KernelTable& default_kernel_table() {
+  static const IsaLevel level = [] {
+    IsaLevel best = detect_isa_level();
+    if (const char* env = std::getenv("ENCRT_ISA")) {
+      IsaLevel forced;
+      if (parse_isa_level(env, &forced) && forced <= best) return forced;
+    }
+    return best;
+  }();
+  return kernel_table(level);
+}
+
+}  // namespace encrt::kernels

@@ -1,0 +1,53 @@
+// The kernel table: one function pointer per op, filled once for the CPU we run on (or for a
+// level forced by the caller / ENCRT_ISA). The hot path only follows these pointers.
+#pragma once
+
+#include <string>
+
+#include "kernels/kernel_types.h"
+
+namespace encrt::kernels {
+
+// Ordered: every level includes what the ones before it need.
+enum class IsaLevel : int {
+  kScalar = 0,      // portable C++ reference kernels
+  kAvx2 = 1,        // AVX2 + FMA + F16C
+  kAvx512 = 2,      // AVX-512 F/BW/VL/DQ
+  kAvx512Vnni = 3,  // + AVX512-VNNI (vpdpbusd)
+};
+
+const char* isa_level_name(IsaLevel level);
+// Parses "scalar", "avx2", "avx512", "avx512vnni" (case-insensitive). Returns false if unknown.
+bool parse_isa_level(const std::string& text, IsaLevel* level);
+
+// The best level this CPU and OS support (cpuid + xgetbv), detected once.
+IsaLevel detect_isa_level();
+
+struct KernelTable {
+  IsaLevel level = IsaLevel::kScalar;
+  // Names of the functions chosen, for profiles and logs (XNNPACK style: dtype-op-tile__isa).
+  const char* gemm_f32_name = "";
+  const char* gemm_f16_name = "";
+  const char* gemm_u8s8_name = "";
+  const char* attention_name = "";
+
+  GemmF32Fn gemm_f32 = nullptr;
+  GemmF16Fn gemm_f16 = nullptr;
+  GemmU8S8Fn gemm_u8s8 = nullptr;
+  QuantizeRowsU8Fn quantize_rows_u8 = nullptr;
+  LayerNormFn layer_norm = nullptr;
+  AttentionFn attention_f32 = nullptr;
+  AttentionScratchFn attention_f32_scratch = nullptr;
+  AttentionFn attention_i8 = nullptr;
+  AttentionScratchFn attention_i8_scratch = nullptr;
+};
+
+// The table for `level`, with every entry filled: an op without a faster variant at that level
+// uses the best lower one. `level` must not exceed detect_isa_level() (callers check).
+const KernelTable& kernel_table(IsaLevel level);
+
+// The table for this CPU, honouring ENCRT_ISA=scalar|avx2|avx512|avx512vnni when it is set to
+// a level the CPU supports.
+const KernelTable& default_kernel_table();
+
+}  // namespace encrt::kernels

@@ -1,0 +1,118 @@
+// Signatures shared by every implementation of a kernel (reference, x86, ARM). A kernel computes
+// exactly what its reference in kernels/ref/ computes; SIMD variants are tested against it.
+//
+// Packed weight layouts (written by the converter, read in place from the model file):
+//   F32 / F16, "PanelN16":  W [N, K] stored as [ceil(N/16)][K][16];
+//                           element (n, k) at ((n/16)*K + k)*16 + n%16.
+//   I8, "PanelN16K4":       W [N, K] stored as [ceil(N/16)][ceil(K/4)][16][4];
+//                           element (n, k) at (((n/16)*ceil(K/4) + k/4)*16 + n%16)*4 + k%4.
+// Padding columns (n >= N) and padding depth (k >= K) hold zeros.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace encrt::kernels {
+
+constexpr int kPanelN = 16;  // output columns per weight panel
+constexpr int kPanelK = 4;   // int8 depth per group (one VNNI / sdot lane)
+
+inline constexpr int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+inline size_t panel_f32_index(int n, int k, int K) {
+  return (static_cast<size_t>(n / kPanelN) * K + k) * kPanelN + n % kPanelN;
+}
+inline size_t panel_i8_index(int n, int k, int K) {
+  const int K4 = (K + kPanelK - 1) / kPanelK;
+  return ((static_cast<size_t>(n / kPanelN) * K4 + k / kPanelK) * kPanelN + n % kPanelN) * kPanelK +
+         k % kPanelK;
+}
+inline size_t panel_f32_size(int N, int K) { return static_cast<size_t>(round_up(N, kPanelN)) * K; }
+inline size_t panel_i8_size(int N, int K) {
+  return static_cast<size_t>(round_up(N, kPanelN)) * round_up(K, kPanelK);
+}
+
+enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };
+
+// What a GEMM does with each accumulated value before storing it:
+//   C[m, n] = act(acc[m, n] + bias[n]) + residual[m * ldr + n]
+struct GemmEpilogue {
+  const float* bias = nullptr;      // [N] or null
+  const float* residual = nullptr;  // [M, ldr] or null; may alias C (same element read then written)
+  int ldr = 0;
+  Activation activation = Activation::kNone;
+};
+
+// C = epilogue(A · Wᵀ), A fp32 [M, K] (row stride lda), W packed PanelN16 fp32, C [M, ldc].
+using GemmF32Fn = void (*)(int M, int N, int K, const float* A, int lda, const float* W, float* C,
+                           int ldc, const GemmEpilogue& ep);
+
+// As GemmF32Fn with W packed PanelN16 in IEEE half; products and sums in fp32.
+using GemmF16Fn = void (*)(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C,
+                           int ldc, const GemmEpilogue& ep);
+
+// Rows of activations quantized asymmetrically to uint8, one (scale, zero point) per row:
+// x ≈ scale * (q - zero_point). Rows are padded to a multiple of 4 bytes; the padding bytes are
+// readable (their values do not matter: the matching weights are zero).
+struct QuantizedRows {
+  const uint8_t* data = nullptr;  // [M, ld]
+  int ld = 0;                     // >= round_up(K, 4)
+  const float* scale = nullptr;   // [M]
+  const int32_t* zero_point = nullptr;  // [M], in [0, 255]
+};
+
+// Int8 weights: W packed PanelN16K4, w_scale[n] per output channel, w_sum[n] = Σ_k W(n, k).
+//   acc[m, n] = (Σ_k q[m, k] * W(n, k) - zero_point[m] * w_sum[n]) * scale[m] * w_scale[n]
+// The integer part is exact (int32); the float part is evaluated in that order.
+using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                            const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                            const GemmEpilogue& ep);
+
+// Quantizes rows of X [M, K] (stride ldx) to uint8 (stride ldq), exactly as follows, per row:
+//   lo = min(0, min_k x), hi = max(0, max_k x)
+//   if hi == lo: scale = 1, zero_point = 0, q = 0
+//   else: scale = (hi - lo) / 255 (fp32), inv = 1 / scale (fp32),
+//         zero_point = clamp(rint(-lo * inv), 0, 255),
+//         q[k] = clamp(rint(x[k] * inv) + zero_point, 0, 255)
+// rint rounds half to even (the default rounding mode, as cvtps2dq does). Bytes k in
+// [K, round_up(K, 4)) are set to zero_point.
+using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq,
+                                  float* scale, int32_t* zero_point);
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta per row, in place allowed (X == Y).
+using LayerNormFn = void (*)(int M, int N, const float* X, int ldx, const float* gamma,
+                             const float* beta, float eps, float* Y, int ldy);
+
+}  // namespace encrt::kernels
+
+namespace encrt::kernels {
+
+// Multi-head self-attention for one (sequence, head) pair, reading a fused QKV buffer.
+//   rows b*seq + s of qkv hold [Q (heads*head_dim) | K (heads*head_dim) | V (heads*head_dim)];
+//   head h uses columns h*head_dim .. (h+1)*head_dim of each part.
+// out[i, h*head_dim + d] = Σ_j softmax_j(scale * Q_i·K_j, keys with mask 0 excluded) V[j, d]
+// Query rows whose sequence has no real token get zeros.
+struct AttentionArgs {
+  int seq = 0;
+  int heads = 0;
+  int head_dim = 0;
+  const float* qkv = nullptr;
+  int ld_qkv = 0;
+  const int32_t* mask = nullptr;  // [batch, seq]: 1 real token, 0 padding; null = all real
+  float scale = 1.0f;             // usually 1/sqrt(head_dim)
+  float* out = nullptr;           // [batch*seq, ld_out]
+  int ld_out = 0;
+  float* probs = nullptr;         // optional [batch, heads, seq, seq] probabilities
+};
+
+// `scratch` holds at least attention_scratch_bytes(seq, head_dim) bytes, 64-byte aligned, owned
+// by the calling thread.
+using AttentionFn = void (*)(const AttentionArgs& args, int b, int h, void* scratch);
+using AttentionScratchFn = size_t (*)(int seq, int head_dim);
+
+// Int8 attention (reference semantics in kernels/ref/attention_i8_ref.cpp):
+// Q, K, V rows of one head quantized symmetric int8 per token (scale = max|x| / 127),
+// S = int32 Q·Kᵀ · (scale_q · scale) · scale_k, softmax in fp32, probabilities times V's
+// per-token scale quantized per query row to uint8 (scale = row max / 255), P·V in int32.
+
+}  // namespace encrt::kernels

@@ -1,0 +1,121 @@
+// Reference int8 attention for one (sequence, head). Exactly:
+//   per token t: Q_t, K_t, V_t (head_dim values each) quantized symmetric int8,
+//     s = max|x| / 127 (s = 1 when the row is all zero), q = clamp(rint(x * (1/s)), -127, 127)
+//   S_ij = float(Σ_d q_i,d k_j,d) * (s_q,i * scale) * s_k,j            (int32 accumulation)
+//   p_ij = softmax_j(S_ij) over real keys, in fp32
+//   P'_ij = p_ij * s_v,j;  s_p,i = max_j P'_ij / 255;  u_ij = rint(P'_ij * (1/s_p,i)) in [0, 255]
+//   out_i,d = float(Σ_j u_ij v_j,d) * s_p,i                              (int32 accumulation)
+// Folding V's per-token scale into the probabilities keeps the P·V reduction purely integer.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/ref/ref_kernels.h"
+
+namespace encrt::kernels::ref {
+
+namespace {
+struct I8Scratch {
+  int8_t* q;  // [D]
+  int8_t* k;  // [S][D]
+  int8_t* v;  // [S][D]
+  float* sk;  // [S]
+  float* sv;  // [S]
+  float* p;   // [S]
+};
+
+size_t align64(size_t x) { return (x + 63) & ~static_cast<size_t>(63); }
+
+I8Scratch carve(void* scratch, int S, int D) {
+  auto* base = static_cast<unsigned char*>(scratch);
+  I8Scratch s{};
+  size_t off = 0;
+  s.q = reinterpret_cast<int8_t*>(base + off), off += align64(D);
+  s.k = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(S) * D);
+  s.v = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(S) * D);
+  s.sk = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
+  s.sv = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
+  s.p = reinterpret_cast<float*>(base + off);
+  return s;
+}
+
+float quantize_symmetric(const float* x, int D, int8_t* q) {
+  float amax = 0.0f;
+  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
+  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float inv = 1.0f / s;
+  for (int d = 0; d < D; ++d)
+    q[d] = static_cast<int8_t>(std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f));
+  return s;
+}
+}  // namespace
+
+size_t attention_i8_scratch(int seq, int head_dim) {
+  return align64(head_dim) + 2 * align64(static_cast<size_t>(seq) * head_dim) +
+         3 * align64(sizeof(float) * seq);
+}
+
+void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
+  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim;
+  const I8Scratch t = carve(scratch, S, D);
+  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
+  const size_t row0 = static_cast<size_t>(b) * S;
+  bool any_real = false;
+  for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
+
+  for (int j = 0; j < S; ++j) {
+    const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
+    t.sk[j] = quantize_symmetric(row + H, D, t.k + static_cast<size_t>(j) * D);
+    t.sv[j] = quantize_symmetric(row + 2 * H, D, t.v + static_cast<size_t>(j) * D);
+  }
+  for (int i = 0; i < S; ++i) {
+    float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
+    float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
+    if (!any_real) {
+      std::memset(out, 0, sizeof(float) * D);
+      if (probs) std::memset(probs, 0, sizeof(float) * S);
+      continue;
+    }
+    const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, t.q);
+    const float sq_scaled = sq * a.scale;
+    float max_score = -INFINITY;
+    for (int j = 0; j < S; ++j) {
+      if (mask && mask[j] == 0) continue;
+      const int8_t* k = t.k + static_cast<size_t>(j) * D;
+      int32_t dot = 0;
+      for (int d = 0; d < D; ++d) dot += static_cast<int32_t>(t.q[d]) * k[d];
+      t.p[j] = static_cast<float>(dot) * sq_scaled * t.sk[j];
+      max_score = std::max(max_score, t.p[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < S; ++j) {
+      t.p[j] = (mask && mask[j] == 0) ? 0.0f : std::exp(t.p[j] - max_score);
+      sum += t.p[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    float pmax = 0.0f;
+    for (int j = 0; j < S; ++j) {
+      t.p[j] *= inv_sum;
+      if (probs) probs[j] = t.p[j];
+      t.p[j] *= t.sv[j];
+      pmax = std::max(pmax, t.p[j]);
+    }
+    const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+    const float inv_sp = 1.0f / sp;
+    for (int d = 0; d < D; ++d) out[d] = 0.0f;
+    int32_t acc_buf[512];
+    for (int d0 = 0; d0 < D; d0 += 512) {
+      const int dn = std::min(512, D - d0);
+      std::fill(acc_buf, acc_buf + dn, 0);
+      for (int j = 0; j < S; ++j) {
+        const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+        if (u == 0) continue;
+        const int8_t* v = t.v + static_cast<size_t>(j) * D + d0;
+        for (int d = 0; d < dn; ++d) acc_buf[d] += u * v[d];
+      }
+      for (int d = 0; d < dn; ++d) out[d0 + d] = static_cast<float>(acc_buf[d]) * sp;
+    }
+  }
+}
+
+}  // namespace encrt::kernels::ref

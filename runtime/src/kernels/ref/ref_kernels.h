@@ -1,0 +1,35 @@
+// Reference kernels: plain portable C++, written for clarity. They define what every op means
+// and are the oracle that SIMD variants are tested against.
+#pragma once
+
+#include "kernels/kernel_types.h"
+
+namespace encrt::kernels::ref {
+
+float gelu(float x);  // exact: 0.5 x (1 + erf(x / sqrt 2))
+float apply_activation(float x, Activation act);
+
+void gemm_f32(int M, int N, int K, const float* A, int lda, const float* W, float* C, int ldc,
+              const GemmEpilogue& ep);
+void gemm_f16(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
+              const GemmEpilogue& ep);
+void gemm_u8s8(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
+void quantize_rows_u8(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq, float* scale,
+                      int32_t* zero_point);
+void layer_norm(int M, int N, const float* X, int ldx, const float* gamma, const float* beta,
+                float eps, float* Y, int ldy);
+
+void attention_f32(const AttentionArgs& args, int b, int h, void* scratch);
+size_t attention_f32_scratch(int seq, int head_dim);
+void attention_i8(const AttentionArgs& args, int b, int h, void* scratch);
+size_t attention_i8_scratch(int seq, int head_dim);
+
+// Helpers the converter and tests share with the kernels.
+void pack_weights_f32(int N, int K, const float* W_rowmajor, float* packed);
+void pack_weights_f16(int N, int K, const float* W_rowmajor, uint16_t* packed);
+// Symmetric per-output-channel int8: scale[n] = max_k |W[n,k]| / 127, q = clamp(rint(w / scale)).
+void quantize_pack_weights_i8(int N, int K, const float* W_rowmajor, int8_t* packed, float* scale,
+                              int32_t* column_sum);
+
+}  // namespace encrt::kernels::ref

@@ -1,0 +1,64 @@
+// The loaded model: the mapping, the verified FlatBuffer root, and typed zero-copy views of every
+// tensor the encoder graph needs. Everything here is checked once at load; later layers trust it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "encrt/encrt.hpp"
+#include "encrt_generated.h"
+#include "model/mapped_file.h"
+
+namespace encrt::detail {
+
+// A linear layer y = x · Wᵀ + b with W [N, K] packed for the kernels.
+struct LinearView {
+  fb::DType dtype = fb::DType::F32;  // F32 | F16 (PanelN16) or I8 (PanelN16K4)
+  const void* packed = nullptr;
+  const float* scales = nullptr;       // I8: [N]
+  const int32_t* column_sums = nullptr;  // I8: [N]
+  const float* bias = nullptr;         // [N]
+  int N = 0;
+  int K = 0;
+};
+
+// A row-major [rows, width] table: F32, F16, or I8 with one scale per row.
+struct TableView {
+  fb::DType dtype = fb::DType::F32;
+  const void* data = nullptr;
+  const float* row_scales = nullptr;
+  int rows = 0;
+  int width = 0;
+};
+
+struct NormView {
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+};
+
+struct LayerView {
+  LinearView qkv, attn_out, ffn_up, ffn_down;
+  NormView attn_norm, ffn_norm;
+};
+
+struct ModelImpl {
+  std::unique_ptr<MappedFile> file;  // null when the caller owns the buffer
+  const unsigned char* data = nullptr;
+  size_t size = 0;
+  const fb::Model* root = nullptr;
+  ModelConfig config;
+  std::vector<std::string> vocabulary;
+
+  TableView word, position, token_type;
+  NormView embedding_norm, final_norm;
+  std::vector<LayerView> layers;
+  LinearView pooler;
+};
+
+// Verifies `data` as a .encrt buffer and fills `impl` (everything but `file`).
+Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin,
+                         ModelImpl* impl);
+
+}  // namespace encrt::detail

@@ -1,0 +1,269 @@
+// Loading a .encrt buffer: FlatBuffers verification (every offset and length is in bounds), then
+// encrt's semantic checks (config values, every tensor the graph needs present with the right
+// shape, dtype, layout and size). Only after both does anything read the data.
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "kernels/kernel_types.h"
+#include "model/model_impl.h"
+#include "model/tensor_names.h"
+
+namespace encrt::detail {
+
+namespace {
+
+constexpr int kMaxDim = 1 << 20;
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::ostringstream s;
+  s << '[';
+  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ']';
+  return s.str();
+}
+
+std::vector<int64_t> tensor_shape(const fb::Tensor& t) {
+  std::vector<int64_t> shape;
+  if (t.shape())
+    for (int64_t d : *t.shape()) shape.push_back(d);
+  return shape;
+}
+
+size_t dtype_size(fb::DType d) {
+  switch (d) {
+    case fb::DType::F32: case fb::DType::I32: return 4;
+    case fb::DType::F16: return 2;
+    case fb::DType::I8: return 1;
+  }
+  return 0;
+}
+
+class Validator {
+ public:
+  explicit Validator(const fb::Model* root) : root_(root) {}
+
+  Status find(const std::string& name, const fb::Tensor** out) const {
+    const auto* tensors = root_->tensors();
+    const fb::Tensor* t = tensors ? tensors->LookupByKey(name.c_str()) : nullptr;
+    if (!t) return invalid_model("missing tensor '" + name + "'");
+    *out = t;
+    return Status::ok();
+  }
+
+  // Checks shape, and that the data holds exactly the bytes the dtype and layout need.
+  Status check(const fb::Tensor& t, const std::vector<int64_t>& expected_shape, fb::DType dtype,
+               fb::Layout layout) const {
+    const std::string name = t.name()->str();
+    const std::vector<int64_t> shape = tensor_shape(t);
+    if (shape != expected_shape)
+      return invalid_model("tensor '" + name + "' has shape " + shape_string(shape) + ", expected " +
+                           shape_string(expected_shape));
+    if (t.dtype() != dtype)
+      return invalid_model("tensor '" + name + "' has dtype " + fb::EnumNameDType(t.dtype()) +
+                           ", expected " + fb::EnumNameDType(dtype));
+    if (t.layout() != layout)
+      return invalid_model("tensor '" + name + "' has layout " + fb::EnumNameLayout(t.layout()) +
+                           ", expected " + fb::EnumNameLayout(layout));
+    size_t elements = 1;
+    if (layout == fb::Layout::PanelN16)
+      elements = kernels::panel_f32_size(static_cast<int>(shape[0]), static_cast<int>(shape[1]));
+    else if (layout == fb::Layout::PanelN16K4)
+      elements = kernels::panel_i8_size(static_cast<int>(shape[0]), static_cast<int>(shape[1]));
+    else
+      for (int64_t d : shape) elements *= static_cast<size_t>(d);
+    const size_t bytes = elements * dtype_size(dtype);
+    const size_t have = t.data() ? t.data()->size() : 0;
+    if (have != bytes)
+      return invalid_model("tensor '" + name + "' holds " + std::to_string(have) + " bytes, expected " +
+                           std::to_string(bytes));
+    if (reinterpret_cast<uintptr_t>(t.data()->data()) % 64 != 0)
+      return invalid_model("tensor '" + name + "' data is not 64-byte aligned");
+    return Status::ok();
+  }
+
+  Status per_channel(const fb::Tensor& t, size_t n, bool need_sums) const {
+    const std::string name = t.name()->str();
+    if (!t.scales() || t.scales()->size() != n)
+      return invalid_model("tensor '" + name + "' needs " + std::to_string(n) + " scales");
+    for (float s : *t.scales())
+      if (!(std::isfinite(s) && s > 0.0f)) return invalid_model("tensor '" + name + "' has a non-positive or non-finite scale");
+    if (need_sums && (!t.column_sums() || t.column_sums()->size() != n))
+      return invalid_model("tensor '" + name + "' needs " + std::to_string(n) + " column sums");
+    return Status::ok();
+  }
+
+  Status vector_f32(const std::string& name, int n, const float** out) const {
+    const fb::Tensor* t = nullptr;
+    if (Status s = find(name, &t); !s) return s;
+    if (Status s = check(*t, {n}, fb::DType::F32, fb::Layout::RowMajor); !s) return s;
+    *out = reinterpret_cast<const float*>(t->data()->data());
+    return Status::ok();
+  }
+
+  Status norm(const std::string& prefix_weight, const std::string& prefix_bias, int n, NormView* out) const {
+    if (Status s = vector_f32(prefix_weight, n, &out->gamma); !s) return s;
+    return vector_f32(prefix_bias, n, &out->beta);
+  }
+
+  Status linear(const std::string& weight, const std::string& bias, int N, int K, LinearView* out) const {
+    const fb::Tensor* t = nullptr;
+    if (Status s = find(weight, &t); !s) return s;
+    const fb::Layout layout = t->dtype() == fb::DType::I8 ? fb::Layout::PanelN16K4 : fb::Layout::PanelN16;
+    if (t->dtype() != fb::DType::F32 && t->dtype() != fb::DType::F16 && t->dtype() != fb::DType::I8)
+      return invalid_model("tensor '" + weight + "' has unsupported dtype " + fb::EnumNameDType(t->dtype()));
+    if (Status s = check(*t, {N, K}, t->dtype(), layout); !s) return s;
+    if (t->dtype() == fb::DType::I8) {
+      if (Status s = per_channel(*t, static_cast<size_t>(N), true); !s) return s;
+      out->scales = t->scales()->data();
+      out->column_sums = t->column_sums()->data();
+    }
+    out->dtype = t->dtype();
+    out->packed = t->data()->data();
+    out->N = N;
+    out->K = K;
+    return vector_f32(bias, N, &out->bias);
+  }
+
+  Status table(const std::string& name, int rows, int width, bool allow_i8, TableView* out) const {
+    const fb::Tensor* t = nullptr;
+    if (Status s = find(name, &t); !s) return s;
+    const bool ok_dtype = t->dtype() == fb::DType::F32 || t->dtype() == fb::DType::F16 ||
+                          (allow_i8 && t->dtype() == fb::DType::I8);
+    if (!ok_dtype) return invalid_model("tensor '" + name + "' has unsupported dtype " + fb::EnumNameDType(t->dtype()));
+    if (Status s = check(*t, {rows, width}, t->dtype(), fb::Layout::RowMajor); !s) return s;
+    if (t->dtype() == fb::DType::I8) {
+      if (Status s = per_channel(*t, static_cast<size_t>(rows), false); !s) return s;
+      out->row_scales = t->scales()->data();
+    }
+    out->dtype = t->dtype();
+    out->data = t->data()->data();
+    out->rows = rows;
+    out->width = width;
+    return Status::ok();
+  }
+
+ private:
+  const fb::Model* root_;
+};
+
+Status check_config(const fb::Config* c) {
+  auto positive = [](int v, int limit, const char* what) -> Status {
+    if (v <= 0 || v > limit)
+      return invalid_model(std::string("config ") + what + " = " + std::to_string(v) + " is out of range (1.." +
+                           std::to_string(limit) + ")");
+    return Status::ok();
+  };
+  if (Status s = positive(c->vocab_size(), 1 << 24, "vocab_size"); !s) return s;
+  if (Status s = positive(c->hidden_size(), 1 << 16, "hidden_size"); !s) return s;
+  if (Status s = positive(c->num_heads(), 1024, "num_heads"); !s) return s;
+  if (Status s = positive(c->num_layers(), 1024, "num_layers"); !s) return s;
+  if (Status s = positive(c->ffn_size(), 1 << 18, "ffn_size"); !s) return s;
+  if (Status s = positive(c->max_seq_len(), kMaxDim, "max_seq_len"); !s) return s;
+  if (c->type_vocab_size() < 0 || c->type_vocab_size() > 1 << 16)
+    return invalid_model("config type_vocab_size is out of range");
+  if (c->hidden_size() % c->num_heads() != 0)
+    return invalid_model("config hidden_size " + std::to_string(c->hidden_size()) + " is not divisible by num_heads " +
+                         std::to_string(c->num_heads()));
+  if (!(std::isfinite(c->layer_norm_eps()) && c->layer_norm_eps() > 0.0f))
+    return invalid_model("config layer_norm_eps must be positive");
+  if (!std::isfinite(c->embedding_scale())) return invalid_model("config embedding_scale is not finite");
+  // The verifier checks offsets, not enum ranges.
+  if (c->architecture() < fb::Architecture::MIN || c->architecture() > fb::Architecture::MAX)
+    return invalid_model("config architecture has an unknown value");
+  if (c->activation() < fb::Activation::MIN || c->activation() > fb::Activation::MAX)
+    return invalid_model("config activation has an unknown value");
+  if (c->norm_placement() < fb::NormPlacement::MIN || c->norm_placement() > fb::NormPlacement::MAX)
+    return invalid_model("config norm_placement has an unknown value");
+  if (c->positional_encoding() < fb::PositionalEncoding::MIN || c->positional_encoding() > fb::PositionalEncoding::MAX)
+    return invalid_model("config positional_encoding has an unknown value");
+  if (c->pooling() < fb::Pooling::MIN || c->pooling() > fb::Pooling::MAX)
+    return invalid_model("config pooling has an unknown value");
+  if (c->attention_precision() < fb::AttentionPrecision::MIN || c->attention_precision() > fb::AttentionPrecision::MAX)
+    return invalid_model("config attention_precision has an unknown value");
+  return Status::ok();
+}
+
+ModelConfig to_model_config(const fb::Config* c) {
+  ModelConfig m;
+  m.architecture = c->architecture() == fb::Architecture::Bert ? "bert" : "torch_encoder";
+  m.vocab_size = c->vocab_size();
+  m.hidden_size = c->hidden_size();
+  m.num_heads = c->num_heads();
+  m.num_layers = c->num_layers();
+  m.ffn_size = c->ffn_size();
+  m.activation = c->activation() == fb::Activation::Gelu ? "gelu" : "relu";
+  m.pre_norm = c->norm_placement() == fb::NormPlacement::PreNorm;
+  m.layer_norm_eps = c->layer_norm_eps();
+  m.positional_encoding = c->positional_encoding() == fb::PositionalEncoding::Learned ? "learned" : "sinusoidal";
+  m.embedding_scale = c->embedding_scale();
+  m.max_seq_len = c->max_seq_len();
+  m.type_vocab_size = c->type_vocab_size();
+  m.embedding_norm = c->embedding_norm();
+  m.final_norm = c->final_norm();
+  m.pooling = c->pooling() == fb::Pooling::Mean ? "mean" : c->pooling() == fb::Pooling::Cls ? "cls" : "pooler";
+  m.attention_precision = c->attention_precision() == fb::AttentionPrecision::Int8 ? "int8" : "float";
+  return m;
+}
+
+}  // namespace
+
+Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin, ModelImpl* impl) {
+  const std::string where = "'" + origin + "': ";
+  if (size < 8) return invalid_model(where + "file is too small to be a model (" + std::to_string(size) + " bytes)");
+  if (!fb::ModelBufferHasIdentifier(data))
+    return invalid_model(where + "not an encrt model (file identifier is not \"ENCR\")");
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) return invalid_model(where + "file is larger than 2 GiB");
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/64, /*max_tables=*/1000000,
+                                 /*check_alignment=*/true);
+  if (!fb::VerifyModelBuffer(verifier))
+    return invalid_model(where + "FlatBuffers verification failed (truncated or corrupt file)");
+  const fb::Model* root = fb::GetModel(data);
+  if (root->format_version() == 0 || root->format_version() > names::kFormatVersion)
+    return invalid_model(where + "format version " + std::to_string(root->format_version()) +
+                         " is not supported (this build reads up to " + std::to_string(names::kFormatVersion) + ")");
+  const fb::Config* c = root->config();
+  if (Status s = check_config(c); !s) return invalid_model(where + s.message());
+
+  impl->data = data;
+  impl->size = size;
+  impl->root = root;
+  impl->config = to_model_config(c);
+  const ModelConfig& cfg = impl->config;
+  const int H = cfg.hidden_size, F = cfg.ffn_size;
+
+  Validator v(root);
+  auto fail = [&](const Status& s) { return invalid_model(where + s.message()); };
+  if (Status s = v.table(names::kWordEmbeddings, cfg.vocab_size, H, true, &impl->word); !s) return fail(s);
+  if (Status s = v.table(names::kPositionEmbeddings, cfg.max_seq_len, H, false, &impl->position); !s) return fail(s);
+  if (cfg.type_vocab_size > 0)
+    if (Status s = v.table(names::kTokenTypeEmbeddings, cfg.type_vocab_size, H, false, &impl->token_type); !s)
+      return fail(s);
+  if (cfg.embedding_norm)
+    if (Status s = v.norm(names::kEmbeddingNormWeight, names::kEmbeddingNormBias, H, &impl->embedding_norm); !s)
+      return fail(s);
+  if (cfg.final_norm)
+    if (Status s = v.norm(names::kFinalNormWeight, names::kFinalNormBias, H, &impl->final_norm); !s) return fail(s);
+  impl->layers.resize(static_cast<size_t>(cfg.num_layers));
+  for (int l = 0; l < cfg.num_layers; ++l) {
+    LayerView& L = impl->layers[static_cast<size_t>(l)];
+    auto n = [l](const char* rest) { return names::layer(l, rest); };
+    Status s = v.linear(n(names::kQkvWeight), n(names::kQkvBias), 3 * H, H, &L.qkv);
+    if (s) s = v.linear(n(names::kAttnOutWeight), n(names::kAttnOutBias), H, H, &L.attn_out);
+    if (s) s = v.linear(n(names::kFfnUpWeight), n(names::kFfnUpBias), F, H, &L.ffn_up);
+    if (s) s = v.linear(n(names::kFfnDownWeight), n(names::kFfnDownBias), H, F, &L.ffn_down);
+    if (s) s = v.norm(n(names::kAttnNormWeight), n(names::kAttnNormBias), H, &L.attn_norm);
+    if (s) s = v.norm(n(names::kFfnNormWeight), n(names::kFfnNormBias), H, &L.ffn_norm);
+    if (!s) return fail(s);
+  }
+  if (cfg.pooling == "pooler")
+    if (Status s = v.linear(names::kPoolerWeight, names::kPoolerBias, H, H, &impl->pooler); !s) return fail(s);
+
+  if (const fb::Vocabulary* vocab = root->vocabulary(); vocab && vocab->tokens()) {
+    impl->vocabulary.reserve(vocab->tokens()->size());
+    for (const flatbuffers::String* tok : *vocab->tokens()) impl->vocabulary.push_back(tok ? tok->str() : std::string());
+  }
+  return Status::ok();
+}
+
+}  // namespace encrt::detail

@@ -1,0 +1,68 @@
+// run() performs no heap allocation: every operator new in this test binary is counted while a
+// flag is set around run().
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <new>
+
+#include "support/fixtures.h"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace encrt;
+
+TEST_CASE("run() allocates nothing", "[alloc]") {
+  for (const char* name : {"bert_plain", "torch_pre_gelu_final_norm"}) {
+    const test::Fixture f = test::load_fixture(name);
+    for (auto type : {converter::WeightType::kF32, converter::WeightType::kF16, converter::WeightType::kI8}) {
+      std::unique_ptr<Model> model;
+      REQUIRE(Model::load(test::convert_fixture(f, type), &model).is_ok());
+      for (int threads : {1, 2}) {
+        INFO(name << " " << converter::weight_type_name(type) << " threads " << threads);
+        SessionOptions opt;
+        opt.max_batch = f.batch;
+        opt.max_seq = f.seq;
+        opt.threads = threads;
+        opt.attention_layer = 1;
+        opt.profile = true;
+        std::unique_ptr<Session> session;
+        REQUIRE(Session::create(*model, opt, &session).is_ok());
+        Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(),
+                  f.has_token_types ? f.token_types.data.data() : nullptr};
+        REQUIRE(session->run(in).is_ok());  // warm: nothing is lazily created either way
+        g_allocations = 0;
+        g_counting = true;
+        const Status s1 = session->run(in);
+        in.seq = f.seq - 1;  // a smaller shape
+        const Status s2 = session->run(in);
+        g_counting = false;
+        REQUIRE(s1.is_ok());
+        REQUIRE(s2.is_ok());
+        CHECK(g_allocations.load() == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("the allocation counter sees allocations", "[alloc]") {
+  g_allocations = 0;
+  g_counting = true;
+  auto* p = new std::vector<int>(100);
+  g_counting = false;
+  delete p;
+  CHECK(g_allocations.load() >= 2);
+}

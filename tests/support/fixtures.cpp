@@ -1,0 +1,110 @@
+#include "support/fixtures.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace encrt::test {
+
+std::string tmp_path(const std::string& file) { return std::string(ENCRT_TEST_TMP_DIR) + "/" + file; }
+
+std::vector<std::string> fixture_names() {
+  std::ifstream in(std::string(ENCRT_FIXTURES_DIR) + "/manifest.json");
+  REQUIRE(in.good());
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  std::vector<std::string> names;
+  for (const auto& f : manifest.at("fixtures")) names.push_back(f.at("name").get<std::string>());
+  REQUIRE(!names.empty());
+  return names;
+}
+
+Fixture load_fixture(const std::string& name) {
+  Fixture f;
+  f.name = name;
+  f.dir = std::string(ENCRT_FIXTURES_DIR) + "/" + name;
+  auto path = [&](const char* file) { return f.dir + "/" + file; };
+  auto exists = [&](const char* file) { return std::ifstream(path(file)).good(); };
+  REQUIRE(npy::read_int32(path("ids.npy"), &f.ids).is_ok());
+  REQUIRE(npy::read_int32(path("mask.npy"), &f.mask).is_ok());
+  REQUIRE(npy::read_float32(path("hidden.npy"), &f.hidden_state).is_ok());
+  REQUIRE(npy::read_float32(path("pooled.npy"), &f.pooled).is_ok());
+  REQUIRE(f.ids.shape.size() == 2);
+  REQUIRE(f.hidden_state.shape.size() == 3);
+  f.batch = static_cast<int>(f.ids.shape[0]);
+  f.seq = static_cast<int>(f.ids.shape[1]);
+  f.hidden = static_cast<int>(f.hidden_state.shape[2]);
+  if ((f.has_token_types = exists("token_type_ids.npy")))
+    REQUIRE(npy::read_int32(path("token_type_ids.npy"), &f.token_types).is_ok());
+  if ((f.has_pooler = exists("pooler.npy"))) REQUIRE(npy::read_float32(path("pooler.npy"), &f.pooler).is_ok());
+  if ((f.has_probs = exists("attention_probs_layer1.npy"))) {
+    REQUIRE(npy::read_float32(path("attention_probs_layer1.npy"), &f.probs_layer1).is_ok());
+    f.heads = static_cast<int>(f.probs_layer1.shape[1]);
+  }
+  return f;
+}
+
+std::string convert_fixture(const Fixture& f, converter::WeightType type, const std::string& pooling,
+                            const std::string& suffix) {
+  converter::ConvertOptions opt;
+  opt.source_dir = f.dir;
+  opt.weight_type = type;
+  opt.pooling = pooling;
+  opt.output_path = tmp_path(f.name + "." + converter::weight_type_name(type) + (pooling.empty() ? "" : "." + pooling) +
+                             suffix + ".encrt");
+  const Status s = converter::convert(opt);
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  return opt.output_path;
+}
+
+std::unique_ptr<Session> run_fixture(const Model& model, const Fixture& f, const SessionOptions& options) {
+  std::unique_ptr<Session> session;
+  Status s = Session::create(model, options, &session);
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  Inputs in;
+  in.batch = f.batch;
+  in.seq = f.seq;
+  in.input_ids = f.ids.data.data();
+  in.attention_mask = f.mask.data.data();
+  in.token_type_ids = f.has_token_types ? f.token_types.data.data() : nullptr;
+  s = session->run(in);
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  return session;
+}
+
+double rms_on_real_tokens(const float* x, const Fixture& f, int width) {
+  double sum = 0;
+  size_t n = 0;
+  for (int t = 0; t < f.batch * f.seq; ++t) {
+    if (f.mask.data[static_cast<size_t>(t)] == 0) continue;
+    for (int i = 0; i < width; ++i) sum += static_cast<double>(x[static_cast<size_t>(t) * width + i]) * x[static_cast<size_t>(t) * width + i];
+    n += static_cast<size_t>(width);
+  }
+  return std::sqrt(sum / static_cast<double>(n));
+}
+
+double max_abs_diff_on_real_tokens(const float* a, const float* b, const Fixture& f, int width) {
+  double worst = 0;
+  for (int t = 0; t < f.batch * f.seq; ++t) {
+    if (f.mask.data[static_cast<size_t>(t)] == 0) continue;
+    for (int i = 0; i < width; ++i) {
+      const size_t k = static_cast<size_t>(t) * width + i;
+      worst = std::max(worst, std::fabs(static_cast<double>(a[k]) - b[k]));
+    }
+  }
+  return worst;
+}
+
+double cosine(const float* a, const float* b, int width) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int i = 0; i < width; ++i) {
+    ab += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+}  // namespace encrt::test
