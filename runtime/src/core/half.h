@@ -25,7 +25,7 @@ inline float half_to_float(uint16_t h) {
       bits = sign | (exp << 23) | (mant << 13);
     }
   } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
+    bits = mant ? (sign | 0x7fc00000u | (mant << 13)) : (sign | 0x7f800000u);  // NaNs come out quiet
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
@@ -40,7 +40,8 @@ inline uint16_t float_to_half(float f) {
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+    if (abs == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
+    return static_cast<uint16_t>(sign | 0x7e00u | ((abs & 0x7fffffu) >> 13));  // quiet NaN, payload kept
   }
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
   if (abs < 0x38800000u) {  // result is subnormal or zero

@@ -74,7 +74,8 @@ using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const i
 //   else: scale = (hi - lo) / 255 (fp32), inv = 1 / scale (fp32),
 //         zero_point = clamp(rint(-lo * inv), 0, 255),
 //         q[k] = clamp(rint(x[k] * inv) + zero_point, 0, 255)
-// rint rounds half to even (the default rounding mode, as cvtps2dq does). Bytes k in
+// rint rounds half to even (the default rounding mode, as cvtps2dq does); a NaN input quantizes to
+// 0 (as cvtps2dq's integer indefinite value does after the clamp). Bytes k in
 // [K, round_up(K, 4)) are set to zero_point.
 using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq,
                                   float* scale, int32_t* zero_point);

@@ -44,8 +44,10 @@ float quantize_symmetric(const float* x, int D, int8_t* q) {
   for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
   const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
   const float inv = 1.0f / s;
-  for (int d = 0; d < D; ++d)
-    q[d] = static_cast<int8_t>(std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f));
+  for (int d = 0; d < D; ++d) {
+    const float v = std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f);
+    q[d] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
+  }
   return s;
 }
 }  // namespace

@@ -31,7 +31,7 @@ void quantize_rows_u8(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq
     const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo * inv), 0.0f, 255.0f));
     for (int k = 0; k < K; ++k) {
       const float v = std::nearbyint(x[k] * inv) + static_cast<float>(zp);
-      q[k] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+      q[k] = std::isnan(v) ? uint8_t{0} : static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
     }
     for (int k = K; k < Kp; ++k) q[k] = static_cast<uint8_t>(zp);
     scale[m] = s;
@@ -64,7 +64,7 @@ void quantize_pack_weights_i8(int N, int K, const float* W, int8_t* packed, floa
     int32_t sum = 0;
     for (int k = 0; k < K; ++k) {
       const float v = std::clamp(std::nearbyint(w[k] * inv), -127.0f, 127.0f);
-      const int8_t q = static_cast<int8_t>(v);
+      const int8_t q = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
       packed[panel_i8_index(n, k, K)] = q;
       sum += q;
     }

@@ -28,7 +28,8 @@ size_t attention_i8_scratch(int seq, int head_dim);
 // Helpers the converter and tests share with the kernels.
 void pack_weights_f32(int N, int K, const float* W_rowmajor, float* packed);
 void pack_weights_f16(int N, int K, const float* W_rowmajor, uint16_t* packed);
-// Symmetric per-output-channel int8: scale[n] = max_k |W[n,k]| / 127, q = clamp(rint(w / scale)).
+// Symmetric per-output-channel int8: scale[n] = max_k |W[n,k]| / 127 (1 for an all-zero row),
+// q = clamp(rint(w * (1/scale)), -127, 127) with 1/scale in fp32; NaN quantizes to 0.
 void quantize_pack_weights_i8(int N, int K, const float* W_rowmajor, int8_t* packed, float* scale,
                               int32_t* column_sum);
 

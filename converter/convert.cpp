@@ -1,0 +1,178 @@
+// The converter's entry points: read_source (dispatch on config.json's model_type), the checks
+// every SourceModel must pass before it is written, and convert().
+#include "converter/convert.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "converter/source_common.h"
+#include "model/tensor_names.h"
+
+namespace encrt::converter {
+
+const char* weight_type_name(WeightType type) {
+  switch (type) {
+    case WeightType::kF32: return "f32";
+    case WeightType::kF16: return "f16";
+    case WeightType::kI8: return "i8";
+  }
+  return "unknown";
+}
+
+std::map<std::string, std::vector<int64_t>> expected_tensor_shapes(const SourceConfig& c) {
+  const int64_t H = c.hidden_size, F = c.ffn_size;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  shapes[names::kWordEmbeddings] = {c.vocab_size, H};
+  shapes[names::kPositionEmbeddings] = {c.max_seq_len, H};
+  if (c.type_vocab_size > 0) shapes[names::kTokenTypeEmbeddings] = {c.type_vocab_size, H};
+  if (c.embedding_norm) {
+    shapes[names::kEmbeddingNormWeight] = {H};
+    shapes[names::kEmbeddingNormBias] = {H};
+  }
+  for (int l = 0; l < c.num_layers; ++l) {
+    shapes[names::layer(l, names::kQkvWeight)] = {3 * H, H};
+    shapes[names::layer(l, names::kQkvBias)] = {3 * H};
+    shapes[names::layer(l, names::kAttnOutWeight)] = {H, H};
+    shapes[names::layer(l, names::kAttnOutBias)] = {H};
+    shapes[names::layer(l, names::kAttnNormWeight)] = {H};
+    shapes[names::layer(l, names::kAttnNormBias)] = {H};
+    shapes[names::layer(l, names::kFfnUpWeight)] = {F, H};
+    shapes[names::layer(l, names::kFfnUpBias)] = {F};
+    shapes[names::layer(l, names::kFfnDownWeight)] = {H, F};
+    shapes[names::layer(l, names::kFfnDownBias)] = {H};
+    shapes[names::layer(l, names::kFfnNormWeight)] = {H};
+    shapes[names::layer(l, names::kFfnNormBias)] = {H};
+  }
+  if (c.final_norm) {
+    shapes[names::kFinalNormWeight] = {H};
+    shapes[names::kFinalNormBias] = {H};
+  }
+  if (c.pooling == Pooling::kPooler) {
+    shapes[names::kPoolerWeight] = {H, H};
+    shapes[names::kPoolerBias] = {H};
+  }
+  return shapes;
+}
+
+namespace {
+
+Status check_range(const char* what, int value, int lo, int hi) {
+  if (value < lo || value > hi)
+    return invalid_model(std::string(what) + " = " + std::to_string(value) + " is out of range (" +
+                         std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  return Status::ok();
+}
+
+// The limits are the runtime's (model/model_loader.cpp), so that a file written here loads there.
+Status check_config(const SourceConfig& c) {
+  Status st;
+  if (!(st = check_range("vocab_size", c.vocab_size, 1, 1 << 24))) return st;
+  if (!(st = check_range("hidden_size", c.hidden_size, 1, 1 << 16))) return st;
+  if (!(st = check_range("num_heads", c.num_heads, 1, 1024))) return st;
+  if (!(st = check_range("num_layers", c.num_layers, 1, 1024))) return st;
+  if (!(st = check_range("ffn_size", c.ffn_size, 1, 1 << 18))) return st;
+  if (!(st = check_range("max_seq_len", c.max_seq_len, 1, 1 << 20))) return st;
+  if (!(st = check_range("type_vocab_size", c.type_vocab_size, 0, 1 << 16))) return st;
+  if (c.hidden_size % c.num_heads != 0)
+    return invalid_model("hidden_size " + std::to_string(c.hidden_size) +
+                         " is not a multiple of num_heads " + std::to_string(c.num_heads));
+  if (!(std::isfinite(c.layer_norm_eps) && c.layer_norm_eps > 0.0f))
+    return invalid_model("layer_norm_eps must be a positive number");
+  if (!std::isfinite(c.embedding_scale)) return invalid_model("embedding_scale is not finite");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate_source_model(const SourceModel& model) {
+  Status st = check_config(model.config);
+  if (!st) return st;
+  const auto expected = expected_tensor_shapes(model.config);
+  for (const auto& [name, shape] : expected) {
+    auto it = model.tensors.find(name);
+    if (it == model.tensors.end()) return invalid_model("missing tensor '" + name + "'");
+    if (it->second.shape != shape)
+      return invalid_model("tensor '" + name + "' has shape " + shape_string(it->second.shape) +
+                           ", expected " + shape_string(shape));
+    size_t numel = 1;
+    for (int64_t d : shape) numel *= static_cast<size_t>(d);
+    if (it->second.data.size() != numel)
+      return invalid_model("tensor '" + name + "' holds " + std::to_string(it->second.data.size()) +
+                           " values, its shape " + shape_string(shape) + " needs " +
+                           std::to_string(numel));
+  }
+  for (const auto& entry : model.tensors)
+    if (expected.count(entry.first) == 0)
+      return invalid_model("unexpected tensor '" + entry.first + "' (not part of a model with this "
+                           "config)");
+  if (model.vocabulary) {
+    const Vocabulary& v = *model.vocabulary;
+    const int64_t n = static_cast<int64_t>(v.tokens.size());
+    if (n > model.config.vocab_size)
+      return invalid_model("the vocabulary has " + std::to_string(n) + " tokens, more than vocab_size " +
+                           std::to_string(model.config.vocab_size));
+    for (int32_t id : {v.unk_id, v.cls_id, v.sep_id, v.pad_id, v.mask_id})
+      if (id < -1 || id >= n)
+        return invalid_model("special token id " + std::to_string(id) +
+                             " is outside the vocabulary of " + std::to_string(n) + " tokens");
+  }
+  return Status::ok();
+}
+
+Status read_source(const std::string& source_dir, const std::string& pooling, SourceModel* out) {
+  if (out == nullptr) return invalid_argument("read_source: output is null");
+  *out = SourceModel();
+  std::optional<Pooling> pooling_choice;
+  Status st = parse_pooling_option(pooling, &pooling_choice);
+  if (!st) return st;
+
+  const std::string config_path = join_path(source_dir, "config.json");
+  if (!file_exists(config_path)) return io_error("no config.json in '" + source_dir + "'");
+  nlohmann::json config;
+  if (!(st = load_json_file(config_path, &config))) return st;
+  if (!config.is_object()) return invalid_model("'" + config_path + "' is not a JSON object");
+  auto type = config.find("model_type");
+  if (type == config.end() || !type->is_string())
+    return invalid_model("'" + config_path + "' has no \"model_type\" string");
+  const std::string model_type = type->get<std::string>();
+
+  if (model_type == "bert") st = read_bert_source(source_dir, config, pooling_choice, out);
+  else if (model_type == "torch_encoder")
+    st = read_torch_encoder_source(source_dir, config, pooling_choice, out);
+  else
+    st = unsupported("unknown model_type '" + model_type + "' in config.json (supported: bert, "
+                     "torch_encoder)");
+  if (!st) {
+    *out = SourceModel();
+    return st;
+  }
+  return validate_source_model(*out);
+}
+
+Status convert(const ConvertOptions& options) {
+  auto log = [&](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  log("reading " + options.source_dir);
+  SourceModel model;
+  Status st = read_source(options.source_dir, options.pooling, &model);
+  if (!st) return st;
+  const SourceConfig& c = model.config;
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  char timing[32];
+  std::snprintf(timing, sizeof timing, "%.2f", secs);
+  log(std::string(c.architecture == Architecture::kBert ? "bert" : "torch_encoder") + ": " +
+      std::to_string(c.num_layers) + " layers, hidden " + std::to_string(c.hidden_size) +
+      ", heads " + std::to_string(c.num_heads) + ", ffn " + std::to_string(c.ffn_size) +
+      ", vocab " + std::to_string(c.vocab_size) + ", pooling " +
+      (c.pooling == Pooling::kMean ? "mean" : c.pooling == Pooling::kCls ? "cls" : "pooler") +
+      (model.vocabulary ? ", " + std::to_string(model.vocabulary->tokens.size()) + " tokens"
+                        : std::string(", no vocab.txt")) +
+      " (read in " + timing + " s)");
+  return write_model(model, options);
+}
+
+}  // namespace encrt::converter

@@ -1,0 +1,115 @@
+// encrt model converter: reads a checkpoint directory (Hugging Face BERT or a PyTorch
+// nn.TransformerEncoder stack saved as safetensors) and writes a .encrt file.
+//
+// Two stages, both public so that other code (calibration/quantization, tests) can reuse them:
+//   read_source()  checkpoint directory -> SourceModel (fp32 tensors under canonical names)
+//   write_model()  SourceModel -> packed / quantized .encrt file
+// convert() runs both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "encrt/status.hpp"
+
+namespace encrt::converter {
+
+enum class WeightType { kF32, kF16, kI8 };
+
+// "f32", "f16", "i8": the spelling used in the file's metadata and on the command line.
+const char* weight_type_name(WeightType type);
+
+struct ConvertOptions {
+  std::string source_dir;   // holds config.json + model.safetensors (+ optional vocab.txt,
+                            // tokenizer_config.json, 1_Pooling/config.json)
+  std::string output_path;  // .encrt file to write (written to a temp file in the same dir, then renamed)
+  WeightType weight_type = WeightType::kF32;
+  // Per-layer override (index = layer): empty = all layers use weight_type. Lets the quantizer
+  // keep chosen layers in fp16. Otherwise it must have exactly one entry per layer.
+  std::vector<WeightType> layer_weight_types;
+  std::string pooling;  // "", "mean", "cls", "pooler"; "" = the checkpoint's default
+  std::vector<std::pair<std::string, std::string>> extra_metadata;  // appended to the metadata
+  std::function<void(const std::string&)> log;                     // progress lines; may be empty
+};
+
+// The model hyper-parameters, one field per field of the file's Config table (schema/encrt.fbs)
+// minus attention_precision, which the writer derives from the weight type.
+enum class Architecture { kBert, kTorchEncoder };
+enum class Activation { kGelu, kRelu };  // kGelu is the exact erf GELU
+enum class NormPlacement { kPostNorm, kPreNorm };
+enum class PositionalEncoding { kLearned, kSinusoidal };
+enum class Pooling { kMean, kCls, kPooler };
+
+struct SourceConfig {
+  Architecture architecture = Architecture::kBert;
+  int vocab_size = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_layers = 0;
+  int ffn_size = 0;
+  Activation activation = Activation::kGelu;
+  NormPlacement norm_placement = NormPlacement::kPostNorm;
+  float layer_norm_eps = 1e-12f;
+  PositionalEncoding positional_encoding = PositionalEncoding::kLearned;
+  float embedding_scale = 1.0f;  // token embeddings are multiplied by this
+  int max_seq_len = 0;
+  int type_vocab_size = 0;  // 0 = no token-type embeddings
+  bool embedding_norm = false;
+  bool final_norm = false;
+  Pooling pooling = Pooling::kMean;
+};
+
+// A dense fp32 tensor, row-major, with its logical shape (a linear weight is [N outputs, K inputs]).
+struct FloatTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;  // product(shape) elements
+};
+
+// The tokenizer vocabulary stored in the file (from vocab.txt + tokenizer_config.json).
+struct Vocabulary {
+  std::vector<std::string> tokens;  // token text by id
+  bool do_lower_case = true;
+  int32_t unk_id = -1;  // -1: the token is not in the vocabulary
+  int32_t cls_id = -1;
+  int32_t sep_id = -1;
+  int32_t pad_id = -1;
+  int32_t mask_id = -1;
+};
+
+// The checkpoint in the runtime's terms, before packing or quantization.
+struct SourceModel {
+  SourceConfig config;
+  // Exactly the tensors the file will hold (see expected_tensor_shapes), keyed by the canonical
+  // names of runtime/src/model/tensor_names.h, unpacked fp32 with logical shapes: BERT's separate
+  // Q/K/V projections are already fused into layers.L.attention.qkv.*, and the sinusoidal table of
+  // a torch_encoder is already computed.
+  std::map<std::string, FloatTensor> tensors;
+  std::optional<Vocabulary> vocabulary;  // absent when the checkpoint has no vocab.txt
+  // Written to the file's metadata: "source" (the directory) and "source_family" (bert|torch_encoder).
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// The canonical tensors (name -> logical shape) a model with this config consists of.
+std::map<std::string, std::vector<int64_t>> expected_tensor_shapes(const SourceConfig& config);
+
+// Checks the config (positive sizes, hidden % heads == 0, ...) and that `model.tensors` holds
+// exactly expected_tensor_shapes(config) with matching shapes and element counts.
+Status validate_source_model(const SourceModel& model);
+
+// Reads `source_dir` (config.json "model_type": "bert" or "torch_encoder"). `pooling` is as in
+// ConvertOptions.
+Status read_source(const std::string& source_dir, const std::string& pooling, SourceModel* out);
+
+// Packs / quantizes `src` as `options` say (weight_type, layer_weight_types, extra_metadata, log;
+// source_dir and pooling are not used) and writes options.output_path.
+Status write_model(const SourceModel& src, const ConvertOptions& options);
+
+// read_source + write_model.
+Status convert(const ConvertOptions& options);
+
+}  // namespace encrt::converter

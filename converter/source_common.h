@@ -1,0 +1,98 @@
+// Pieces shared by the checkpoint readers (source_bert.cpp, source_torch_encoder.cpp): typed and
+// tracked access to config.json, checked tensor loading from model.safetensors, vocabulary and
+// pooling files. Internal to the converter.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "converter/convert.h"
+#include "converter/safetensors_reader.h"
+
+namespace encrt::converter {
+
+std::string shape_string(const std::vector<int64_t>& shape);
+std::string join_path(const std::string& dir, const std::string& name);
+bool file_exists(const std::string& path);
+
+// Parses a JSON file; a missing file is an IoError, bad JSON an InvalidModel error.
+Status load_json_file(const std::string& path, nlohmann::json* out);
+
+// Reads the keys of a config object with type checks, remembering which keys were read so that
+// finish() can reject keys nobody interpreted (a typo or an option this converter does not know
+// would otherwise be silently dropped).
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& config, std::string file_name)
+      : config_(config), file_name_(std::move(file_name)) {}
+
+  bool has(const char* key) const;
+  // Error naming the first of `keys` that is absent.
+  Status require(const std::vector<const char*>& keys) const;
+  // The get_* calls leave *out unchanged when the key is absent (so it keeps its default).
+  // Integers must be JSON integers (not 384.0) and > 0 (>= 0 for get_non_negative_int).
+  Status get_positive_int(const char* key, int* out);
+  Status get_non_negative_int(const char* key, int* out);
+  Status get_positive_float(const char* key, float* out);
+  Status get_bool(const char* key, bool* out);
+  Status get_string(const char* key, std::string* out);
+  // Marks keys that are known not to affect inference.
+  void ignore(const std::vector<const char*>& keys);
+  // Error for the first key neither read nor ignored: "unknown config key 'X' in config.json".
+  Status finish() const;
+
+ private:
+  const nlohmann::json* find(const char* key);
+  Status type_error(const char* key, const char* expected) const;
+
+  const nlohmann::json& config_;
+  std::string file_name_;
+  std::set<std::string> seen_;
+};
+
+// Loads named tensors from a safetensors file as fp32 with shape checks, remembering which were
+// used so that the reader can find unexpected leftovers.
+class TensorLoader {
+ public:
+  explicit TensorLoader(const SafetensorsFile& file) : file_(file) {}
+
+  bool has(const std::string& name) const { return file_.find(name) != nullptr; }
+  // Missing tensor, wrong shape, non-float dtype and non-finite values are errors naming `name`.
+  Status load(const std::string& name, const std::vector<int64_t>& shape, std::vector<float>* out);
+  // As load() for the first of `names` that exists (e.g. LayerNorm "weight" or legacy "gamma").
+  Status load_any(const std::vector<std::string>& names, const std::vector<int64_t>& shape,
+                  std::vector<float>* out);
+  // Tensors whose name starts with `prefix` that no load() consumed.
+  std::vector<std::string> unused_with_prefix(const std::string& prefix) const;
+
+ private:
+  const SafetensorsFile& file_;
+  std::set<std::string> used_;
+};
+
+// Opens source_dir/model.safetensors, with a helpful error for other checkpoint layouts.
+Status open_checkpoint(const std::string& source_dir, SafetensorsFile* file);
+
+// Reads source_dir/vocab.txt if present (else leaves `out` empty), with do_lower_case and the
+// special-token ids from tokenizer_config.json. Fails if the vocabulary exceeds vocab_size.
+Status read_vocabulary(const std::string& source_dir, int vocab_size,
+                       std::optional<Vocabulary>* out);
+
+// "mean" | "cls" | "pooler" -> Pooling; "" -> nullopt (the family's default).
+Status parse_pooling_option(const std::string& pooling, std::optional<Pooling>* out);
+
+// Family readers. `config` is the parsed config.json; `pooling` nullopt = family default.
+Status read_bert_source(const std::string& source_dir, const nlohmann::json& config,
+                        std::optional<Pooling> pooling, SourceModel* out);
+Status read_torch_encoder_source(const std::string& source_dir, const nlohmann::json& config,
+                                 std::optional<Pooling> pooling, SourceModel* out);
+
+// The PyTorch-tutorial sinusoidal table [max_len, d_model], computed in fp32 as PyTorch does.
+std::vector<float> sinusoidal_position_table(int max_len, int d_model);
+
+}  // namespace encrt::converter

@@ -1,0 +1,149 @@
+// PyTorch nn.TransformerEncoder stacks ("model_type": "torch_encoder"): the state_dict() of a
+// module with attributes `embedding` (nn.Embedding) and `transformer_encoder`
+// (nn.TransformerEncoder, batch-first or not), optionally all under an "encoder." prefix, plus a
+// sinusoidal positional encoding that the converter computes from max_len.
+//
+// config.json keys:
+//   required: model_type, vocab_size, d_model, nhead, num_layers, dim_feedforward, max_len,
+//             embedding_scale (true: embeddings * sqrt(d_model), as in PyTorch's tutorial)
+//   optional, with nn.TransformerEncoderLayer's defaults: activation ("relu" | "gelu"; "relu"),
+//             norm_first (false), layer_norm_eps (1e-5); positional_encoding ("sinusoidal", the
+//             only kind)
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "converter/source_common.h"
+#include "model/tensor_names.h"
+
+namespace encrt::converter {
+
+namespace {
+
+using nlohmann::json;
+
+Status read_torch_config(const json& config, SourceConfig* cfg) {
+  ConfigReader r(config, "config.json");
+  Status st = r.require({"vocab_size", "d_model", "nhead", "num_layers", "dim_feedforward",
+                         "max_len", "embedding_scale"});
+  if (!st) return st;
+  cfg->architecture = Architecture::kTorchEncoder;
+  cfg->layer_norm_eps = 1e-5f;
+  bool norm_first = false, scale_embeddings = false;
+  std::string activation = "relu", positional = "sinusoidal";
+  r.ignore({"model_type"});
+  if (!(st = r.get_positive_int("vocab_size", &cfg->vocab_size))) return st;
+  if (!(st = r.get_positive_int("d_model", &cfg->hidden_size))) return st;
+  if (!(st = r.get_positive_int("nhead", &cfg->num_heads))) return st;
+  if (!(st = r.get_positive_int("num_layers", &cfg->num_layers))) return st;
+  if (!(st = r.get_positive_int("dim_feedforward", &cfg->ffn_size))) return st;
+  if (!(st = r.get_positive_int("max_len", &cfg->max_seq_len))) return st;
+  if (!(st = r.get_positive_float("layer_norm_eps", &cfg->layer_norm_eps))) return st;
+  if (!(st = r.get_bool("norm_first", &norm_first))) return st;
+  if (!(st = r.get_bool("embedding_scale", &scale_embeddings))) return st;
+  if (!(st = r.get_string("activation", &activation))) return st;
+  if (!(st = r.get_string("positional_encoding", &positional))) return st;
+  if (!(st = r.finish())) return st;
+
+  if (activation == "relu") cfg->activation = Activation::kRelu;
+  else if (activation == "gelu") cfg->activation = Activation::kGelu;
+  else
+    return unsupported("unsupported activation '" + activation +
+                       "' in config.json (supported: relu, gelu)");
+  if (positional != "sinusoidal")
+    return unsupported("unsupported positional_encoding '" + positional +
+                       "' in config.json (supported: sinusoidal)");
+  if (cfg->hidden_size % cfg->num_heads != 0)
+    return invalid_model("d_model " + std::to_string(cfg->hidden_size) +
+                         " is not a multiple of nhead " + std::to_string(cfg->num_heads));
+  if (cfg->hidden_size % 2 != 0)
+    return invalid_model("d_model " + std::to_string(cfg->hidden_size) +
+                         " is odd; the sinusoidal encoding needs an even d_model");
+  cfg->norm_placement = norm_first ? NormPlacement::kPreNorm : NormPlacement::kPostNorm;
+  cfg->positional_encoding = PositionalEncoding::kSinusoidal;
+  // PyTorch multiplies by math.sqrt(d_model), a double that meets the fp32 tensor as fp32.
+  cfg->embedding_scale =
+      scale_embeddings ? static_cast<float>(std::sqrt(static_cast<double>(cfg->hidden_size))) : 1.0f;
+  cfg->type_vocab_size = 0;
+  cfg->embedding_norm = false;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status read_torch_encoder_source(const std::string& source_dir, const json& config,
+                                 std::optional<Pooling> pooling, SourceModel* out) {
+  SourceConfig cfg;
+  Status st = read_torch_config(config, &cfg);
+  if (!st) return st;
+  cfg.pooling = pooling.value_or(Pooling::kMean);
+  if (cfg.pooling == Pooling::kPooler)
+    return unsupported("pooling 'pooler' needs a BERT pooler; torch_encoder models have none "
+                       "(use mean or cls)");
+
+  SafetensorsFile file;
+  if (!(st = open_checkpoint(source_dir, &file))) return st;
+  TensorLoader loader(file);
+  const std::string p = loader.has("encoder.embedding.weight") ? "encoder." : "";
+  const std::string enc = p + "transformer_encoder.";
+
+  const int64_t d = cfg.hidden_size, F = cfg.ffn_size;
+  std::map<std::string, FloatTensor>& tensors = out->tensors;
+  tensors.clear();
+  auto put = [&](const std::string& canonical, const std::string& source,
+                 std::vector<int64_t> shape) {
+    FloatTensor& t = tensors[canonical];
+    t.shape = shape;
+    return loader.load(source, shape, &t.data);
+  };
+
+  if (!(st = put(names::kWordEmbeddings, p + "embedding.weight", {cfg.vocab_size, d}))) return st;
+  tensors[names::kPositionEmbeddings] =
+      FloatTensor{{cfg.max_seq_len, d}, sinusoidal_position_table(cfg.max_seq_len, cfg.hidden_size)};
+
+  struct Mapping {
+    const char* canonical;
+    const char* source;  // after "transformer_encoder.layers.L."
+    std::vector<int64_t> shape;
+  };
+  const Mapping mappings[] = {
+      {names::kQkvWeight, "self_attn.in_proj_weight", {3 * d, d}},
+      {names::kQkvBias, "self_attn.in_proj_bias", {3 * d}},
+      {names::kAttnOutWeight, "self_attn.out_proj.weight", {d, d}},
+      {names::kAttnOutBias, "self_attn.out_proj.bias", {d}},
+      {names::kFfnUpWeight, "linear1.weight", {F, d}},
+      {names::kFfnUpBias, "linear1.bias", {F}},
+      {names::kFfnDownWeight, "linear2.weight", {d, F}},
+      {names::kFfnDownBias, "linear2.bias", {d}},
+      {names::kAttnNormWeight, "norm1.weight", {d}},
+      {names::kAttnNormBias, "norm1.bias", {d}},
+      {names::kFfnNormWeight, "norm2.weight", {d}},
+      {names::kFfnNormBias, "norm2.bias", {d}},
+  };
+  for (int l = 0; l < cfg.num_layers; ++l) {
+    const std::string s = enc + "layers." + std::to_string(l) + ".";
+    for (const Mapping& m : mappings)
+      if (!(st = put(names::layer(l, m.canonical), s + m.source, m.shape))) return st;
+  }
+
+  const bool has_final_weight = loader.has(enc + "norm.weight");
+  const bool has_final_bias = loader.has(enc + "norm.bias");
+  if (has_final_weight || has_final_bias) {
+    if (!(st = put(names::kFinalNormWeight, enc + "norm.weight", {d}))) return st;
+    if (!(st = put(names::kFinalNormBias, enc + "norm.bias", {d}))) return st;
+    cfg.final_norm = true;
+  }
+
+  // Leftovers inside the encoder (more layers than num_layers, separate q/k/v projections, ...)
+  // mean the checkpoint does not match config.json.
+  const std::vector<std::string> unused = loader.unused_with_prefix(enc);
+  if (!unused.empty())
+    return invalid_model("unexpected tensor '" + unused.front() + "' in " + file.origin() +
+                         " (not part of an nn.TransformerEncoder with this config.json)");
+
+  out->config = cfg;
+  out->metadata = {{"source", source_dir}, {"source_family", "torch_encoder"}};
+  return read_vocabulary(source_dir, cfg.vocab_size, &out->vocabulary);
+}
+
+}  // namespace encrt::converter
