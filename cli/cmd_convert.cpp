@@ -1,27 +1,40 @@
 // encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]
+//               [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]
+//               [--smoothing ALPHA] [--threads T] [--quiet]
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "converter/convert.h"
 
 namespace encrt::cli {
 
 namespace {
+
 int fail(const Status& s) {
   std::fprintf(stderr, "encrt convert: %s\n", s.to_string().c_str());
   return 1;
 }
+
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
-  Args args({"out", "dtype", "pooling"}, {"help", "quiet"}, {{"-o", "--out"}});
+  Args args({"out", "dtype", "pooling", "calibration", "min-cosine", "attention", "smoothing", "threads"},
+            {"help", "quiet"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("out")) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]\n"
-                 "  SRC_DIR holds config.json (\"model_type\": \"bert\" or \"torch_encoder\") and model.safetensors\n");
+                 "                     [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]\n"
+                 "                     [--smoothing ALPHA] [--threads T] [--quiet]\n"
+                 "  SRC_DIR holds config.json (\"model_type\": \"bert\" or \"torch_encoder\") and model.safetensors\n"
+                 "  int8: weights per output channel, activations per token row at run time. The converter\n"
+                 "  runs fp32 and int8 on calibration ids (--calibration, else synthetic), prints the accuracy\n"
+                 "  kept per layer, and keeps layers in fp16 until the smallest pooled-output cosine is at least\n"
+                 "  --min-cosine (default 0.99). --smoothing: SmoothQuant alpha (default 0.5, 0 = off).\n");
     return args.has("help") ? 0 : 2;
   }
   converter::ConvertOptions opt;
@@ -38,11 +51,31 @@ int cmd_convert(int argc, char** argv) {
   } else {
     return fail(invalid_argument("--dtype must be fp32, fp16 or int8 (got '" + dtype + "')"));
   }
-  if (!args.has("quiet")) opt.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  const bool int8 = opt.weight_type == converter::WeightType::kI8;
+  for (const char* option : {"calibration", "min-cosine", "attention", "smoothing"})
+    if (args.has(option) && !int8) return fail(invalid_argument(std::string("--") + option + " applies to --dtype int8 only"));
+  const std::string attention = args.get("attention", "int8");
+  if (attention != "int8" && attention != "float") return fail(invalid_argument("--attention must be int8 or float"));
+  opt.int8_attention = attention == "int8";
+  if (Status s = args.get_double("min-cosine", 0.99, &opt.min_cosine); !s) return fail(s);
+  if (Status s = args.get_double("smoothing", 0.5, &opt.smoothing_alpha); !s) return fail(s);
+  if (!(opt.min_cosine >= -1.0 && opt.min_cosine <= 1.0)) return fail(invalid_argument("--min-cosine must be in [-1, 1]"));
+  if (!(opt.smoothing_alpha >= 0.0 && opt.smoothing_alpha <= 1.0))
+    return fail(invalid_argument("--smoothing must be in [0, 1]"));
+  const int default_threads = static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
+  if (Status s = args.get_int("threads", default_threads, &opt.calibration_threads); !s) return fail(s);
+  opt.calibration_ids = args.get("calibration");
+
+  Progress progress(!args.has("quiet"));
+  opt.log = [&](const std::string& line) { progress.line(line); };
+  opt.progress = [&](const std::string& stage, int done, int total) { progress.update(stage, done, total); };
   const auto start = std::chrono::steady_clock::now();
+
   if (Status s = converter::convert(opt); !s) return fail(s);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!args.has("quiet")) std::fprintf(stderr, "wrote %s in %.2f s\n", opt.output_path.c_str(), secs);
+  char timing[32];
+  std::snprintf(timing, sizeof timing, "%.2f", secs);
+  progress.line("wrote " + opt.output_path + " in " + timing + " s");
   return 0;
 }
 

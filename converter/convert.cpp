@@ -1,6 +1,8 @@
 // The converter's entry points: read_source (dispatch on config.json's model_type), the checks
 // every SourceModel must pass before it is written, and convert().
 #include "converter/convert.h"
+#include "converter/calibration.h"
+#include "converter/int8_quantizer.h"
 
 #include <chrono>
 #include <cmath>
@@ -150,7 +152,8 @@ Status read_source(const std::string& source_dir, const std::string& pooling, So
   return validate_source_model(*out);
 }
 
-Status convert(const ConvertOptions& options) {
+Status convert(const ConvertOptions& options_in, QuantizationReport* report_out) {
+  ConvertOptions options = options_in;
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };
@@ -172,6 +175,35 @@ Status convert(const ConvertOptions& options) {
       (model.vocabulary ? ", " + std::to_string(model.vocabulary->tokens.size()) + " tokens"
                         : std::string(", no vocab.txt")) +
       " (read in " + timing + " s)");
+  if (options.weight_type == WeightType::kI8 && options.calibrate) {
+    CalibrationSet cal;
+    if (!options.calibration_ids.empty()) {
+      if (!(st = load_calibration_ids(options.calibration_ids, model, &cal))) return st;
+    } else {
+      cal = synthetic_calibration(model);
+    }
+    QuantizationReport report;
+    if (!(st = quantize_int8(&model, &options, cal, &report))) return st;
+    log(report.to_text());
+    std::string fp16_layers;
+    for (int l : report.fp16_layers) fp16_layers += (fp16_layers.empty() ? "" : ",") + std::to_string(l);
+    auto fixed = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6f", v);
+      return std::string(buf);
+    };
+    options.extra_metadata.insert(
+        options.extra_metadata.end(),
+        {{"quantization", "int8 weights symmetric per output channel; activations asymmetric uint8 per token "
+                          "row; SmoothQuant alpha " + fixed(options.smoothing_alpha) + "; attention " +
+                          (options.int8_attention ? "int8" : "float")},
+         {"calibration", report.calibration},
+         {"calibration_pooled_cosine_mean", fixed(report.pooled_mean_cosine)},
+         {"calibration_pooled_cosine_min", fixed(report.pooled_min_cosine)},
+         {"calibration_min_cosine_bar", fixed(options.min_cosine)},
+         {"fp16_layers", fp16_layers.empty() ? "none" : fp16_layers}});
+    if (report_out) *report_out = report;
+  }
   return write_model(model, options);
 }
 

@@ -35,7 +35,22 @@ struct ConvertOptions {
   std::string pooling;  // "", "mean", "cls", "pooler"; "" = the checkpoint's default
   std::vector<std::pair<std::string, std::string>> extra_metadata;  // appended to the metadata
   std::function<void(const std::string&)> log;                     // progress lines; may be empty
+  // Progress of long stages (calibration): stage name, steps done, steps in all. May be empty.
+  std::function<void(const std::string& stage, int done, int total)> progress;
+  // Int8 models: compute Q·Kᵀ and P·V in int8 (true) or keep attention in fp32 (false).
+  bool int8_attention = true;
+  // Int8 models (see converter/int8_quantizer.h): calibration token ids (.npy [count, seq];
+  // "" = synthetic ids), the bar on the smallest pooled-output cosine vs fp32 below which layers
+  // are kept in fp16, the SmoothQuant alpha (0 = off), and threads for the calibration runs.
+  // calibrate = false skips all of it: plain per-channel int8 weights, no smoothing, no guardrail.
+  bool calibrate = true;
+  std::string calibration_ids;
+  double min_cosine = 0.99;
+  double smoothing_alpha = 0.5;
+  int calibration_threads = 2;
 };
+
+struct QuantizationReport;
 
 // The model hyper-parameters, one field per field of the file's Config table (schema/encrt.fbs)
 // minus attention_precision, which the writer derives from the weight type.
@@ -92,6 +107,10 @@ struct SourceModel {
   std::optional<Vocabulary> vocabulary;  // absent when the checkpoint has no vocab.txt
   // Written to the file's metadata: "source" (the directory) and "source_family" (bert|torch_encoder).
   std::vector<std::pair<std::string, std::string>> metadata;
+  // Optional SmoothQuant factors for int8 linear weights, keyed by weight name, one per input
+  // channel k (> 0): an int8 weight's column k is multiplied by s[k] before quantization and the
+  // file stores 1/s[k] as the tensor's activation_multipliers. Ignored for fp32/fp16 weights.
+  std::map<std::string, std::vector<float>> smoothing;
 };
 
 // The canonical tensors (name -> logical shape) a model with this config consists of.
@@ -109,7 +128,11 @@ Status read_source(const std::string& source_dir, const std::string& pooling, So
 // source_dir and pooling are not used) and writes options.output_path.
 Status write_model(const SourceModel& src, const ConvertOptions& options);
 
-// read_source + write_model.
-Status convert(const ConvertOptions& options);
+// As write_model, into memory: `out` holds the finished .encrt buffer.
+Status build_model(const SourceModel& src, const ConvertOptions& options, std::vector<uint8_t>* out);
+
+// read_source, then for int8 calibration and the accuracy guardrail (quantize_int8, whose
+// report goes to `report` when it is not null), then write_model.
+Status convert(const ConvertOptions& options, QuantizationReport* report = nullptr);
 
 }  // namespace encrt::converter

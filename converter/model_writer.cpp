@@ -38,6 +38,7 @@ struct EncodedTensor {
   std::vector<uint8_t> data;
   std::vector<float> scales;        // I8: per output channel / per row
   std::vector<int32_t> column_sums;  // I8 PanelN16K4
+  std::vector<float> activation_multipliers;  // I8 PanelN16K4 with smoothing: 1 / s[k]
 };
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -122,7 +123,8 @@ void copy_bytes(const std::vector<T>& v, std::vector<uint8_t>* out) {
   if (!v.empty()) std::memcpy(out->data(), v.data(), out->size());
 }
 
-Status encode(const std::string& name, const FloatTensor& t, const Encoding& e, EncodedTensor* out) {
+Status encode(const std::string& name, const FloatTensor& t, const Encoding& e, const std::vector<float>* smoothing,
+              EncodedTensor* out) {
   const int rows = static_cast<int>(t.shape[0]);
   const int cols = t.shape.size() > 1 ? static_cast<int>(t.shape[1]) : 1;
   if (e.layout == fb::Layout::PanelN16 && e.dtype == fb::DType::F32) {
@@ -139,7 +141,23 @@ Status encode(const std::string& name, const FloatTensor& t, const Encoding& e, 
     std::vector<int8_t> packed(kernels::panel_i8_size(rows, cols));
     out->scales.resize(static_cast<size_t>(rows));
     out->column_sums.resize(static_cast<size_t>(rows));
-    kernels::ref::quantize_pack_weights_i8(rows, cols, t.data.data(), packed.data(),
+    const float* weights = t.data.data();
+    std::vector<float> smoothed;
+    if (smoothing) {
+      if (smoothing->size() != static_cast<size_t>(cols))
+        return invalid_argument("smoothing for '" + name + "' has " + std::to_string(smoothing->size()) +
+                                " factors, expected " + std::to_string(cols));
+      smoothed = t.data;
+      out->activation_multipliers.resize(static_cast<size_t>(cols));
+      for (int k = 0; k < cols; ++k) {
+        const float f = (*smoothing)[static_cast<size_t>(k)];
+        if (!(std::isfinite(f) && f > 0.0f)) return invalid_argument("smoothing for '" + name + "' is not positive");
+        out->activation_multipliers[static_cast<size_t>(k)] = 1.0f / f;
+        for (int r = 0; r < rows; ++r) smoothed[static_cast<size_t>(r) * cols + k] *= f;
+      }
+      weights = smoothed.data();
+    }
+    kernels::ref::quantize_pack_weights_i8(rows, cols, weights, packed.data(),
                                           out->scales.data(), out->column_sums.data());
     copy_bytes(packed, &out->data);
   } else if (e.dtype == fb::DType::F16) {
@@ -245,7 +263,7 @@ fb::Pooling to_fb(Pooling p) {
 
 }  // namespace
 
-Status write_model(const SourceModel& src, const ConvertOptions& options) {
+Status build_model(const SourceModel& src, const ConvertOptions& options, std::vector<uint8_t>* out) {
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };
@@ -319,11 +337,14 @@ Status write_model(const SourceModel& src, const ConvertOptions& options) {
     }
     const Encoding e = encoding_for(name, options);
     EncodedTensor enc;
-    if (!(st = encode(name, t, e, &enc))) return st;
+    const auto smooth = src.smoothing.find(name);
+    if (!(st = encode(name, t, e, smooth == src.smoothing.end() ? nullptr : &smooth->second, &enc))) return st;
     b.ForceVectorAlignment(enc.data.size(), 1, kDataAlignment);
     const auto data = b.CreateVector(enc.data);
     const auto scales = enc.scales.empty() ? 0 : b.CreateVector(enc.scales);
     const auto sums = enc.column_sums.empty() ? 0 : b.CreateVector(enc.column_sums);
+    const auto multipliers =
+        enc.activation_multipliers.empty() ? 0 : b.CreateVector(enc.activation_multipliers);
     const auto shape = b.CreateVector(t.shape);
     const auto name_offset = b.CreateString(name);
     fb::TensorBuilder tb(b);
@@ -334,6 +355,7 @@ Status write_model(const SourceModel& src, const ConvertOptions& options) {
     tb.add_data(data);
     if (!enc.scales.empty()) tb.add_scales(scales);
     if (!enc.column_sums.empty()) tb.add_column_sums(sums);
+    if (!enc.activation_multipliers.empty()) tb.add_activation_multipliers(multipliers);
     tensor_offsets.push_back(tb.Finish());
   }
   const auto tensors = b.CreateVectorOfSortedTables(&tensor_offsets);
@@ -356,8 +378,8 @@ Status write_model(const SourceModel& src, const ConvertOptions& options) {
       to_fb(c.activation), to_fb(c.norm_placement), c.layer_norm_eps, to_fb(c.positional_encoding),
       c.embedding_scale, c.max_seq_len, c.type_vocab_size, c.embedding_norm, c.final_norm,
       to_fb(c.pooling),
-      options.weight_type == WeightType::kI8 ? fb::AttentionPrecision::Int8
-                                             : fb::AttentionPrecision::Float);
+      options.weight_type == WeightType::kI8 && options.int8_attention ? fb::AttentionPrecision::Int8
+                                                                       : fb::AttentionPrecision::Float);
   fb::FinishModelBuffer(b, fb::CreateModel(b, names::kFormatVersion, config, tensors, vocabulary, meta));
 
   // Our own output must verify exactly as the runtime will verify it.
@@ -365,8 +387,15 @@ Status write_model(const SourceModel& src, const ConvertOptions& options) {
   if (!fb::VerifyModelBuffer(verifier))
     return internal_error("the FlatBuffer built for '" + options.output_path + "' does not verify");
 
-  log("writing " + megabytes(b.GetSize()) + " to " + options.output_path);
-  return write_file_atomically(options.output_path, b.GetBufferPointer(), b.GetSize());
+  out->assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  return Status::ok();
+}
+
+Status write_model(const SourceModel& src, const ConvertOptions& options) {
+  std::vector<uint8_t> buffer;
+  if (Status st = build_model(src, options, &buffer); !st) return st;
+  if (options.log) options.log("writing " + megabytes(buffer.size()) + " to " + options.output_path);
+  return write_file_atomically(options.output_path, buffer.data(), buffer.size());
 }
 
 }  // namespace encrt::converter

@@ -25,6 +25,7 @@ def main():
     ap.add_argument("--dtypes", default="fp32,fp16,int8")
     ap.add_argument("--threads", default="1")
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--convert-args", default="", help="extra arguments for encrt convert (int8 only)")
     args = ap.parse_args()
 
     try:
@@ -66,7 +67,8 @@ def main():
         np.save(os.path.join(tmp, "types.npy"), types)
         for dtype in args.dtypes.split(","):
             model_path = os.path.join(tmp, f"minilm.{dtype}.encrt")
-            subprocess.run([args.encrt, "convert", model_dir, "-o", model_path, "--dtype", dtype, "--quiet"],
+            extra = args.convert_args.split() if dtype == "int8" else []
+            subprocess.run([args.encrt, "convert", model_dir, "-o", model_path, "--dtype", dtype, "--quiet"] + extra,
                            check=True)
             out = os.path.join(tmp, f"pooled.{dtype}.npy")
             subprocess.run([args.encrt, "run", model_path, "--ids", os.path.join(tmp, "ids.npy"),

@@ -273,7 +273,7 @@ TEST_CASE("ref gemm_u8s8 vs double on dequantized operands and vs the unquantize
         std::vector<uint8_t> Q(static_cast<size_t>(M) * ldq, 0);
         std::vector<float> a_scale(M);
         std::vector<int32_t> a_zp(M);
-        ref::quantize_rows_u8(M, K, A.data(), lda, Q.data(), ldq, a_scale.data(), a_zp.data());
+        ref::quantize_rows_u8(M, K, A.data(), lda, nullptr, Q.data(), ldq, a_scale.data(), a_zp.data());
         // Padding bytes' values must not matter (their weights are zero): overwrite them.
         for (int m = 0; m < M; ++m)
           for (int k = K; k < ldq; ++k) Q[static_cast<size_t>(m) * ldq + k] = static_cast<uint8_t>(0xab + k);

@@ -31,7 +31,7 @@ QuantizedOutput quantize(int M, int K, const std::vector<float>& X, int ldx, int
   out.q.assign(static_cast<size_t>(M) * ldq, kSentinel);
   out.scale.assign(M, -1.0f);
   out.zero_point.assign(M, -1);
-  ref::quantize_rows_u8(M, K, X.data(), ldx, out.q.data(), ldq, out.scale.data(), out.zero_point.data());
+  ref::quantize_rows_u8(M, K, X.data(), ldx, nullptr, out.q.data(), ldq, out.scale.data(), out.zero_point.data());
   return out;
 }
 

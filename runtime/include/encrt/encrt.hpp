@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -120,6 +121,20 @@ struct PlannedBuffer {
   int last_op = 0;
 };
 
+// What an observer sees after each op of a run (for calibration and debugging tools; the
+// pointers are valid only during the callback).
+struct OpOutput {
+  const std::string& label;   // e.g. "layers.2.ffn.up", "layers.2.attention", "embeddings"
+  const char* kind;           // "linear", "attention", "layer_norm", ...
+  int layer;                  // -1 outside the layers
+  const float* input;         // fp32 input rows [rows, input_width], or null (int8 or in-place)
+  int input_width;
+  const float* output;        // fp32 output rows [rows, output_width], or null
+  int output_width;
+  int rows;                   // batch * seq for token ops, batch for pooled ops
+};
+using OpObserver = std::function<void(const OpOutput&)>;
+
 struct OpProfile {
   std::string name;  // op kind and the kernel it used
   double total_ms = 0.0;
@@ -140,6 +155,8 @@ class Session {
 
   // Runs the encoder. Performs no heap allocation. Checks shapes and every id first.
   Status run(const Inputs& inputs);
+  // As run(), calling `observer` after every op (this path may allocate; it is not for serving).
+  Status run(const Inputs& inputs, const OpObserver& observer);
 
   // Outputs of the last successful run(), valid until the next run() or the session's end.
   const float* last_hidden_state() const;  // [batch, seq, hidden]

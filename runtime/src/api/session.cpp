@@ -96,6 +96,13 @@ Status Session::create(const Model& model, const SessionOptions& options, std::u
   return Status::ok();
 }
 
+Status Session::run(const Inputs& in, const OpObserver& observer) {
+  impl_->observer = &observer;
+  const Status s = run(in);
+  impl_->observer = nullptr;
+  return s;
+}
+
 Status Session::run(const Inputs& in) {
   detail::SessionImpl& s = *impl_;
   const ModelConfig& c = s.model->config;

@@ -68,7 +68,9 @@ using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const i
                             const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                             const GemmEpilogue& ep);
 
-// Quantizes rows of X [M, K] (stride ldx) to uint8 (stride ldq), exactly as follows, per row:
+// Quantizes rows of X [M, K] (stride ldx) to uint8 (stride ldq), exactly as follows, per row,
+// where x[k] is X's value times multipliers[k] (one fp32 multiply) when `multipliers` is not null
+// (the per-channel SmoothQuant factors of an int8 linear layer), else X's value:
 //   lo = min(0, min_k x), hi = max(0, max_k x)
 //   if hi == lo: scale = 1, zero_point = 0, q = 0
 //   else: scale = (hi - lo) / 255 (fp32), inv = 1 / scale (fp32),
@@ -77,8 +79,8 @@ using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const i
 // rint rounds half to even (the default rounding mode, as cvtps2dq does); a NaN input quantizes to
 // 0 (as cvtps2dq's integer indefinite value does after the clamp). Bytes k in
 // [K, round_up(K, 4)) are set to zero_point.
-using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq,
-                                  float* scale, int32_t* zero_point);
+using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, const float* multipliers,
+                                  uint8_t* Q, int ldq, float* scale, int32_t* zero_point);
 
 // y = (x - mean) / sqrt(var + eps) * gamma + beta per row, in place allowed (X == Y).
 using LayerNormFn = void (*)(int M, int N, const float* X, int ldx, const float* gamma,

@@ -19,6 +19,7 @@ struct LinearView {
   const void* packed = nullptr;
   const float* scales = nullptr;       // I8: [N]
   const int32_t* column_sums = nullptr;  // I8: [N]
+  const float* activation_multipliers = nullptr;  // I8, optional: [K], applied before quantizing
   const float* bias = nullptr;         // [N]
   int N = 0;
   int K = 0;

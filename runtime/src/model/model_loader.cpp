@@ -117,6 +117,15 @@ class Validator {
       if (Status s = per_channel(*t, static_cast<size_t>(N), true); !s) return s;
       out->scales = t->scales()->data();
       out->column_sums = t->column_sums()->data();
+      if (const auto* m = t->activation_multipliers()) {
+        if (m->size() != static_cast<size_t>(K))
+          return invalid_model("tensor '" + weight + "' needs " + std::to_string(K) + " activation multipliers, has " +
+                               std::to_string(m->size()));
+        for (float v : *m)
+          if (!(std::isfinite(v) && v > 0.0f))
+            return invalid_model("tensor '" + weight + "' has a non-positive or non-finite activation multiplier");
+        out->activation_multipliers = m->data();
+      }
     }
     out->dtype = t->dtype();
     out->packed = t->data()->data();

@@ -144,6 +144,7 @@ class GraphBuilder {
       q.kind = OpKind::kQuantize;
       q.label = label + ".quantize";
       q.layer = l;
+      q.linear = &w;  // for its activation multipliers
       q.in = in;
       q.width_in = q.width_out = w.K;
       q.out = buffer(label + ".input_u8", rows, static_cast<size_t>(kernels::round_up(w.K, kernels::kPanelK)));

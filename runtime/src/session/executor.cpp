@@ -71,6 +71,7 @@ class Executor {
         case OpKind::kPoolFirst: pool_first(op); break;
         case OpKind::kTanh: tanh_in_place(op); break;
       }
+      if (s_.observer) observe(op);
       if (profile) {
         OpProfile& p = s_.profile[i];
         p.total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -82,6 +83,26 @@ class Executor {
  private:
   int threads() const { return pool_.threads(); }
   int rows_of(int buffer) const { return s_.rows(s_.graph.buffers[static_cast<size_t>(buffer)].rows); }
+
+  void observe(const Op& op) {
+    const auto& buffers = s_.graph.buffers;
+    auto is_f32_rows = [&](int b, int width) {
+      return b >= 0 && buffers[static_cast<size_t>(b)].row_bytes == static_cast<size_t>(width) * sizeof(float);
+    };
+    const bool in_f32 = op.kind != OpKind::kQuantize && op.in != op.out && is_f32_rows(op.in, op.width_in);
+    // (An int8 linear's fp32 input may already be overwritten: its lifetime ended at the
+    // quantize op. Only its quantized copy is alive, so no input is reported.)
+    const int fp32_in = in_f32 ? op.in : -1;
+    const OpOutput out{op.label,
+                       plan::op_kind_name(op.kind),
+                       op.layer,
+                       fp32_in >= 0 ? s_.buffer<float>(fp32_in) : nullptr,
+                       op.width_in,
+                       is_f32_rows(op.out, op.width_out) ? s_.buffer<float>(op.out) : nullptr,
+                       op.width_out,
+                       rows_of(op.out)};
+    (*s_.observer)(out);
+  }
 
   void embed(const Op& op) {
     const ModelImpl& m = *s_.model;
@@ -129,7 +150,7 @@ class Executor {
       int r0, r1;
       chunk(M, threads(), task, &r0, &r1);
       if (r1 > r0)
-        kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, q + static_cast<size_t>(r0) * ldq, ldq,
+        kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, op.linear->activation_multipliers, q + static_cast<size_t>(r0) * ldq, ldq,
                              scale + r0, zp + r0);
     };
     parallel(pool_, threads(), body);

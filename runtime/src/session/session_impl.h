@@ -38,6 +38,7 @@ struct SessionImpl {
   const int32_t* ids = nullptr;
   const int32_t* mask = nullptr;
   const int32_t* token_types = nullptr;
+  const OpObserver* observer = nullptr;  // set only for the duration of an observed run
 
   template <typename T>
   T* buffer(int id) const {

@@ -9,16 +9,17 @@
 
 namespace encrt::kernels::ref {
 
-void quantize_rows_u8(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq, float* scale,
-                      int32_t* zero_point) {
+void quantize_rows_u8(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
+                      float* scale, int32_t* zero_point) {
   const int Kp = round_up(K, kPanelK);
   for (int m = 0; m < M; ++m) {
-    const float* x = X + static_cast<size_t>(m) * ldx;
+    const float* row = X + static_cast<size_t>(m) * ldx;
+    auto x = [&](int k) { return multipliers ? row[k] * multipliers[k] : row[k]; };
     uint8_t* q = Q + static_cast<size_t>(m) * ldq;
     float lo = 0.0f, hi = 0.0f;
     for (int k = 0; k < K; ++k) {
-      lo = std::min(lo, x[k]);
-      hi = std::max(hi, x[k]);
+      lo = std::min(lo, x(k));
+      hi = std::max(hi, x(k));
     }
     if (hi == lo) {
       scale[m] = 1.0f;
@@ -30,7 +31,7 @@ void quantize_rows_u8(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq
     const float inv = 1.0f / s;
     const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo * inv), 0.0f, 255.0f));
     for (int k = 0; k < K; ++k) {
-      const float v = std::nearbyint(x[k] * inv) + static_cast<float>(zp);
+      const float v = std::nearbyint(x(k) * inv) + static_cast<float>(zp);
       q[k] = std::isnan(v) ? uint8_t{0} : static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
     }
     for (int k = K; k < Kp; ++k) q[k] = static_cast<uint8_t>(zp);

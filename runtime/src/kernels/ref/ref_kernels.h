@@ -15,8 +15,8 @@ void gemm_f16(int M, int N, int K, const float* A, int lda, const uint16_t* W, f
               const GemmEpilogue& ep);
 void gemm_u8s8(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
-void quantize_rows_u8(int M, int K, const float* X, int ldx, uint8_t* Q, int ldq, float* scale,
-                      int32_t* zero_point);
+void quantize_rows_u8(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
+                      float* scale, int32_t* zero_point);
 void layer_norm(int M, int N, const float* X, int ldx, const float* gamma, const float* beta,
                 float eps, float* Y, int ldy);
 

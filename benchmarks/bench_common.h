@@ -1,0 +1,46 @@
+// Shared pieces of encrt_kernel_bench: the MiniLM GEMM shapes, the CPU's measured peaks and the
+// registration entry points of each benchmark file.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_types.h"
+#include "peak_probe_x86.h"
+
+namespace encrt::bench {
+
+// One linear layer of a MiniLM-L6/L12 encoder layer (hidden 384, FFN 1536) for M tokens, with
+// the epilogue the runtime fuses into it.
+struct GemmShape {
+  int M, K, N;
+  const char* layer;  // attn_out (bias + residual), ffn_up (bias + GELU), ffn_down (bias + residual)
+  kernels::Activation activation;
+  bool residual;
+};
+std::vector<GemmShape> minilm_shapes();
+std::string shape_name(const GemmShape& s);  // e.g. "M128_K384_N1536_ffn_up"
+
+// Single-core peaks of this CPU, measured once at start-up by register-only instruction loops
+// (peak_probe_x86.cpp). Zero where the CPU lacks the instruction.
+struct Peaks {
+  double vpdpbusd_zmm_ops = 0;  // int ops/s: 16 lanes × 4 u8·s8 products × 2 (multiply + add)
+  double fma_zmm_flops = 0;     // flop/s of vfmadd231ps zmm (16 lanes × 2)
+  double fma_ymm_flops = 0;     // flop/s of vfmadd231ps ymm (8 lanes × 2)
+};
+const Peaks& measured_peaks();
+
+// Repetition statistics: with --benchmark_repetitions, "min" of the time and "max" of each rate
+// counter are the best-of-N values (the machine is shared and noisy).
+void add_best_of_statistics(benchmark::internal::Benchmark* b);
+
+// Sets GOPS (1e9 ops/s) and, when peak > 0, pct_peak (percent of `peak`) for `ops` per iteration.
+void set_rate_counters(benchmark::State& state, double ops, double peak);
+
+void register_peak_benchmarks();
+void register_kernel_benchmarks();
+void register_xnnpack_benchmarks();  // no-op when built without XNNPACK
+
+}  // namespace encrt::bench

@@ -1,0 +1,287 @@
+// encrt_kernel_bench: the GEMM kernels of every ISA level this CPU supports on MiniLM shapes,
+// XNNPACK's fully connected operators on the same shapes, and register-only peak probes.
+//
+//   encrt_kernel_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Names are <kind>/<implementation>/<shape>:
+//   qu8s8_full   quantize the fp32 activations per row + int8 GEMM + dequantize + bias
+//   qu8s8_fused  the same with the layer's whole fused epilogue (GELU for ffn_up, + residual for
+//                attn_out / ffn_down), as the runtime runs it
+//   qu8s8_gemm   the int8 GEMM + dequantize + bias alone, on already quantized rows
+//   f32, f16w    fp32 / fp16-weight GEMM with the layer's fused epilogue
+//   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
+// Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
+// single-core peak of the instruction the kernel is built on (vpdpbusd zmm for int8, vfmadd231ps
+// zmm for the AVX-512 float kernels, vfmadd231ps ymm for AVX2), measured by register-only loops
+// at start-up of the same run (peaks.cpp). With repetitions, read "_min" for time and "_max" for
+// the rate counters (best-of-N on a noisy machine). A summary at the end puts the best-of-N
+// results side by side: percent of peak, and encrt's speed relative to XNNPACK's.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "kernels/kernel_table.h"
+#include "kernels/ref/ref_kernels.h"
+
+namespace encrt::bench {
+
+using kernels::Activation;
+using kernels::GemmEpilogue;
+using kernels::IsaLevel;
+using kernels::KernelTable;
+
+std::vector<GemmShape> minilm_shapes() {
+  std::vector<GemmShape> shapes;
+  for (int M : {128, 16}) {
+    shapes.push_back({M, 384, 384, "attn_out", Activation::kNone, true});
+    shapes.push_back({M, 384, 1536, "ffn_up", Activation::kGelu, false});
+    shapes.push_back({M, 1536, 384, "ffn_down", Activation::kNone, true});
+  }
+  return shapes;
+}
+
+void add_best_of_statistics(benchmark::internal::Benchmark* b) {
+  b->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+  b->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
+}
+
+void set_rate_counters(benchmark::State& state, double ops, double peak) {
+  state.counters["GOPS"] = benchmark::Counter(ops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  if (peak > 0)
+    state.counters["pct_peak"] = benchmark::Counter(100.0 * ops / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+std::string shape_name(const GemmShape& s) {
+  return "M" + std::to_string(s.M) + "_K" + std::to_string(s.K) + "_N" + std::to_string(s.N) + "_" + s.layer;
+}
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
+  std::vector<float> v(n);
+  uint32_t x = seed * 2654435761u + 1u;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = lo + (hi - lo) * static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
+  }
+  return v;
+}
+
+// Inputs and packed weights of one linear layer, built once per benchmark run.
+struct Layer {
+  GemmShape shape;
+  std::vector<float> x, w, bias, residual, c;
+  std::vector<float> w_f32;
+  std::vector<uint16_t> w_f16;
+  std::vector<int8_t> w_i8;
+  std::vector<float> w_scale;
+  std::vector<int32_t> w_sum;
+  std::vector<uint8_t> q;
+  std::vector<float> q_scale;
+  std::vector<int32_t> q_zp;
+  int ldq = 0;
+  GemmEpilogue ep;
+
+  explicit Layer(const GemmShape& s) : shape(s) {
+    const int M = s.M, K = s.K, N = s.N;
+    x = random_floats(static_cast<size_t>(M) * K, 1, -2.0f, 2.0f);
+    w = random_floats(static_cast<size_t>(N) * K, 2, -0.1f, 0.1f);
+    bias = random_floats(N, 3, -0.5f, 0.5f);
+    residual = random_floats(static_cast<size_t>(M) * N, 4, -1.0f, 1.0f);
+    c.assign(static_cast<size_t>(M) * N, 0.0f);
+    w_f32.resize(kernels::panel_f32_size(N, K));
+    kernels::ref::pack_weights_f32(N, K, w.data(), w_f32.data());
+    w_f16.resize(kernels::panel_f32_size(N, K));
+    kernels::ref::pack_weights_f16(N, K, w.data(), w_f16.data());
+    w_i8.resize(kernels::panel_i8_size(N, K));
+    w_scale.resize(N);
+    w_sum.resize(N);
+    kernels::ref::quantize_pack_weights_i8(N, K, w.data(), w_i8.data(), w_scale.data(), w_sum.data());
+    ldq = kernels::round_up(K, kernels::kPanelK);
+    q.resize(static_cast<size_t>(M) * ldq);
+    q_scale.resize(M);
+    q_zp.resize(M);
+    kernels::ref::quantize_rows_u8(M, K, x.data(), K, nullptr, q.data(), ldq, q_scale.data(), q_zp.data());
+    ep.bias = bias.data();
+    ep.activation = s.activation;
+    if (s.residual) {
+      ep.residual = residual.data();
+      ep.ldr = N;
+    }
+  }
+  kernels::QuantizedRows rows() const { return {q.data(), ldq, q_scale.data(), q_zp.data()}; }
+};
+
+double gemm_ops(const GemmShape& s) { return 2.0 * s.M * s.N * s.K; }
+
+double fma_peak(IsaLevel level) {
+  const Peaks& p = measured_peaks();
+  return level >= IsaLevel::kAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
+}
+
+// The int8 kernels below the VNNI level have no instruction of their own to compare with; they
+// are reported against the VNNI peak too, which says how far they are from the best path.
+double int8_peak() { return measured_peaks().vpdpbusd_zmm_ops; }
+
+// The layer's epilogue reduced to dequantize + bias (what qu8s8_full and qu8s8_gemm time).
+GemmEpilogue bias_only(const Layer& L) {
+  GemmEpilogue ep;
+  ep.bias = L.bias.data();
+  return ep;
+}
+
+void bench_qu8s8_full(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  const GemmEpilogue ep = bias_only(L);
+  for (auto _ : state) {
+    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
+    benchmark::ClobberMemory();
+  }
+  set_rate_counters(state, gemm_ops(s), int8_peak());
+}
+
+void bench_qu8s8_fused(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  for (auto _ : state) {
+    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, L.ep);
+    benchmark::ClobberMemory();
+  }
+  set_rate_counters(state, gemm_ops(s), int8_peak());
+}
+
+void bench_qu8s8_gemm(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  const GemmEpilogue ep = bias_only(L);
+  for (auto _ : state) {
+    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
+    benchmark::ClobberMemory();
+  }
+  set_rate_counters(state, gemm_ops(s), int8_peak());
+}
+
+void bench_f32(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  for (auto _ : state) {
+    t->gemm_f32(s.M, s.N, s.K, L.x.data(), s.K, L.w_f32.data(), L.c.data(), s.N, L.ep);
+    benchmark::ClobberMemory();
+  }
+  set_rate_counters(state, gemm_ops(s), fma_peak(t->level));
+}
+
+void bench_f16w(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  for (auto _ : state) {
+    t->gemm_f16(s.M, s.N, s.K, L.x.data(), s.K, L.w_f16.data(), L.c.data(), s.N, L.ep);
+    benchmark::ClobberMemory();
+  }
+  set_rate_counters(state, gemm_ops(s), fma_peak(t->level));
+}
+
+void add(const std::string& name, void (*fn)(benchmark::State&, const KernelTable*, GemmShape),
+         const KernelTable* t, const GemmShape& s) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn, t, s);
+  b->Unit(benchmark::kMicrosecond);
+  add_best_of_statistics(b);
+}
+
+}  // namespace
+
+void register_kernel_benchmarks() {
+  const IsaLevel best = kernels::detect_isa_level();
+  for (IsaLevel level : {IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2}) {
+    if (level > best) continue;
+    const KernelTable* t = &kernels::kernel_table(level);
+    const std::string isa = kernels::isa_level_name(level);
+    for (const GemmShape& s : minilm_shapes()) {
+      const std::string shape = shape_name(s);
+      add("qu8s8_full/" + isa + "/" + shape, bench_qu8s8_full, t, s);
+      if (level == best) {
+        add("qu8s8_fused/" + isa + "/" + shape, bench_qu8s8_fused, t, s);
+        add("qu8s8_gemm/" + isa + "/" + shape, bench_qu8s8_gemm, t, s);
+      }
+      // The float GEMMs are the same at avx512 and avx512vnni: time them once.
+      if (level == IsaLevel::kAvx512Vnni) continue;
+      add("f32/" + isa + "/" + shape, bench_f32, t, s);
+      add("f16w/" + isa + "/" + shape, bench_f16w, t, s);
+    }
+  }
+}
+
+// Console output as usual, plus a summary of the best-of-N results at the end.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      // Individual repetitions, or the "min" aggregate when only aggregates are reported.
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "min") continue;
+      const double seconds = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      auto [it, inserted] = best_.emplace(r.run_name.function_name, seconds);
+      if (!inserted) it->second = std::min(it->second, seconds);
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    const Peaks& p = measured_peaks();
+    const IsaLevel level = kernels::detect_isa_level();
+    const std::string int8_isa = kernels::isa_level_name(level);
+    const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512 ? IsaLevel::kAvx512 : level);
+    const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
+    auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
+      auto it = best_.find(name);
+      return it == best_.end() || peak <= 0 ? -1.0 : 100.0 * gemm_ops(s) / it->second / peak;
+    };
+    auto speedup = [&](const std::string& ours, const std::string& theirs) {
+      auto a = best_.find(ours), b = best_.find(theirs);
+      return a == best_.end() || b == best_.end() ? -1.0 : b->second / a->second;
+    };
+    std::printf("\nSummary, best of the repetitions (CPU time). %% = percent of the measured single-core peak "
+                "(vpdpbusd zmm %.1f Gop/s for int8, vfmadd231ps %.1f Gflop/s for fp32); "
+                "xN = XNNPACK's time / encrt's time (-1: not measured).\n",
+                p.vpdpbusd_zmm_ops * 1e-9, fma_peak * 1e-9);
+    std::printf("%-28s %10s %11s %10s %12s %11s | %8s %9s %10s\n", "shape", "int8 full%", "int8 fused%",
+                "int8 gemm%", "xnn qs8 %", "full vs xnn", "f32 %", "xnn f32 %", "f32 vs xnn");
+    for (const GemmShape& s : minilm_shapes()) {
+      const std::string shape = shape_name(s);
+      const std::string full = "qu8s8_full/" + int8_isa + "/" + shape;
+      const std::string f32 = "f32/" + float_isa + "/" + shape;
+      std::printf("%-28s %10.1f %11.1f %10.1f %12.1f %10.2fx | %8.1f %9.1f %9.2fx\n", shape.c_str(),
+                  pct(full, s, p.vpdpbusd_zmm_ops), pct("qu8s8_fused/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops),
+                  pct("qu8s8_gemm/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops),
+                  pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops), speedup(full, "qs8_fc/xnnpack/" + shape),
+                  pct(f32, s, fma_peak), pct("f32_fc/xnnpack/" + shape, s, fma_peak),
+                  speedup(f32, "f32_fc/xnnpack/" + shape));
+    }
+  }
+
+ private:
+  std::map<std::string, double> best_;  // benchmark name → best CPU seconds per iteration
+};
+
+}  // namespace encrt::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const encrt::kernels::IsaLevel level = encrt::kernels::detect_isa_level();
+  std::printf("ISA level: %s; kernels: %s, %s, %s\n", encrt::kernels::isa_level_name(level),
+              encrt::kernels::kernel_table(level).gemm_u8s8_name,
+              encrt::kernels::kernel_table(level).gemm_f32_name,
+              encrt::kernels::kernel_table(level).gemm_f16_name);
+  encrt::bench::measured_peaks();
+  encrt::bench::register_peak_benchmarks();
+  encrt::bench::register_kernel_benchmarks();
+  encrt::bench::register_xnnpack_benchmarks();
+  encrt::bench::SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

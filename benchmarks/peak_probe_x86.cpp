@@ -1,0 +1,102 @@
+// Register-only peak probes: loops of independent vpdpbusd / vfmadd231ps chains that never touch
+// memory, to measure what one core of this machine can issue per second. Only the instruction
+// loops live in this file (built with AVX-512 VNNI flags so that the asm may name zmm16-31); the
+// timing and registration around them is ISA-neutral (peaks.cpp), and each loop is run only on a
+// CPU whose detect_isa_level() guarantees its instructions.
+#include "peak_probe_x86.h"
+
+namespace encrt::bench {
+
+// Each loop body has kPeakChains (zmm) or kPeakChainsYmm independent accumulators: enough chains
+// to cover latency × throughput (4-5 cycles × up to 2 per cycle on current cores), so the loop is
+// bound by issue throughput alone.
+#if defined(__x86_64__)
+void vpdpbusd_zmm_loop(long iterations) {
+  asm volatile(
+      "vpxord %%zmm16, %%zmm16, %%zmm16\n\t"
+      "vpternlogd $0xff, %%zmm17, %%zmm17, %%zmm17\n\t"
+      "1:\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm0\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm1\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm2\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm3\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm4\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm5\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm6\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm7\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm8\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm9\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm10\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm11\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm12\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm13\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm14\n\t"
+      "vpdpbusd %%zmm17, %%zmm16, %%zmm15\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "cc");
+}
+
+// Accumulators start at zero and the factors are zero: no denormals, no NaNs.
+void fma_zmm_loop(long iterations) {
+  asm volatile(
+      "vpxord %%zmm16, %%zmm16, %%zmm16\n\t"
+      "vpxord %%zmm17, %%zmm17, %%zmm17\n\t"
+      "1:\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm0\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm1\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm2\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm3\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm4\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm5\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm6\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm7\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm8\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm9\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm10\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm11\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm12\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm13\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm14\n\t"
+      "vfmadd231ps %%zmm17, %%zmm16, %%zmm15\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "cc");
+}
+
+// ymm has 16 architectural registers: 14 accumulators and two zero factors.
+void fma_ymm_loop(long iterations) {
+  asm volatile(
+      "vxorps %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vxorps %%ymm15, %%ymm15, %%ymm15\n\t"
+      "1:\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm2\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm3\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm6\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm7\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm10\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm11\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm12\n\t"
+      "vfmadd231ps %%ymm15, %%ymm14, %%ymm13\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
+#endif
+
+}  // namespace encrt::bench

@@ -1,0 +1,16 @@
+// Register-only instruction loops of peak_probe_x86.cpp: `iterations` × kPeakChains (or
+// kPeakChainsYmm) instructions each. Declarations only: the file that defines them is built with
+// AVX-512 VNNI flags and must not share inline code with the rest of the benchmark.
+#pragma once
+
+namespace encrt::bench {
+
+#if defined(__x86_64__)
+constexpr int kPeakChains = 16;     // zmm accumulators per iteration
+constexpr int kPeakChainsYmm = 14;  // ymm accumulators per iteration (16 registers, 2 factors)
+void vpdpbusd_zmm_loop(long iterations);  // AVX512-VNNI
+void fma_zmm_loop(long iterations);       // AVX-512F
+void fma_ymm_loop(long iterations);       // FMA
+#endif
+
+}  // namespace encrt::bench

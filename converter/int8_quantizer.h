@@ -1,0 +1,51 @@
+// Int8 quantization with an accuracy guardrail.
+//
+// 1. Run the fp32 model on the calibration set and record, per linear layer, the largest |x| of
+//    every input channel, plus every layer's output and the pooled output (the reference).
+// 2. SmoothQuant (alpha = 0.5 by default): per input channel k of each int8 linear,
+//    s_k = max|x_k|^alpha / max_n|W_nk|^(1-alpha); the weights' column k is multiplied by s_k and
+//    the runtime multiplies activations by 1/s_k before its per-row quantization. This moves
+//    the outlier channels of LayerNorm outputs (BERT has a few, 10-50x the others) into the
+//    per-channel weight scales, where they cost little.
+// 3. Build the int8 model, run it on the calibration set, and measure per layer the cosine of
+//    every real token's hidden state against fp32, and per sequence the pooled output's cosine.
+// 4. Guardrail: while the smallest pooled cosine is below `min_cosine`, keep layers in fp16,
+//    most helpful first (each layer's benefit is measured on its own, then layers are added in
+//    that order until the bar is met). Skipped when options->layer_weight_types is already set:
+//    the caller chose the layers' types.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "converter/calibration.h"
+#include "converter/convert.h"
+
+namespace encrt::converter {
+
+struct LayerAccuracy {
+  double mean_cosine = 0.0;  // over real tokens of the calibration set
+  double min_cosine = 0.0;
+  bool fp16 = false;         // kept in fp16 by the guardrail
+};
+
+struct QuantizationReport {
+  std::string calibration;
+  std::vector<LayerAccuracy> layers;     // of the final model
+  double pooled_mean_cosine = 0.0;       // of the final model, per calibration sequence
+  double pooled_min_cosine = 0.0;
+  double int8_only_min_cosine = 0.0;     // before the guardrail
+  std::vector<int> fp16_layers;
+  bool bar_met = false;
+  double min_cosine_bar = 0.0;
+  std::string to_text() const;           // the table printed by `encrt convert`
+};
+
+// Chooses smoothing and per-layer weight types for an int8 conversion, using options->min_cosine,
+// smoothing_alpha and calibration_threads. On success `src->smoothing` and
+// `options->layer_weight_types` are set (options->weight_type must be kI8) and `report`
+// describes the accuracy kept; write_model(*src, *options) then writes the chosen model.
+Status quantize_int8(SourceModel* src, ConvertOptions* options, const CalibrationSet& calibration,
+                     QuantizationReport* report);
+
+}  // namespace encrt::converter

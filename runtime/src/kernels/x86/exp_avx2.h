@@ -1,0 +1,44 @@
+// Vector exp for the AVX2 kernel files (*_avx2.cpp); coefficients and method in
+// exp_coefficients.h, measured accuracy kExpMaxRelError (attention_x86.h). Include after
+// x86_avx2_common.h (it brings <immintrin.h> in with GCC's false positive silenced).
+//
+// Internal linkage, as in x86_avx2_common.h: every kernel file keeps its own copy built with its
+// own ISA flags.
+#pragma once
+
+#include "kernels/x86/exp_coefficients.h"
+#include "kernels/x86/x86_avx2_common.h"
+
+namespace encrt::kernels::x86 {
+namespace {
+
+// exp(x) per lane. -inf gives +0, +inf gives +inf, NaN stays NaN.
+// AVX2 has no vscalefps: 2^n is built in the exponent field, in two factors 2^(n>>1) · 2^(n - (n>>1))
+// so that n in [-150, 129] stays representable in each; the second multiplication is the only
+// inexact one, so subnormal and overflowing results are rounded once, as by vscalefps.
+ENCRT_X86_INLINE __m256 exp_avx2(__m256 x) {
+  using namespace exp_coefficients;
+  // max/min return their second operand when either is NaN: x goes second so NaN propagates.
+  x = _mm256_min_ps(_mm256_set1_ps(kMaxArg), _mm256_max_ps(_mm256_set1_ps(kMinArg), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC6), r, _mm256_set1_ps(kC5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC0));
+  // NaN lanes convert to INT_MIN; their p is NaN already, which the scaling keeps.
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+}  // namespace
+}  // namespace encrt::kernels::x86

@@ -1,0 +1,179 @@
+// qu8s8_gemm_8x48__avx512vnni: uint8 activations × int8 weights (PanelN16K4) with vpdpbusd.
+//
+// Register tile: 8 rows × 48 columns = 24 zmm int32 accumulators, 3 zmm of weights and one
+// broadcast of 4 activation bytes; each k-group of 4 costs 3 weight loads, 8 broadcasts and 24
+// vpdpbusd. 8 × 48 divides the MiniLM shapes exactly (M = 128 = 16·8, N = 384 = 8·48,
+// 1536 = 32·48), where a 6 × 64 tile leaves a thin 2-row remainder.
+//
+// Loop order: column blocks outside, row tiles inside, the whole depth K in registers. A block's
+// weights (48 × K bytes: 18 KiB at K = 384, 72 KiB at K = 1536) stay in L1/L2 while every row
+// tile streams through them; during the last row tile of a block the next block's weights are
+// prefetched (they usually come from L3: the int8 weights of a whole model live there).
+//
+// vpdpbusd multiplies u8 × s8 into exact int32 sums (no int16 saturation, unlike vpmaddubsw),
+// so the integer part equals the reference's bit for bit; the float epilogue follows its order:
+// float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias, activation, + residual.
+#include <cstring>
+
+#include "kernels/x86/x86_avx512_common.h"
+#include "kernels/x86/x86_kernels.h"
+#include "kernels/x86/x86_tiling.h"
+
+namespace encrt::kernels::x86 {
+namespace {
+
+constexpr int kMR = 8;  // rows per tile
+constexpr int kNV = 3;  // zmm (16 columns, one weight panel) per tile row
+// In-panel software prefetch distance, in k-groups of 64 bytes per panel.
+constexpr int kPrefetchGroups = 8;
+
+struct TileArgs {
+  int K4;                   // k-groups of 4
+  const uint8_t* a;         // row m0 of the quantized activations
+  size_t lda;
+  const int8_t* w;          // first panel of the block
+  size_t panel_bytes;       // K4 * 64
+  const int8_t* w_next;     // next block's first panel to prefetch, or null
+  const float* a_scale;     // [M]
+  const int32_t* a_zp;      // [M]
+  const int32_t* w_sum;     // [N]
+  const float* w_scale;     // [N]
+  float* C;
+  size_t ldc;
+  int m0, n0;
+  int last_cols;            // valid columns in the tile's last zmm, 1..16
+  const GemmEpilogue* ep;
+};
+
+ENCRT_X86_INLINE __m512i broadcast_u8x4(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_set1_epi32(v);
+}
+
+// acc += Σ_4 u8(a)·s8(w) per int32 lane. Written as asm with acc tied in place ("+v"): with the
+// _mm512_dpbusd_epi32 intrinsic GCC 12 often copies every accumulator to a fresh register and
+// back to the stack on each step, halving the throughput of the loop.
+ENCRT_X86_INLINE void dpbusd(__m512i& acc, __m512i a_u8, __m512i w_s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(w_s8));
+}
+
+// The k loop of one tile: exact int32 sums Σ_k q[m0 + r, k] · W(n0 + 16j + lane, k) into
+// acc[r·NV + j]. Kept out of line, apart from the epilogue: inlined together, GCC stops keeping
+// the accumulator array in registers and spills it on every iteration.
+template <int MR, int NV>
+__attribute__((noinline)) void accumulate(const TileArgs& t, __m512i* acc_out) {
+  __m512i acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
+
+  const uint8_t* a = t.a;
+  const size_t lda = t.lda;
+  const int8_t* w = t.w;
+  const size_t pb = t.panel_bytes;
+  const int8_t* wn = t.w_next;
+  const int K4 = t.K4;
+  for (int k = 0; k < K4; ++k) {
+    __m512i wv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      wv[j] = _mm512_loadu_si512(w + j * pb);
+      _mm_prefetch(reinterpret_cast<const char*>(w + j * pb + kPrefetchGroups * 64), _MM_HINT_T0);
+    }
+    if (wn) {
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) _mm_prefetch(reinterpret_cast<const char*>(wn + j * pb), _MM_HINT_T1);
+      wn += 64;
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512i ab = broadcast_u8x4(a + r * lda);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) dpbusd(acc[r][j], ab, wv[j]);
+    }
+    a += 4;
+    w += 64;
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) _mm512_store_si512(acc_out + r * NV + j, acc[r][j]);
+}
+
+template <int MR, int NV>
+void tile(const TileArgs& t) {
+  __m512i acc[MR * NV];
+  accumulate<MR, NV>(t, acc);
+
+  const GemmEpilogue& ep = *t.ep;
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    const int m = t.m0 + r;
+    const __m512i zp = _mm512_set1_epi32(t.a_zp[m]);
+    const __m512 sc = _mm512_set1_ps(t.a_scale[m]);
+    float* c_row = t.C + static_cast<size_t>(m) * t.ldc;
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      const int n = t.n0 + 16 * j;
+      const __mmask16 mask = j == NV - 1 ? lanes_avx512(t.last_cols) : static_cast<__mmask16>(0xffff);
+      const __m512i ws = _mm512_maskz_loadu_epi32(mask, t.w_sum + n);
+      const __m512i exact = _mm512_sub_epi32(acc[r * NV + j], _mm512_mullo_epi32(zp, ws));
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(exact), sc);
+      v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, t.w_scale + n));
+      finish_store_avx512(v, ep, m, n, mask, c_row);
+    }
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+
+TileFn select_tile(int mr, int nv) {
+  static_assert(kMR == 8 && kNV == 3, "the table below lists every (rows, vectors) pair");
+  static const TileFn table[kMR][kNV] = {
+      {tile<1, 1>, tile<1, 2>, tile<1, 3>}, {tile<2, 1>, tile<2, 2>, tile<2, 3>},
+      {tile<3, 1>, tile<3, 2>, tile<3, 3>}, {tile<4, 1>, tile<4, 2>, tile<4, 3>},
+      {tile<5, 1>, tile<5, 2>, tile<5, 3>}, {tile<6, 1>, tile<6, 2>, tile<6, 3>},
+      {tile<7, 1>, tile<7, 2>, tile<7, 3>}, {tile<8, 1>, tile<8, 2>, tile<8, 3>}};
+  return table[mr - 1][nv - 1];
+}
+
+}  // namespace
+
+void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                                 const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                                 const GemmEpilogue& ep) {
+  if (M <= 0 || N <= 0) return;
+  TileArgs t{};
+  t.K4 = (K + kPanelK - 1) / kPanelK;
+  t.lda = static_cast<size_t>(A.ld);
+  t.panel_bytes = static_cast<size_t>(t.K4) * kPanelN * kPanelK;
+  t.a_scale = A.scale;
+  t.a_zp = A.zero_point;
+  t.w_sum = w_sum;
+  t.w_scale = w_scale;
+  t.C = C;
+  t.ldc = static_cast<size_t>(ldc);
+  t.ep = &ep;
+  constexpr int kNR = kNV * kPanelN;
+  for (int n0 = 0; n0 < N; n0 += kNR) {
+    const int cols = N - n0 < kNR ? N - n0 : kNR;
+    const int nv = (cols + kPanelN - 1) / kPanelN;
+    t.n0 = n0;
+    t.last_cols = cols - (nv - 1) * kPanelN;
+    t.w = W + static_cast<size_t>(n0 / kPanelN) * t.panel_bytes;
+    const int8_t* next_block = n0 + kNR < N ? t.w + kNV * t.panel_bytes : nullptr;
+    for (int m0 = 0; m0 < M;) {
+      const int mr = next_tile_rows(M - m0, kMR);
+      t.m0 = m0;
+      t.a = A.data + static_cast<size_t>(m0) * t.lda;
+      // Warm the next block only once, while the last row tile of this block runs.
+      t.w_next = m0 + mr == M ? next_block : nullptr;
+      select_tile(mr, nv)(t);
+      m0 += mr;
+    }
+  }
+}
+
+}  // namespace encrt::kernels::x86

@@ -1,0 +1,28 @@
+// Chooses, per ISA level, the x86 kernel variants that replace the reference ones. A level only
+// ever gets kernels built from instructions it guarantees (kernel_table.h): kAvx2 = AVX2 + FMA +
+// F16C, kAvx512 = + AVX-512 F/BW/VL/DQ, kAvx512Vnni = + AVX512-VNNI. Attention is not ours.
+#include "kernels/x86/x86_kernels.h"
+
+namespace encrt::kernels::x86 {
+
+void fill_kernel_table(IsaLevel level, KernelTable* table) {
+  if (level >= IsaLevel::kAvx2) {
+    table->gemm_f32 = f32_gemm_6x16__avx2, table->gemm_f32_name = "f32-gemm-6x16__avx2";
+    table->gemm_f16 = f16w_gemm_6x16__avx2, table->gemm_f16_name = "f16w-gemm-6x16__avx2";
+    table->gemm_u8s8 = qu8s8_gemm_6x8__avx2, table->gemm_u8s8_name = "qu8s8-gemm-6x8__avx2";
+    table->quantize_rows_u8 = qu8_quantize_rows__avx2;
+    table->layer_norm = f32_layer_norm__avx2;
+  }
+  if (level >= IsaLevel::kAvx512) {
+    table->gemm_f32 = f32_gemm_6x64__avx512, table->gemm_f32_name = "f32-gemm-6x64__avx512";
+    table->gemm_f16 = f16w_gemm_6x64__avx512, table->gemm_f16_name = "f16w-gemm-6x64__avx512";
+    table->gemm_u8s8 = qu8s8_gemm_6x32__avx512, table->gemm_u8s8_name = "qu8s8-gemm-6x32__avx512";
+    table->quantize_rows_u8 = qu8_quantize_rows__avx512;
+    table->layer_norm = f32_layer_norm__avx512;
+  }
+  if (level >= IsaLevel::kAvx512Vnni) {
+    table->gemm_u8s8 = qu8s8_gemm_8x48__avx512vnni, table->gemm_u8s8_name = "qu8s8-gemm-8x48__avx512vnni";
+  }
+}
+
+}  // namespace encrt::kernels::x86

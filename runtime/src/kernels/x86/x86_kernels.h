@@ -1,0 +1,69 @@
+// x86 SIMD kernels. Each *_avx2.cpp / *_avx512.cpp / *_avx512vnni.cpp file is compiled with its
+// own ISA flags (runtime/CMakeLists.txt); this header and fill_kernel_table are ISA-neutral, so
+// nothing declared here may be inline code that uses vector types.
+//
+// Names follow XNNPACK: <dtype>_<op>_<MR>x<NR>__<isa>, MR rows × NR columns per register tile.
+// Every kernel computes what its reference in kernels/ref/ computes (see kernel_types.h); the
+// tests in tests/kernels/test_x86_*.cpp hold each one to its reference.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernel_table.h"
+
+namespace encrt::kernels::x86 {
+
+// Replaces the entries of `table` that have a faster variant at `level`.
+void fill_kernel_table(IsaLevel level, KernelTable* table);
+
+// ---- int8 GEMM (GemmU8S8Fn): integer part exact, float part in the reference's order.
+// AVX512-VNNI: vpdpbusd, 8 rows × 48 columns (24 zmm accumulators).
+void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                                 const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                                 const GemmEpilogue& ep);
+// AVX-512 without VNNI: u8 and s8 widened to int16, vpmaddwd (no int16 saturation).
+void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                             const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                             const GemmEpilogue& ep);
+// AVX2: same widening scheme with ymm.
+void qu8s8_gemm_6x8__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                          const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                          const GemmEpilogue& ep);
+
+// ---- fp32 GEMM (GemmF32Fn) and fp16-weight GEMM (GemmF16Fn, weights widened by vcvtph2ps).
+void f32_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const float* W, float* C,
+                           int ldc, const GemmEpilogue& ep);
+void f16w_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const uint16_t* W,
+                            float* C, int ldc, const GemmEpilogue& ep);
+void f32_gemm_6x16__avx2(int M, int N, int K, const float* A, int lda, const float* W, float* C,
+                         int ldc, const GemmEpilogue& ep);
+void f16w_gemm_6x16__avx2(int M, int N, int K, const float* A, int lda, const uint16_t* W,
+                          float* C, int ldc, const GemmEpilogue& ep);
+
+// ---- Per-row uint8 quantization (QuantizeRowsU8Fn), bit-exact with the reference.
+void qu8_quantize_rows__avx512(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
+                               float* scale, int32_t* zero_point);
+void qu8_quantize_rows__avx2(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
+                             float* scale, int32_t* zero_point);
+
+// ---- LayerNorm (LayerNormFn), fp32 with a corrected two-pass variance.
+void f32_layer_norm__avx512(int M, int N, const float* X, int ldx, const float* gamma,
+                            const float* beta, float eps, float* Y, int ldy);
+void f32_layer_norm__avx2(int M, int N, const float* X, int ldx, const float* gamma,
+                          const float* beta, float eps, float* Y, int ldy);
+
+// ---- The erf approximation behind every GELU epilogue (x86_math_*.h), exposed over arrays so
+// that it can be tested on its own. erf(z) ≈ z·P(z²)/Q(z²) with z clamped to ±3.92, P and Q of
+// degree 5, fitted for minimax absolute error on [0, 3.92] (fit error 1.6e-8; 1 - erf(3.92) is
+// 2.9e-8). Evaluated in fp32, the maximum absolute error against the exact erf is below
+// kErfMaxAbsError: measured exhaustively over every float in [-10, 10] (beyond, the result is
+// exactly ±1) it is 3.73e-7, at |z| = 3.404, dominated by the fp32 rounding of the Horner steps.
+// GELU(x) = 0.5·x·(1 + erf(x/√2)) so its absolute error is at most 0.5·|x|·kErfMaxAbsError plus
+// the rounding of those few operations.
+constexpr float kErfMaxAbsError = 4.0e-7f;
+void f32_erf__avx512(int n, const float* x, float* y);
+void f32_gelu__avx512(int n, const float* x, float* y);
+void f32_erf__avx2(int n, const float* x, float* y);
+void f32_gelu__avx2(int n, const float* x, float* y);
+
+}  // namespace encrt::kernels::x86

