@@ -9,6 +9,7 @@
 
 #include "cli/npy.h"
 #include "converter/convert.h"
+#include "converter/int8_quantizer.h"
 #include "encrt/encrt.hpp"
 
 namespace encrt::test {
