@@ -183,6 +183,26 @@ void bench_f16w(benchmark::State& state, const KernelTable* t, GemmShape s) {
   set_rate_counters(state, gemm_ops(s), fma_peak(t->level));
 }
 
+// The two row-wise kernels around the GEMMs, on MiniLM rows: Gelem/s = M·K / time in 1e9/s.
+void bench_quantize(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);
+  for (auto _ : state) {
+    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void bench_layer_norm(benchmark::State& state, const KernelTable* t, GemmShape s) {
+  Layer L(s);  // LayerNorm of the [M, K] activations, gamma/beta taken from bias/w
+  std::vector<float> y(L.x.size());
+  for (auto _ : state) {
+    t->layer_norm(s.M, s.K, L.x.data(), s.K, L.w.data(), L.bias.data(), 1e-12f, y.data(), s.K);
+    benchmark::ClobberMemory();
+  }
+  state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void add(const std::string& name, void (*fn)(benchmark::State&, const KernelTable*, GemmShape),
          const KernelTable* t, const GemmShape& s) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), fn, t, s);
@@ -205,8 +225,13 @@ void register_kernel_benchmarks() {
         add("qu8s8_fused/" + isa + "/" + shape, bench_qu8s8_fused, t, s);
         add("qu8s8_gemm/" + isa + "/" + shape, bench_qu8s8_gemm, t, s);
       }
-      // The float GEMMs are the same at avx512 and avx512vnni: time them once.
+      // The float kernels are the same at avx512 and avx512vnni: time them once.
       if (level == IsaLevel::kAvx512Vnni) continue;
+      if (s.N == 384 && s.K == 384) {  // one row-wise run per (M, K): attn_out and ffn_down rows
+        add("quantize/" + isa + "/M" + std::to_string(s.M) + "_K384", bench_quantize, t, s);
+        add("layer_norm/" + isa + "/M" + std::to_string(s.M) + "_N384", bench_layer_norm, t, s);
+      }
+      if (s.K == 1536) add("quantize/" + isa + "/M" + std::to_string(s.M) + "_K1536", bench_quantize, t, s);
       add("f32/" + isa + "/" + shape, bench_f32, t, s);
       add("f16w/" + isa + "/" + shape, bench_f16w, t, s);
     }
@@ -216,6 +241,8 @@ void register_kernel_benchmarks() {
 // Console output as usual, plus a summary of the best-of-N results at the end.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  SummaryReporter() : ConsoleReporter(OO_Tabular) {}  // no colour codes: the output goes to logs
+
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {
@@ -235,34 +262,42 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     const std::string int8_isa = kernels::isa_level_name(level);
     const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512 ? IsaLevel::kAvx512 : level);
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
+    // Formatted cells; "-" where a benchmark was filtered out or could not run.
     auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
       auto it = best_.find(name);
-      return it == best_.end() || peak <= 0 ? -1.0 : 100.0 * gemm_ops(s) / it->second / peak;
+      return it == best_.end() || peak <= 0 ? std::string("-") : format("%.1f", 100.0 * gemm_ops(s) / it->second / peak);
     };
     auto speedup = [&](const std::string& ours, const std::string& theirs) {
       auto a = best_.find(ours), b = best_.find(theirs);
-      return a == best_.end() || b == best_.end() ? -1.0 : b->second / a->second;
+      return a == best_.end() || b == best_.end() ? std::string("-") : format("%.2fx", b->second / a->second);
     };
     std::printf("\nSummary, best of the repetitions (CPU time). %% = percent of the measured single-core peak "
                 "(vpdpbusd zmm %.1f Gop/s for int8, vfmadd231ps %.1f Gflop/s for fp32); "
-                "xN = XNNPACK's time / encrt's time (-1: not measured).\n",
+                "'vs xnn' = XNNPACK's time / encrt's time.\n",
                 p.vpdpbusd_zmm_ops * 1e-9, fma_peak * 1e-9);
-    std::printf("%-28s %10s %11s %10s %12s %11s | %8s %9s %10s\n", "shape", "int8 full%", "int8 fused%",
-                "int8 gemm%", "xnn qs8 %", "full vs xnn", "f32 %", "xnn f32 %", "f32 vs xnn");
+    std::printf("%-26s %11s %12s %11s %10s %12s | %7s %10s %11s\n", "shape", "int8 full %", "int8 fused %",
+                "int8 gemm %", "xnn qs8 %", "full vs xnn", "f32 %", "xnn f32 %", "f32 vs xnn");
     for (const GemmShape& s : minilm_shapes()) {
       const std::string shape = shape_name(s);
       const std::string full = "qu8s8_full/" + int8_isa + "/" + shape;
       const std::string f32 = "f32/" + float_isa + "/" + shape;
-      std::printf("%-28s %10.1f %11.1f %10.1f %12.1f %10.2fx | %8.1f %9.1f %9.2fx\n", shape.c_str(),
-                  pct(full, s, p.vpdpbusd_zmm_ops), pct("qu8s8_fused/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops),
-                  pct("qu8s8_gemm/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops),
-                  pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops), speedup(full, "qs8_fc/xnnpack/" + shape),
-                  pct(f32, s, fma_peak), pct("f32_fc/xnnpack/" + shape, s, fma_peak),
-                  speedup(f32, "f32_fc/xnnpack/" + shape));
+      std::printf("%-26s %11s %12s %11s %10s %12s | %7s %10s %11s\n", shape.c_str(),
+                  pct(full, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct("qu8s8_fused/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct("qu8s8_gemm/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
+                  pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
     }
   }
 
  private:
+  static std::string format(const char* fmt, double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+  }
+
   std::map<std::string, double> best_;  // benchmark name → best CPU seconds per iteration
 };
 

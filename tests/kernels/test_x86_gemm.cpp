@@ -88,7 +88,7 @@ double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0
 
 // The bound on |kernel - reference| for one output, given the bound `pre_err` on the difference
 // of the pre-activation values and the exact pre-activation value x.
-double output_tolerance(const EpilogueCase& e, double pre_err, double x, double bias, double residual) {
+double output_tolerance(const EpilogueCase& e, double pre_err, double x, double residual) {
   double err = pre_err;
   double y = x;
   if (e.activation == Activation::kRelu) {
@@ -98,7 +98,6 @@ double output_tolerance(const EpilogueCase& e, double pre_err, double x, double 
     err = 1.13 * pre_err + 0.5 * std::fabs(x) * x86::kErfMaxAbsError + 8 * kU * (std::fabs(x) + std::fabs(y));
   }
   if (e.residual != Residual::kNone) err += 4 * kU * (std::fabs(y) + std::fabs(residual));
-  (void)bias;
   return err;
 }
 
@@ -125,7 +124,7 @@ struct Problem {
         for (int n = 0; n < N; ++n) c[static_cast<size_t>(m) * ldc + n] = residual_at(m, n);
     return c;
   }
-  float residual_at(int m, int n) const { return residual[static_cast<size_t>(m) * (ldr) + n]; }
+  float residual_at(int m, int n) const { return residual[static_cast<size_t>(m) * ldr + n]; }
 
   // The epilogue pointing into `c` when the residual aliases it.
   GemmEpilogue make_epilogue(float* c) const {
@@ -217,7 +216,7 @@ void run_float_case(const Problem& p, const std::vector<IsaLevel>& levels) {
   auto tolerance = [&](int m, int n) {
     const size_t i = static_cast<size_t>(m) * p.N + n;
     const double pre = kU * (4 * sqrt_k * mag[i] + 2 * (std::fabs(x[i]) + std::fabs(p.bias_at(n))));
-    return output_tolerance(p.epilogue, pre, x[i], p.bias_at(n), p.residual_or_zero(m, n));
+    return output_tolerance(p.epilogue, pre, x[i], p.residual_or_zero(m, n));
   };
   for (IsaLevel level : levels) {
     const KernelTable& t = kernel_table(level);
@@ -273,7 +272,7 @@ void run_u8s8_case(const Problem& p, const std::vector<IsaLevel>& levels) {
     const double v = plain[static_cast<size_t>(m) * p.ldc + n];
     const double x = v + p.bias_at(n);
     const double pre = 2 * kU * (std::fabs(x) + std::fabs(p.bias_at(n)));
-    return output_tolerance(p.epilogue, pre, x, p.bias_at(n), p.residual_or_zero(m, n));
+    return output_tolerance(p.epilogue, pre, x, p.residual_or_zero(m, n));
   };
   for (IsaLevel level : levels) {
     const KernelTable& t = kernel_table(level);

@@ -13,18 +13,20 @@
 // vpdpbusd multiplies u8 × s8 into exact int32 sums (no int16 saturation, unlike vpmaddubsw),
 // so the integer part equals the reference's bit for bit; the float epilogue follows its order:
 // float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias, activation, + residual.
-#include <cstring>
-
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
 #include "kernels/x86/x86_tiling.h"
+
+#include <cstring>
 
 namespace encrt::kernels::x86 {
 namespace {
 
 constexpr int kMR = 8;  // rows per tile
 constexpr int kNV = 3;  // zmm (16 columns, one weight panel) per tile row
-// In-panel software prefetch distance, in k-groups of 64 bytes per panel.
+// In-panel software prefetch distance, in k-groups of 64 bytes per panel. Measured on Zen 4 with
+// the weights in L3 (MiniLM shapes): the next-block prefetch is worth up to 4 % (N = 1536), the
+// in-panel one about 1 % at M = 16 and nothing measurable at M = 128.
 constexpr int kPrefetchGroups = 8;
 
 struct TileArgs {
