@@ -88,7 +88,7 @@ Status Session::create(const Model& model, const SessionOptions& options, std::u
               : op.linear->dtype == fb::DType::F16 ? std::string(" ") + table->gemm_f16_name
                                                    : std::string(" ") + table->gemm_f32_name;
     } else if (op.kind == plan::OpKind::kAttention) {
-      name += op.int8_attention ? " int8" : " float";
+      name += std::string(" ") + (op.int8_attention ? table->attention_i8_name : table->attention_name);
     }
     impl->profile.push_back({op.label + " [" + name + "]", 0.0, 0});
   }
@@ -160,7 +160,7 @@ std::string Session::kernel_summary() const {
   const kernels::KernelTable& t = *impl_->kernels;
   std::ostringstream s;
   s << "isa=" << kernels::isa_level_name(t.level) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_name << " threads=" << impl_->options.threads;
+    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_name << " attention_i8=" << t.attention_i8_name << " threads=" << impl_->options.threads;
   return s.str();
 }
 

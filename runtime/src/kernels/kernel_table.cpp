@@ -48,7 +48,7 @@ KernelTable scalar_table() {
   t.layer_norm = ref::layer_norm;
   t.attention_f32 = ref::attention_f32, t.attention_name = "f32-attention__scalar";
   t.attention_f32_scratch = ref::attention_f32_scratch;
-  t.attention_i8 = ref::attention_i8;
+  t.attention_i8 = ref::attention_i8, t.attention_i8_name = "qs8-attention__scalar";
   t.attention_i8_scratch = ref::attention_i8_scratch;
   return t;
 }

@@ -29,7 +29,8 @@ struct KernelTable {
   const char* gemm_f32_name = "";
   const char* gemm_f16_name = "";
   const char* gemm_u8s8_name = "";
-  const char* attention_name = "";
+  const char* attention_name = "";     // fp32 attention
+  const char* attention_i8_name = "";
 
   GemmF32Fn gemm_f32 = nullptr;
   GemmF16Fn gemm_f16 = nullptr;

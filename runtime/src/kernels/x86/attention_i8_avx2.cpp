@@ -1,0 +1,361 @@
+// qs8_attention__avx2: int8 attention for one (sequence, head) on AVX2 (and on AVX-512 CPUs
+// without VNNI), computing what ref::attention_i8 computes; the scheme, the exact parts and the
+// softmax shortcut are those of attention_i8_avx512vnni.cpp (see there).
+//
+// AVX2 has no u8×s8 dot product that cannot saturate (vpmaddubsw adds two products in int16),
+// so the quantized values are kept widened to int16 and multiplied with vpmaddwd, which adds
+// two exact int16 products into an int32 lane:
+//   Q·Kᵀ  q and k both signed: K of 8 keys in [8 keys][2 depths] int16 groups (32 bytes), the
+//         broadcast operand two query depths; no compensation term is needed.
+//   P·V   u in [0, 255] as int16: V of 8 dims in [8 dims][2 keys] int16 groups, the broadcast
+//         operand the u of two consecutive keys.
+// Tiles: 4 query rows × 16 keys (8 ymm accumulators) for the scores, 4 rows × 16 dims for P·V.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/x86/x86_avx2_common.h"
+#include "kernels/x86/attention_x86.h"
+#include "kernels/x86/exp_avx2.h"
+#include "kernels/x86/x86_tiling.h"
+
+namespace encrt::kernels::x86 {
+namespace {
+
+constexpr int kRows = 4;  // query rows per tile
+
+size_t align64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+struct Dims {
+  int seq, dim;
+  int depth_pairs;  // ceil(D / 2): int16 pairs of a quantized row
+  int dim_panels;   // ceil(D / 8): 8-dim panels of the transposed V
+  int key_slots;    // round_up(seq, 16): keys of K panels, score tiles cover 16 keys
+  int key_pairs;    // ceil(seq / 2): 2-key groups of the transposed V
+  size_t row_ld;    // int16 per quantized row buffer: 8 · dim_panels (>= 2 · depth_pairs)
+  size_t score_ld;  // floats per score row
+  size_t u_ld;      // int16 per u row
+};
+
+Dims dims_of(int S, int D) {
+  Dims d;
+  d.seq = S;
+  d.dim = D;
+  d.depth_pairs = ceil_div(D, 2);
+  d.dim_panels = ceil_div(D, 8);
+  d.key_slots = round_up(S, 16);
+  d.key_pairs = ceil_div(S, 2);
+  d.row_ld = static_cast<size_t>(d.dim_panels) * 8;
+  d.score_ld = static_cast<size_t>(d.key_slots);
+  d.u_ld = static_cast<size_t>(d.key_slots);
+  return d;
+}
+
+struct Scratch {
+  int32_t* keys;      // [seq] indices of the real keys, ascending
+  int16_t* k_panels;  // [key_slots / 8][depth_pairs][8][2]
+  float* k_scale;     // [key_slots]
+  float* v_scale;     // [key_slots]
+  int16_t* v_panels;  // [dim_panels][key_pairs][8][2]
+  int16_t* rows2;     // [2][row_ld] quantized rows before interleaving
+  int16_t* q;         // [kRows][row_ld] quantized queries
+  float* q_scale;     // [kRows] s_q · scale
+  float* scores;      // [kRows][score_ld] scores, then w = e · s_v
+  int16_t* u;         // [kRows][u_ld]
+  float* s_p;         // [kRows]
+};
+
+size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    unsigned char* p = base ? base + off : nullptr;
+    off += align64(bytes);
+    return p;
+  };
+  const size_t slots = static_cast<size_t>(d.key_slots);
+  Scratch t;
+  t.keys = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * d.seq));
+  t.k_panels = reinterpret_cast<int16_t*>(take(slots * d.depth_pairs * 2 * sizeof(int16_t)));
+  t.k_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_panels = reinterpret_cast<int16_t*>(take(static_cast<size_t>(d.dim_panels) * d.key_pairs * 16 * sizeof(int16_t)));
+  t.rows2 = reinterpret_cast<int16_t*>(take(2 * d.row_ld * sizeof(int16_t)));
+  t.q = reinterpret_cast<int16_t*>(take(kRows * d.row_ld * sizeof(int16_t)));
+  t.q_scale = reinterpret_cast<float*>(take(sizeof(float) * kRows));
+  t.scores = reinterpret_cast<float*>(take(sizeof(float) * kRows * d.score_ld));
+  t.u = reinterpret_cast<int16_t*>(take(kRows * d.u_ld * sizeof(int16_t)));
+  t.s_p = reinterpret_cast<float*>(take(sizeof(float) * kRows));
+  if (s) *s = t;
+  return off;
+}
+
+ENCRT_X86_INLINE __m256i broadcast_pair(const int16_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+// 8 int32 in [-32768, 32767] to 8 int16 (in order).
+ENCRT_X86_INLINE __m128i narrow_to_int16(__m256i v) {
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(v, v), 0x08);
+  return _mm256_castsi256_si128(packed);
+}
+
+// Symmetric int8 of one row of D floats, exactly as the reference (s = max|x| / 127, 1 for an
+// all-zero row; q = clamp(rint(x · (1/s)), -127, 127); NaN → 0), stored widened to int16 in
+// dst[0 .. 8·ceil(D/8)) with zeros past D. Returns s.
+float quantize_row(const float* x, int D, int16_t* dst) {
+  __m256 amax = _mm256_setzero_ps();
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  int d = 0;
+  for (; d + 8 <= D; d += 8) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + d)), amax);
+  if (d < D) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_maskload_ps(x + d, lanes_avx2(D - d))), amax);
+  // vmaxps returns its second operand when either is NaN: a NaN leaves amax as std::max does.
+  const float m = reduce_max_avx2(amax);
+  const float s = m > 0.0f ? m / 127.0f : 1.0f;
+  const __m256 inv = _mm256_set1_ps(1.0f / s);
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  for (d = 0; d < D; d += 8) {
+    const __m256 xv = d + 8 <= D ? _mm256_loadu_ps(x + d) : _mm256_maskload_ps(x + d, lanes_avx2(D - d));
+    const __m256 y = _mm256_mul_ps(xv, inv);
+    const __m256 r = _mm256_round_ps(y, _MM_FROUND_CUR_DIRECTION);
+    const __m256 c = _mm256_and_ps(_mm256_min_ps(_mm256_max_ps(r, lo), hi), _mm256_cmp_ps(y, y, _CMP_ORD_Q));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + d), narrow_to_int16(_mm256_cvtps_epi32(c)));
+  }
+  return s;
+}
+
+struct Head {
+  const float* q;
+  const float* k;
+  const float* v;
+  size_t ld_qkv;
+  float* out;
+  size_t ld_out;
+  float scale;
+};
+
+// K of the real keys into [key / 8][depth pair][key % 8][2] panels; slots past `real` are zero.
+void quantize_keys(const Head& hd, const Dims& dm, const Scratch& t, int real) {
+  const int P = dm.depth_pairs;
+  for (int j = 0; j < real; ++j) {
+    t.k_scale[j] = quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.rows2);
+    int16_t* panel = t.k_panels + (static_cast<size_t>(j / 8) * P) * 16 + (j % 8) * 2;
+    for (int g = 0; g < P; ++g) std::memcpy(panel + static_cast<size_t>(g) * 16, t.rows2 + 2 * g, 4);
+  }
+  for (int j = real; j < round_up(real, 16); ++j) {
+    t.k_scale[j] = 0.0f;
+    int16_t* panel = t.k_panels + (static_cast<size_t>(j / 8) * P) * 16 + (j % 8) * 2;
+    for (int g = 0; g < P; ++g) std::memset(panel + static_cast<size_t>(g) * 16, 0, 4);
+  }
+}
+
+// V of the real keys, transposed: v_panels[p][g][i][kk] = V[key 2g + kk][8p + i], zero for a
+// key past `real`. Two keys quantized, then interleaved wordwise into [dim][2 keys] order.
+void quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real) {
+  for (int g = 0; g < ceil_div(real, 2); ++g) {
+    for (int kk = 0; kk < 2; ++kk) {
+      const int j = 2 * g + kk;
+      int16_t* dst = t.rows2 + kk * dm.row_ld;
+      if (j < real)
+        t.v_scale[j] = quantize_row(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, dst);
+      else
+        std::memset(dst, 0, dm.row_ld * sizeof(int16_t));
+    }
+    for (int p = 0; p < dm.dim_panels; ++p) {
+      const __m128i k0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows2 + 8 * p));
+      const __m128i k1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows2 + dm.row_ld + 8 * p));
+      __m128i* dst = reinterpret_cast<__m128i*>(t.v_panels + (static_cast<size_t>(p) * dm.key_pairs + g) * 16);
+      _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(k0, k1));  // dims 0-3
+      _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(k0, k1));  // dims 4-7
+    }
+  }
+  for (int j = real; j < round_up(real, 8); ++j) t.v_scale[j] = 0.0f;
+}
+
+// scores[r][c0 .. c0 + 8·NK) for R query rows against key panels c0/8 .. c0/8 + NK.
+template <int R, int NK>
+void score_tile(const Dims& dm, const Scratch& t, int c0) {
+  const int P = dm.depth_pairs;
+  const int16_t* panel = t.k_panels + static_cast<size_t>(c0 / 8) * P * 16;
+  __m256i acc[R][NK];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < NK; ++c) acc[r][c] = _mm256_setzero_si256();
+  for (int g = 0; g < P; ++g) {
+    __m256i kv[NK];
+#pragma GCC unroll 8
+    for (int c = 0; c < NK; ++c)
+      kv[c] = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + (static_cast<size_t>(c) * P + g) * 16));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256i qb = broadcast_pair(t.q + r * dm.row_ld + 2 * g);
+#pragma GCC unroll 8
+      for (int c = 0; c < NK; ++c) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(qb, kv[c]));
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NK; ++c) {
+    const __m256 sk = _mm256_load_ps(t.k_scale + c0 + 8 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      // float(dot) · (s_q · scale) · s_k, in the reference's order.
+      const __m256 s = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), _mm256_set1_ps(t.q_scale[r])), sk);
+      _mm256_store_ps(t.scores + r * dm.score_ld + c0 + 8 * c, s);
+    }
+  }
+}
+
+// out[i0 + r][8·p0 .. 8·(p0 + NV)) = float(Σ_g (u[r][2g], u[r][2g+1]) · V panels) · s_p[r].
+template <int R, int NV>
+void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, int pairs) {
+  __m256i acc[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) acc[r][c] = _mm256_setzero_si256();
+  const int16_t* panel = t.v_panels + static_cast<size_t>(p0) * dm.key_pairs * 16;
+  const size_t panel_stride = static_cast<size_t>(dm.key_pairs) * 16;
+  for (int g = 0; g < pairs; ++g) {
+    __m256i vv[NV];
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c)
+      vv[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + c * panel_stride + static_cast<size_t>(g) * 16));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256i ub = broadcast_pair(t.u + r * dm.u_ld + 2 * g);
+#pragma GCC unroll 8
+      for (int c = 0; c < NV; ++c) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(ub, vv[c]));
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* o = hd.out + static_cast<size_t>(i0 + r) * hd.ld_out;
+    const __m256 sp = _mm256_set1_ps(t.s_p[r]);
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) {
+      const int d = 8 * (p0 + c);
+      const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), sp);
+      if (d + 8 <= dm.dim)
+        _mm256_storeu_ps(o + d, y);
+      else
+        _mm256_maskstore_ps(o + d, lanes_avx2(dm.dim - d), y);
+    }
+  }
+}
+
+using ScoreTileFn = void (*)(const Dims&, const Scratch&, int);
+using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, int, int, int);
+
+template <int NK>
+constexpr ScoreTileFn kScoreTiles[kRows + 1] = {nullptr, score_tile<1, NK>, score_tile<2, NK>, score_tile<3, NK>,
+                                                score_tile<4, NK>};
+template <int NV>
+constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr, pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>, pv_tile<4, NV>};
+
+// Softmax of row r over the real keys, then u = rint(w · 255 / max w) into t.u[r] and s_p into
+// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row.
+void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, float* probs_row) {
+  float* s = t.scores + r * dm.score_ld;
+  const int nv = ceil_div(real, 8);
+  const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
+  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  __m256 mx = neg_inf;
+  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(s + 8 * c));
+  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(s + 8 * (nv - 1)), tail));
+  const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(mx));
+
+  __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
+  for (int c = 0; c < nv; ++c) {
+    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
+    if (c == nv - 1) e = _mm256_and_ps(e, tail);
+    if (probs_row) {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, e);
+      for (int l = 0; l < 8 && 8 * c + l < real; ++l) probs_row[t.keys[8 * c + l]] = lanes[l];
+    }
+    sum = _mm256_add_ps(sum, e);
+    const __m256 w = _mm256_mul_ps(e, _mm256_load_ps(t.v_scale + 8 * c));
+    wmax = _mm256_max_ps(wmax, w);
+    _mm256_store_ps(s + 8 * c, w);
+  }
+  const float inv_sum = 1.0f / reduce_add_avx2(sum);
+  const float w_max = reduce_max_avx2(wmax);
+  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that max is 0 (then every u is 0).
+  const float p_max = w_max * inv_sum;
+  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
+  const __m256 to_u = _mm256_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
+  int16_t* u = t.u + r * dm.u_ld;
+  for (int c = 0; c < nv; ++c) {
+    // rint in the current rounding mode (half to even), as the reference's nearbyint.
+    const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), to_u));
+    _mm_store_si128(reinterpret_cast<__m128i*>(u + 8 * c), narrow_to_int16(ui));
+  }
+  if (probs_row)
+    for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum;
+}
+
+}  // namespace
+
+size_t qs8_attention_scratch__avx2(int seq, int head_dim) { return layout(dims_of(seq, head_dim), nullptr, nullptr); }
+
+void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
+  const int S = a.seq, D = a.head_dim;
+  if (S <= 0 || D <= 0) return;
+  const Dims dm = dims_of(S, D);
+  Scratch t;
+  layout(dm, static_cast<unsigned char*>(scratch), &t);
+  const size_t row0 = static_cast<size_t>(b) * S;
+  const size_t hd_cols = static_cast<size_t>(a.heads) * D;
+  Head hd;
+  hd.q = a.qkv + row0 * a.ld_qkv + static_cast<size_t>(h) * D;
+  hd.k = hd.q + hd_cols;
+  hd.v = hd.q + 2 * hd_cols;
+  hd.ld_qkv = static_cast<size_t>(a.ld_qkv);
+  hd.out = a.out + row0 * a.ld_out + static_cast<size_t>(h) * D;
+  hd.ld_out = static_cast<size_t>(a.ld_out);
+  hd.scale = a.scale;
+  const int32_t* mask = a.mask ? a.mask + row0 : nullptr;
+  float* probs = a.probs ? a.probs + (static_cast<size_t>(b) * a.heads + h) * S * S : nullptr;
+
+  int real = 0;
+  for (int j = 0; j < S; ++j)
+    if (!mask || mask[j] != 0) t.keys[real++] = j;
+  if (real == 0) {  // no real token: zero output and probabilities, as the reference
+    for (int i = 0; i < S; ++i) std::memset(hd.out + static_cast<size_t>(i) * hd.ld_out, 0, sizeof(float) * D);
+    if (probs) std::memset(probs, 0, sizeof(float) * S * S);
+    return;
+  }
+  if (probs && real < S)  // padded keys: probability exactly 0
+    for (size_t i = 0; i < static_cast<size_t>(S); ++i)
+      for (int j = 0; j < S; ++j)
+        if (mask[j] == 0) probs[i * S + j] = 0.0f;
+
+  quantize_keys(hd, dm, t, real);
+  quantize_values(hd, dm, t, real);
+  const int pairs = ceil_div(real, 2);
+  for (int i0 = 0, rows = 0; i0 < S; i0 += rows) {
+    rows = next_tile_rows(S - i0, kRows);
+    for (int r = 0; r < rows; ++r) {
+      const float sq = quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, t.q + r * dm.row_ld);
+      t.q_scale[r] = sq * hd.scale;
+    }
+    for (int c0 = 0; c0 < real; c0 += 16) {
+      if (real - c0 > 8)
+        kScoreTiles<2>[rows](dm, t, c0);
+      else
+        kScoreTiles<1>[rows](dm, t, c0);
+    }
+    for (int r = 0; r < rows; ++r)
+      softmax_quantize_row(dm, t, r, real, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+    for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
+      if (dm.dim_panels - p0 >= 2)
+        kPvTiles<2>[rows](hd, dm, t, i0, p0, pairs);
+      else
+        kPvTiles<1>[rows](hd, dm, t, i0, p0, pairs);
+    }
+  }
+}
+
+}  // namespace encrt::kernels::x86

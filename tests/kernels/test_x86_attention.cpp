@@ -1,0 +1,633 @@
+// x86 attention kernels (attention_x86.h) called directly, one (sequence, head) per call as the
+// runtime does, against ref::attention_f32 / ref::attention_i8 and against fp64 attention.
+//
+// Inputs: uniform in [-1, 1]; per batch four sequences: all real, a prefix real, no real token,
+// and holes (every third key padded, key 0 included); padded tokens get K and V 50 times larger
+// so that a leak into any output shows. Also a null mask. Two layouts: the runtime's fused one
+// (ld_qkv = 3·heads·head_dim, ld_out = heads·head_dim, calls in reverse head order so that a
+// write past a head's own columns is caught) and strided rows whose gap columns hold NaN (in
+// qkv: must never be read) or a sentinel (in out: must never be written). Scratch is exactly
+// scratch_fn(seq, head_dim) bytes, filled with NaN bit patterns before use and followed by a guard.
+//
+// Tolerances, u = 2^-24, max|V| over the real keys of the (sequence, head):
+//   fp32, outputs: |got - ref| <= 1e-5 · max|V|. Both sides round the scores within
+//     (D + 1)·u·scale·Σ|q k| (sequential, FMA or not) and the exp within 1 ulp (kernels'
+//     exp: < 1e-7 relative, measured); the output is a convex combination of V, so a relative
+//     perturbation ε of the probabilities moves it by at most 2ε·max|V|: ~1e-6 for these inputs.
+//   fp32, probabilities: |got - ref| <= 1e-6 absolute; padded keys exactly 0.
+//   int8 against the reference: every quantized value, integer dot and score is the same; only
+//     the softmax differs (kernel exp < 1e-7 relative vs std::exp, and the kernel's
+//     u_j = rint(w_j·255/max w) with w = e·s_v instead of rint(P'_j/s_p), equal up to rounding).
+//     The ratio t_j = 255 w_j / max w then differs between the two by less than ~6e-7·t_j, so u_j
+//     can differ by one step only where t_j lies within that of a half integer. The test models
+//     t_j in fp64 from the (exactly reproduced) fp32 scores and calls a key a near tie when
+//     |t_j - (⌊t_j⌋ + ½)| <= 4e-6·max(t_j, 1). Per output element:
+//       |got - ref| <= s_p · Σ_{near ties} |v_j,d| + η · s_p · Σ_j (u_j + 1)|v_j,d|,
+//     with η = 2·kExpMaxRelError + 2.5e-7 + (1.07·S + 8)·u covering s_p (Σe summed in another
+//     order: at most (S - 1)u for the reference's sequential sum, S/16 + 4 for the kernel's).
+//     Near ties must stay rare (< 1% of keys). As a plain number this is at most
+//     (#near ties)·127·s_p + η·|out|, and s_p·127 <= max_j(p_j·max|V_j|)/255.
+//   int8 probabilities: relative to the reference's, 2·2.2e-7 (both exps) + (1.07·S + 8)·u.
+//   int8 against fp64 attention on the unquantized inputs: <= 0.02 · max|V|, the level the
+//     reference itself is held to (test_ref_attention.cpp).
+#include <catch2/catch.hpp>
+
+#if defined(ENCRT_ARCH_X86)
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <ctime>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/kernel_table.h"
+#include "kernels/kernel_types.h"
+#include "kernels/ref/ref_kernels.h"
+#include "kernels/x86/attention_x86.h"
+#include "naive_math.h"
+
+namespace {
+
+using namespace encrt::kernels;
+namespace naive = encrt::test_naive;
+
+constexpr double kU = FLT_EPSILON / 2.0;
+constexpr float kSentinel = -4321.5f;
+constexpr size_t kGuard = 256;
+constexpr unsigned char kGuardByte = 0xa5;
+
+struct Kernel {
+  IsaLevel level;
+  const char* name;
+  AttentionFn fn;
+  AttentionScratchFn scratch;
+};
+
+const Kernel kF32Kernels[] = {
+    {IsaLevel::kAvx2, "f32 avx2", x86::f32_attention__avx2, x86::f32_attention_scratch__avx2},
+    {IsaLevel::kAvx512, "f32 avx512", x86::f32_attention__avx512, x86::f32_attention_scratch__avx512},
+};
+const Kernel kI8Kernels[] = {
+    {IsaLevel::kAvx2, "qs8 avx2", x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2},
+    {IsaLevel::kAvx512Vnni, "qs8 avx512vnni", x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
+};
+
+bool can_run(const Kernel& k) {
+  const CpuFeatures& f = cpu_features();
+  const bool ok = k.level <= detect_isa_level() &&
+                  (k.level < IsaLevel::kAvx512Vnni || (f.avx512vnni && f.os_saves_zmm));
+  if (!ok) WARN(k.name << " attention not tested: this CPU only supports " << isa_level_name(detect_isa_level()));
+  return ok;
+}
+
+enum class Layout { kFused, kStrided };
+
+struct Problem {
+  int batch = 0, seq = 0, heads = 0, dim = 0;
+  int ld_qkv = 0, ld_out = 0;
+  Layout layout = Layout::kFused;
+  std::vector<float> qkv;     // [batch*seq, ld_qkv]
+  std::vector<int32_t> mask;  // [batch, seq]
+  bool null_mask = false;
+  float scale = 1.0f;
+
+  bool real(int b, int j) const { return null_mask || mask[static_cast<size_t>(b) * seq + j] != 0; }
+  bool any_real(int b) const {
+    for (int j = 0; j < seq; ++j)
+      if (real(b, j)) return true;
+    return false;
+  }
+  const float* q(int b, int i, int h) const {
+    return &qkv[(static_cast<size_t>(b) * seq + i) * ld_qkv + static_cast<size_t>(h) * dim];
+  }
+  const float* k(int b, int j, int h) const { return q(b, j, h) + heads * dim; }
+  const float* v(int b, int j, int h) const { return q(b, j, h) + 2 * heads * dim; }
+  double vmax(int b, int h) const {  // max |V| over the real keys
+    double m = 0.0;
+    for (int j = 0; j < seq; ++j)
+      if (real(b, j))
+        for (int d = 0; d < dim; ++d) m = std::max(m, std::fabs(static_cast<double>(v(b, j, h)[d])));
+    return m;
+  }
+};
+
+// Masked batches hold the four sequences of the header; null-mask batches two sequences.
+Problem make_problem(int S, int H, int D, bool null_mask, Layout layout, uint32_t seed) {
+  Problem p;
+  p.batch = null_mask ? 2 : 4;
+  p.seq = S;
+  p.heads = H;
+  p.dim = D;
+  p.layout = layout;
+  p.ld_qkv = 3 * H * D + (layout == Layout::kStrided ? 7 : 0);
+  p.ld_out = H * D + (layout == Layout::kStrided ? 3 : 0);
+  p.null_mask = null_mask;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  p.mask.assign(static_cast<size_t>(p.batch) * S, 1);
+  if (!null_mask)
+    for (int j = 0; j < S; ++j) {
+      p.mask[1 * S + j] = j < (S + 1) / 2 ? 1 : 0;
+      p.mask[2 * S + j] = 0;
+      p.mask[3 * S + j] = j % 3 == 0 ? 0 : 1;
+    }
+  const int cols = 3 * H * D;
+  const std::vector<float> vals = naive::random_floats(static_cast<size_t>(p.batch) * S * cols, -1.0f, 1.0f, seed);
+  p.qkv.assign(static_cast<size_t>(p.batch) * S * p.ld_qkv, std::numeric_limits<float>::quiet_NaN());
+  for (int b = 0; b < p.batch; ++b)
+    for (int t = 0; t < S; ++t)
+      for (int c = 0; c < cols; ++c) {
+        float x = vals[(static_cast<size_t>(b) * S + t) * cols + c];
+        if (!p.real(b, t) && c >= H * D) x *= 50.0f;
+        p.qkv[(static_cast<size_t>(b) * S + t) * p.ld_qkv + c] = x;
+      }
+  return p;
+}
+
+struct Result {
+  std::vector<float> out;    // [batch*seq, ld_out]
+  std::vector<float> probs;  // [batch, heads, seq, seq], empty when not requested
+};
+
+// Runs fn over every (b, h), checking that the scratch guard and out's gap columns stay intact.
+Result run(const Problem& p, AttentionFn fn, AttentionScratchFn scratch_fn, bool with_probs) {
+  Result r;
+  r.out.assign(static_cast<size_t>(p.batch) * p.seq * p.ld_out, kSentinel);
+  if (with_probs) r.probs.assign(static_cast<size_t>(p.batch) * p.heads * p.seq * p.seq, kSentinel);
+  const size_t bytes = scratch_fn(p.seq, p.dim);
+  std::vector<unsigned char> storage(bytes + 64 + kGuard, kGuardByte);
+  unsigned char* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  std::memset(scratch, 0xff, bytes);  // NaN in every float the kernel might read before writing
+
+  AttentionArgs a;
+  a.seq = p.seq;
+  a.heads = p.heads;
+  a.head_dim = p.dim;
+  a.qkv = p.qkv.data();
+  a.ld_qkv = p.ld_qkv;
+  a.mask = p.null_mask ? nullptr : p.mask.data();
+  a.scale = p.scale;
+  a.out = r.out.data();
+  a.ld_out = p.ld_out;
+  a.probs = with_probs ? r.probs.data() : nullptr;
+  const bool reverse = p.layout == Layout::kFused;
+  for (int b = 0; b < p.batch; ++b)
+    for (int hh = 0; hh < p.heads; ++hh) fn(a, b, reverse ? p.heads - 1 - hh : hh, scratch);
+
+  int bad_guard = 0, bad_gap = 0;
+  for (size_t i = 0; i < kGuard; ++i) bad_guard += scratch[bytes + i] != kGuardByte;
+  for (int row = 0; row < p.batch * p.seq; ++row)
+    for (int c = p.heads * p.dim; c < p.ld_out; ++c) bad_gap += r.out[static_cast<size_t>(row) * p.ld_out + c] != kSentinel;
+  CHECK(bad_guard == 0);
+  CHECK(bad_gap == 0);
+  return r;
+}
+
+float out_at(const Problem& p, const Result& r, int b, int h, int i, int d) {
+  return r.out[(static_cast<size_t>(b) * p.seq + i) * p.ld_out + static_cast<size_t>(h) * p.dim + d];
+}
+float prob_at(const Problem& p, const Result& r, int b, int h, int i, int j) {
+  return r.probs[((static_cast<size_t>(b) * p.heads + h) * p.seq + i) * p.seq + j];
+}
+
+// Exact mask semantics: a sequence without a real token gives zero output and probabilities;
+// padded keys have probability 0. Returns the number of violations.
+int mask_violations(const Problem& p, const Result& r) {
+  int bad = 0;
+  for (int b = 0; b < p.batch; ++b) {
+    const bool any = p.any_real(b);
+    for (int h = 0; h < p.heads; ++h)
+      for (int i = 0; i < p.seq; ++i) {
+        if (!any)
+          for (int d = 0; d < p.dim; ++d) bad += out_at(p, r, b, h, i, d) != 0.0f;
+        if (!r.probs.empty())
+          for (int j = 0; j < p.seq; ++j)
+            if (!any || !p.real(b, j)) bad += prob_at(p, r, b, h, i, j) != 0.0f;
+      }
+  }
+  return bad;
+}
+
+struct Shape {
+  int seq, heads, dim;
+};
+
+// seq × head_dim over the required sets; heads cycle through 1..12, kept small for seq 512 where
+// the scalar reference dominates the run time. Plus the MiniLM and BERT-base head shapes.
+std::vector<Shape> shapes() {
+  std::vector<Shape> s;
+  int next_heads = 0;
+  for (int S : {1, 3, 17, 64, 129, 512})
+    for (int D : {1, 5, 16, 32, 64}) {
+      const int H = S >= 512 ? 1 + (next_heads % 2) : 1 + next_heads % 12;
+      ++next_heads;
+      s.push_back({S, H, D});
+    }
+  s.push_back({128, 12, 32});
+  s.push_back({65, 12, 64});
+  s.push_back({200, 3, 48});
+  s.push_back({9, 2, 600});  // head_dim far above the register tiles
+  return s;
+}
+
+// ---- fp32
+
+struct F32Errors {
+  double worst_out = 0.0;   // max |err| / max|V|
+  double worst_prob = 0.0;  // max |err|
+  long bad_out = 0, bad_prob = 0;
+};
+
+void compare_f32(const Problem& p, const Result& got, const Result& want, F32Errors* e) {
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < p.heads; ++h) {
+      const double vmax = p.vmax(b, h);
+      for (int i = 0; i < p.seq; ++i) {
+        for (int d = 0; d < p.dim; ++d) {
+          const double err = std::fabs(static_cast<double>(out_at(p, got, b, h, i, d)) - out_at(p, want, b, h, i, d));
+          e->bad_out += !(err <= 1e-5 * vmax);
+          if (vmax > 0) e->worst_out = std::max(e->worst_out, err / vmax);
+        }
+        if (!got.probs.empty())
+          for (int j = 0; j < p.seq; ++j) {
+            const double err = std::fabs(static_cast<double>(prob_at(p, got, b, h, i, j)) - prob_at(p, want, b, h, i, j));
+            e->bad_prob += !(err <= 1e-6);
+            e->worst_prob = std::max(e->worst_prob, err);
+          }
+      }
+    }
+}
+
+void check_f32_problem(const Problem& p, const Kernel& k, const Result& want, F32Errors* total) {
+  for (bool with_probs : {false, true}) {
+    const Result got = run(p, k.fn, k.scratch, with_probs);
+    F32Errors e;
+    compare_f32(p, got, want, &e);
+    INFO(k.name << " seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << p.null_mask
+                << " fused=" << (p.layout == Layout::kFused) << " probs=" << with_probs << ": max|err|/max|V| "
+                << e.worst_out << ", max prob err " << e.worst_prob);
+    CHECK(e.bad_out == 0);
+    CHECK(e.bad_prob == 0);
+    CHECK(mask_violations(p, got) == 0);
+    total->worst_out = std::max(total->worst_out, e.worst_out);
+    total->worst_prob = std::max(total->worst_prob, e.worst_prob);
+  }
+}
+
+// ---- int8
+
+// Symmetric per-token int8 as documented in attention_i8_ref.cpp, in fp32.
+float quantize_token(const float* x, int D, std::vector<int>* q) {
+  float amax = 0.0f;
+  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
+  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float inv = 1.0f / s;
+  q->resize(D);
+  for (int d = 0; d < D; ++d) (*q)[d] = static_cast<int>(std::min(127.0f, std::max(-127.0f, std::nearbyint(x[d] * inv))));
+  return s;
+}
+
+struct I8Errors {
+  double worst_vs_ref = 0.0;    // max |got - ref| / max|V|
+  double worst_bound_use = 0.0; // max |got - ref| / bound
+  double worst_vs_fp64 = 0.0;   // max |got - fp64| / max|V|
+  double worst_ref_vs_fp64 = 0.0;
+  long bad = 0, bad_fp64 = 0, bad_prob = 0;
+  long near_ties = 0, keys = 0, differing = 0;
+};
+
+// The documented scheme in fp64 after the fp32 scores (which both kernels compute identically):
+// per query row, the ratios t_j, u_j = rint(t_j), s_p, and the near-tie flags.
+void compare_i8(const Problem& p, const Result& got, const Result& want, I8Errors* e) {
+  const int S = p.seq, D = p.dim;
+  const double eta = 2.0 * x86::kExpMaxRelError + 2.5e-7 + (1.07 * S + 8) * kU;
+  std::vector<std::vector<int>> kq(S), vq(S);
+  std::vector<float> sk(S), sv(S), score(S);
+  std::vector<int> qq;
+  std::vector<double> t(S), w(S);
+  for (int b = 0; b < p.batch; ++b) {
+    if (!p.any_real(b)) continue;  // zeros: mask_violations
+    for (int h = 0; h < p.heads; ++h) {
+      const double vmax = p.vmax(b, h);
+      for (int j = 0; j < S; ++j) {
+        sk[j] = quantize_token(p.k(b, j, h), D, &kq[j]);
+        sv[j] = quantize_token(p.v(b, j, h), D, &vq[j]);
+      }
+      for (int i = 0; i < S; ++i) {
+        const float sq = quantize_token(p.q(b, i, h), D, &qq);
+        float smax = -INFINITY;
+        for (int j = 0; j < S; ++j) {
+          if (!p.real(b, j)) continue;
+          int32_t dot = 0;
+          for (int d = 0; d < D; ++d) dot += qq[d] * kq[j][d];
+          score[j] = static_cast<float>(dot) * (sq * p.scale) * sk[j];
+          smax = std::max(smax, score[j]);
+        }
+        double wmax = 0.0, esum = 0.0;
+        for (int j = 0; j < S; ++j) {
+          if (!p.real(b, j)) continue;
+          const double ej = std::exp(static_cast<double>(score[j] - smax));  // the fp32 subtraction, as both kernels
+          esum += ej;
+          w[j] = ej * sv[j];
+          wmax = std::max(wmax, w[j]);
+        }
+        const double sp = wmax / esum / 255.0;
+        std::vector<double> tie_slack(D, 0.0), magnitude(D, 0.0);
+        for (int j = 0; j < S; ++j) {
+          if (!p.real(b, j)) continue;
+          t[j] = 255.0 * w[j] / wmax;
+          const double u = std::nearbyint(t[j]);
+          const bool near_tie = std::fabs(t[j] - std::floor(t[j]) - 0.5) <= 4e-6 * std::max(t[j], 1.0);
+          ++e->keys;
+          e->near_ties += near_tie;
+          for (int d = 0; d < D; ++d) {
+            magnitude[d] += (u + 1.0) * std::abs(vq[j][d]);
+            if (near_tie) tie_slack[d] += std::abs(vq[j][d]);
+          }
+        }
+        // fp64 attention on the unquantized inputs.
+        std::vector<double> scores(S), exact(D, 0.0);
+        std::vector<bool> real(S);
+        for (int j = 0; j < S; ++j) {
+          real[j] = p.real(b, j);
+          double dot = 0.0;
+          for (int d = 0; d < D; ++d) dot += static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d];
+          scores[j] = dot * p.scale;
+        }
+        const std::vector<double> probs = naive::softmax_masked(scores, real);
+        for (int j = 0; j < S; ++j)
+          for (int d = 0; d < D; ++d) exact[d] += probs[j] * p.v(b, j, h)[d];
+
+        for (int d = 0; d < D; ++d) {
+          const double g = out_at(p, got, b, h, i, d), r = out_at(p, want, b, h, i, d);
+          const double err = std::fabs(g - r);
+          const double bound = sp * (1.0 + 1e-5) * tie_slack[d] + eta * sp * magnitude[d] + 1e-30;
+          e->bad += !(err <= bound);
+          e->differing += g != r;
+          e->worst_bound_use = std::max(e->worst_bound_use, err / bound);
+          e->worst_vs_ref = std::max(e->worst_vs_ref, err / vmax);
+          const double err64 = std::fabs(g - exact[d]);
+          e->bad_fp64 += !(err64 <= 0.02 * vmax);
+          e->worst_vs_fp64 = std::max(e->worst_vs_fp64, err64 / vmax);
+          e->worst_ref_vs_fp64 = std::max(e->worst_ref_vs_fp64, std::fabs(r - exact[d]) / vmax);
+        }
+        if (!got.probs.empty()) {
+          const double rel = 2.0 * 2.2e-7 + (1.07 * S + 8) * kU;
+          for (int j = 0; j < S; ++j) {
+            const double pg = prob_at(p, got, b, h, i, j), pr = prob_at(p, want, b, h, i, j);
+            e->bad_prob += !(std::fabs(pg - pr) <= rel * pr + 1e-44);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("x86 vector exp: relative error below kExpMaxRelError", "[x86][attention][exp]") {
+  // Every 2^-12 over [-104, 89] (790k points) and 300k random floats of the range; the bound
+  // itself was measured over every float of the range (attention_x86.h).
+  std::vector<float> x;
+  for (int i = -104 * 4096; i <= 89 * 4096; ++i) x.push_back(static_cast<float>(i) / 4096.0f);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> any(-104.0f, 89.0f);
+  for (int i = 0; i < 300000; ++i) x.push_back(any(rng));
+  const float specials[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 88.72f, 88.7228f, 88.73f, 89.0f, 100.0f, 1e30f,
+                            -87.33f, -87.34f, -100.0f, -103.97f, -103.98f, -104.0f, -200.0f, -1e30f,
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  const size_t first_special = x.size();
+  x.insert(x.end(), std::begin(specials), std::end(specials));
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+
+  struct Variant {
+    IsaLevel level;
+    const char* name;
+    void (*fn)(int, const float*, float*);
+  };
+  for (const Variant& v : {Variant{IsaLevel::kAvx2, "avx2", x86::f32_exp__avx2},
+                           Variant{IsaLevel::kAvx512, "avx512", x86::f32_exp__avx512}}) {
+    if (v.level > detect_isa_level()) {
+      WARN("exp " << v.name << " not tested: this CPU only supports " << isa_level_name(detect_isa_level()));
+      continue;
+    }
+    std::vector<float> y(x.size());
+    v.fn(static_cast<int>(x.size()), x.data(), y.data());
+    double worst_rel = 0.0, worst_sub = 0.0;
+    long bad = 0;
+    for (size_t i = 0; i + 1 < x.size(); ++i) {
+      const double want = std::exp(static_cast<double>(x[i]));
+      if (want > FLT_MAX) {
+        bad += !(std::isinf(y[i]) && y[i] > 0);
+      } else if (want >= FLT_MIN) {
+        const double rel = std::fabs(y[i] - want) / want;
+        worst_rel = std::max(worst_rel, rel);
+        bad += !(rel <= x86::kExpMaxRelError);
+      } else {
+        const double abs_err = std::fabs(y[i] - want);
+        worst_sub = std::max(worst_sub, abs_err);
+        bad += !(abs_err <= std::ldexp(1.0, -149));
+      }
+    }
+    INFO(v.name << ": max relative error " << worst_rel << ", max subnormal error " << worst_sub);
+    CHECK(bad == 0);
+    CHECK(worst_rel > 0.0);
+    CHECK(y[first_special] == 1.0f);      // exp(0)
+    CHECK(y[first_special + 1] == 1.0f);  // exp(-0)
+    CHECK(y[first_special + 18] == std::numeric_limits<float>::infinity());
+    CHECK(y[first_special + 19] == 0.0f);
+    CHECK(std::isnan(y.back()));
+    // A partial vector: lanes past n are neither read nor written.
+    float in[3] = {0.5f, -1.0f, 2.0f}, outv[4] = {7.0f, 7.0f, 7.0f, 7.0f};
+    v.fn(3, in, outv);
+    CHECK(outv[3] == 7.0f);
+    CHECK(std::fabs(outv[1] - std::exp(-1.0)) <= 1e-7 * std::exp(-1.0));
+  }
+}
+
+TEST_CASE("x86 f32 attention matches the reference", "[x86][attention][f32]") {
+  uint32_t seed = 1000;
+  F32Errors total;
+  for (const Shape& sh : shapes())
+    for (bool null_mask : {false, true}) {
+      if (null_mask && sh.seq >= 512 && sh.dim != 32) continue;  // the scalar reference is slow there
+      for (Layout layout : {Layout::kFused, Layout::kStrided}) {
+        if (layout == Layout::kStrided && sh.seq >= 512) continue;
+        const Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
+        const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
+        for (const Kernel& k : kF32Kernels)
+          if (k.level <= detect_isa_level()) check_f32_problem(p, k, want, &total);
+      }
+    }
+  for (const Kernel& k : kF32Kernels) can_run(k);
+  INFO("overall max|err|/max|V| " << total.worst_out << ", max prob err " << total.worst_prob);
+  CHECK(total.worst_out < 1e-5);
+}
+
+TEST_CASE("x86 f32 attention: growing maxima, wide score ranges, exactly representable scores",
+          "[x86][attention][f32]") {
+  // Integer Q and K with a power-of-two scale: every score is exact in fp32 on both sides, so the
+  // tolerances above hold however peaked the softmax is. K[j][0] grows with j and Q[i][0] = 2, so
+  // each block of keys raises the running max (the online rescaling runs at every block); a
+  // second set spreads scores over ±1000 so most exponentials underflow to 0.
+  for (int spread : {3, 40})
+    for (int S : {70, 300}) {
+      const int H = 2, D = 16;
+      Problem p = make_problem(S, H, D, false, Layout::kFused, 77 + S + spread);
+      p.scale = 0.125f;
+      std::mt19937 rng(5 + S);
+      std::uniform_int_distribution<int> small(-spread, spread);
+      for (int b = 0; b < p.batch; ++b)
+        for (int t = 0; t < S; ++t)
+          for (int h = 0; h < H; ++h) {
+            float* q = const_cast<float*>(p.q(b, t, h));
+            float* k = const_cast<float*>(p.k(b, t, h));
+            for (int d = 0; d < D; ++d) q[d] = static_cast<float>(small(rng)), k[d] = static_cast<float>(small(rng));
+            q[0] = 2.0f;
+            k[0] = static_cast<float>(t / 4);
+          }
+      const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
+      for (const Kernel& k : kF32Kernels)
+        if (can_run(k)) {
+          F32Errors total;
+          check_f32_problem(p, k, want, &total);
+        }
+    }
+}
+
+TEST_CASE("x86 f32 attention: scratch is small and independent of the score matrix",
+          "[x86][attention][f32]") {
+  // O(64 · head_dim + seq): doubling seq at most adds ~12 bytes per token.
+  for (const Kernel& k : kF32Kernels) {
+    const size_t s512 = k.scratch(512, 64), s1024 = k.scratch(1024, 64);
+    CHECK(s1024 - s512 <= 12 * 512 + 192);
+    CHECK(s512 < 64 * 1024);
+  }
+}
+
+TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", "[x86][attention][i8]") {
+  uint32_t seed = 5000;
+  constexpr int kKernels = sizeof(kI8Kernels) / sizeof(kI8Kernels[0]);
+  bool runnable[kKernels];
+  I8Errors totals[kKernels];
+  for (int n = 0; n < kKernels; ++n) runnable[n] = can_run(kI8Kernels[n]);
+  for (const Shape& sh : shapes())
+    for (bool null_mask : {false, true}) {
+      if (null_mask && sh.seq >= 512 && sh.dim != 32) continue;
+      for (Layout layout : {Layout::kFused, Layout::kStrided}) {
+        if (layout == Layout::kStrided && sh.seq >= 512) continue;
+        const Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
+        const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
+        for (int n = 0; n < kKernels; ++n) {
+          if (!runnable[n]) continue;
+          const Kernel& k = kI8Kernels[n];
+          for (bool with_probs : {false, true}) {
+            const Result got = run(p, k.fn, k.scratch, with_probs);
+            I8Errors one;
+            compare_i8(p, got, want, &one);
+            INFO(k.name << " seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
+                        << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs << ": max|err|/max|V| "
+                        << one.worst_vs_ref << " (bound use " << one.worst_bound_use << "), vs fp64 "
+                        << one.worst_vs_fp64 << " (reference: " << one.worst_ref_vs_fp64 << ")");
+            CHECK(one.bad == 0);
+            CHECK(one.bad_fp64 == 0);
+            CHECK(one.bad_prob == 0);
+            CHECK(mask_violations(p, got) == 0);
+            I8Errors& e = totals[n];
+            e.worst_vs_ref = std::max(e.worst_vs_ref, one.worst_vs_ref);
+            e.worst_bound_use = std::max(e.worst_bound_use, one.worst_bound_use);
+            e.worst_vs_fp64 = std::max(e.worst_vs_fp64, one.worst_vs_fp64);
+            e.worst_ref_vs_fp64 = std::max(e.worst_ref_vs_fp64, one.worst_ref_vs_fp64);
+            e.near_ties += one.near_ties;
+            e.keys += one.keys;
+            e.differing += one.differing;
+          }
+        }
+      }
+    }
+  for (int n = 0; n < kKernels; ++n) {
+    if (!runnable[n]) continue;
+    const I8Errors& e = totals[n];
+    INFO(kI8Kernels[n].name << ": near ties " << e.near_ties << " of " << e.keys
+                            << " keys; outputs differing from the reference: " << e.differing
+                            << "; max|err|/max|V| vs ref " << e.worst_vs_ref << " (max bound use "
+                            << e.worst_bound_use << "), vs fp64 " << e.worst_vs_fp64 << " (reference vs fp64 "
+                            << e.worst_ref_vs_fp64 << ")");
+    CHECK(e.near_ties * 100 < e.keys);
+    CHECK(e.worst_vs_fp64 <= 0.02);
+  }
+}
+
+TEST_CASE("x86 int8 attention: zero rows, huge and NaN-free extremes quantize as the reference",
+          "[x86][attention][i8]") {
+  // All-zero K/V/Q rows (scale 1, q = 0), one dominant key, and values at the int8 clamp.
+  const int S = 37, H = 2, D = 20;
+  Problem p = make_problem(S, H, D, false, Layout::kStrided, 4242);
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < H; ++h) {
+      float* q0 = const_cast<float*>(p.q(b, 0, h));
+      float* k1 = const_cast<float*>(p.k(b, 1, h));
+      float* v2 = const_cast<float*>(p.v(b, 2, h));
+      float* k5 = const_cast<float*>(p.k(b, 5, h));
+      for (int d = 0; d < D; ++d) q0[d] = 0.0f, k1[d] = 0.0f, v2[d] = 0.0f, k5[d] = 30.0f;
+    }
+  for (const Kernel& k : kI8Kernels) {
+    if (!can_run(k)) continue;
+    const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
+    const Result got = run(p, k.fn, k.scratch, true);
+    I8Errors e;
+    compare_i8(p, got, want, &e);
+    INFO("max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
+    CHECK(e.bad == 0);
+    CHECK(e.bad_prob == 0);
+    CHECK(mask_violations(p, got) == 0);
+  }
+}
+
+TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.bench][attention_bench]") {
+  // Hidden ([.bench]): prints microseconds per call at head_dim 32 (MiniLM), 12 heads, no mask.
+  for (int S : {128, 512}) {
+    const Problem p = make_problem(S, 12, 32, true, Layout::kFused, 99);
+    AttentionArgs a;
+    a.seq = S, a.heads = 12, a.head_dim = 32, a.qkv = p.qkv.data(), a.ld_qkv = p.ld_qkv, a.scale = p.scale;
+    std::vector<float> out(static_cast<size_t>(p.batch) * S * p.ld_out);
+    a.out = out.data(), a.ld_out = p.ld_out;
+    struct Entry {
+      const char* name;
+      IsaLevel level;
+      AttentionFn fn;
+      AttentionScratchFn scratch;
+    };
+    const Entry entries[] = {
+        {"f32 ref", IsaLevel::kScalar, ref::attention_f32, ref::attention_f32_scratch},
+        {"f32 avx2", IsaLevel::kAvx2, x86::f32_attention__avx2, x86::f32_attention_scratch__avx2},
+        {"f32 avx512", IsaLevel::kAvx512, x86::f32_attention__avx512, x86::f32_attention_scratch__avx512},
+        {"i8 ref", IsaLevel::kScalar, ref::attention_i8, ref::attention_i8_scratch},
+        {"qs8 avx2", IsaLevel::kAvx2, x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2},
+        {"qs8 avx512vnni", IsaLevel::kAvx512Vnni, x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
+    };
+    for (const Entry& e : entries) {
+      if (e.level > detect_isa_level()) continue;
+      std::vector<unsigned char> storage(e.scratch(S, 32) + 64);
+      void* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+      // CPU time of this process (single-threaded), so that other load on the machine does not
+      // count as kernel time.
+      int calls = 0;
+      const std::clock_t t0 = std::clock();
+      double seconds = 0.0;
+      do {
+        for (int h = 0; h < 12; ++h, ++calls) e.fn(a, calls % p.batch, h, scratch);
+        seconds = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+      } while (seconds < 0.5);
+      WARN("seq " << S << " head_dim 32, " << e.name << ": " << 1e6 * seconds / calls << " us per (b, h)");
+    }
+  }
+}
+
+#endif  // ENCRT_ARCH_X86
