@@ -27,6 +27,10 @@ void chunk(int n, int parts, int i, int* begin, int* end) {
   *end = std::min(n, *begin + size);
 }
 
+// Work is cut into a few more tasks than threads, so that the threads that are awake (the
+// caller at least) take over the share of one the OS has descheduled.
+constexpr int kTasksPerThread = 2;
+
 // Adds row `row` of an embedding table, times `scale`, to out[0..width).
 void add_table_row(const TableView& t, int row, float scale, float* out) {
   const size_t base = static_cast<size_t>(row) * t.width;
@@ -82,6 +86,7 @@ class Executor {
 
  private:
   int threads() const { return pool_.threads(); }
+  int row_tasks(int rows) const { return threads() == 1 ? 1 : std::min(rows, threads() * kTasksPerThread); }
   int rows_of(int buffer) const { return s_.rows(s_.graph.buffers[static_cast<size_t>(buffer)].rows); }
 
   void observe(const Op& op) {
@@ -110,7 +115,7 @@ class Executor {
     float* x = s_.buffer<float>(op.out);
     auto body = [&](int task, int) {
       int r0, r1;
-      chunk(M, threads(), task, &r0, &r1);
+      chunk(M, row_tasks(M), task, &r0, &r1);
       for (int r = r0; r < r1; ++r) {
         float* row = x + static_cast<size_t>(r) * H;
         std::fill(row, row + H, 0.0f);
@@ -122,7 +127,7 @@ class Executor {
         kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, op.norm->gamma, op.norm->beta,
                        m.config.layer_norm_eps, x + static_cast<size_t>(r0) * H, H);
     };
-    parallel(pool_, threads(), body);
+    parallel(pool_, row_tasks(M), body);
   }
 
   void layer_norm(const Op& op) {
@@ -132,12 +137,12 @@ class Executor {
     const float eps = s_.model->config.layer_norm_eps;
     auto body = [&](int task, int) {
       int r0, r1;
-      chunk(M, threads(), task, &r0, &r1);
+      chunk(M, row_tasks(M), task, &r0, &r1);
       if (r1 > r0)
         kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, op.norm->gamma, op.norm->beta, eps,
                        out + static_cast<size_t>(r0) * H, H);
     };
-    parallel(pool_, threads(), body);
+    parallel(pool_, row_tasks(M), body);
   }
 
   void quantize(const Op& op) {
@@ -148,12 +153,12 @@ class Executor {
     int32_t* zp = s_.buffer<int32_t>(op.q_zero_point);
     auto body = [&](int task, int) {
       int r0, r1;
-      chunk(M, threads(), task, &r0, &r1);
+      chunk(M, row_tasks(M), task, &r0, &r1);
       if (r1 > r0)
         kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, op.linear->activation_multipliers, q + static_cast<size_t>(r0) * ldq, ldq,
                              scale + r0, zp + r0);
     };
-    parallel(pool_, threads(), body);
+    parallel(pool_, row_tasks(M), body);
   }
 
   // Rows are split across threads when each gets a useful block of rows; otherwise whole
@@ -165,13 +170,14 @@ class Executor {
     const float* residual = op.residual >= 0 ? s_.buffer<float>(op.residual) : nullptr;
     const bool split_rows = M >= 8 * threads();
     const int panels = (N + kernels::kPanelN - 1) / kernels::kPanelN;
+    const int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
     auto body = [&](int task, int) {
       int m0 = 0, m1 = M, n0 = 0, n1 = N;
       if (split_rows) {
-        chunk(M, threads(), task, &m0, &m1);
+        chunk(M, tasks, task, &m0, &m1);
       } else {
         int p0, p1;
-        chunk(panels, threads(), task, &p0, &p1);
+        chunk(panels, tasks, task, &p0, &p1);
         n0 = p0 * kernels::kPanelN;
         n1 = std::min(N, p1 * kernels::kPanelN);
       }
@@ -211,7 +217,7 @@ class Executor {
           break;
       }
     };
-    parallel(pool_, split_rows ? threads() : std::min(threads(), panels), body);
+    parallel(pool_, tasks, body);
   }
 
   void attention(const Op& op) {

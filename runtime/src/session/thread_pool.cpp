@@ -12,8 +12,9 @@
 namespace encrt {
 
 namespace {
-constexpr int kSpinIterations = 20000;  // ~50-100 µs of pause before sleeping
-}
+constexpr int kSpinIterations = 20000;  // ~50-100 µs of pause before a worker sleeps
+constexpr int kCallerSpinsBeforeYield = 2000;
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   workers_.reserve(static_cast<size_t>(threads_ - 1));
@@ -24,14 +25,27 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
-    generation_.fetch_add(1);
+    cursor_.fetch_add(uint64_t{1} << 32);  // a new "job" wakes every worker
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::work(int thread) {
-  for (int task = next_task_.fetch_add(1); task < tasks_; task = next_task_.fetch_add(1)) fn_(context_, task, thread);
+void ThreadPool::work(uint32_t job, int thread) {
+  uint64_t cur = cursor_.load(std::memory_order_acquire);
+  for (;;) {
+    if (static_cast<uint32_t>(cur >> 32) != job) return;
+    const uint32_t task = static_cast<uint32_t>(cur);
+    // tasks_/fn_/context_ belong to `job` as long as one of its tasks is unfinished, which the
+    // successful claim below guarantees (the caller cannot start a new job before done_ counts
+    // this task).
+    if (task >= static_cast<uint32_t>(tasks_.load(std::memory_order_relaxed))) return;
+    if (!cursor_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    fn_(context_, static_cast<int>(task), thread);
+    done_.fetch_add(1, std::memory_order_acq_rel);
+    cur = cursor_.load(std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::run(int tasks, TaskFn fn, void* context) {
@@ -39,36 +53,42 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
     for (int t = 0; t < tasks; ++t) fn(context, t, 0);
     return;
   }
+  fn_ = fn;
+  context_ = context;
+  tasks_.store(tasks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  ++job_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = fn;
-    context_ = context;
-    tasks_ = tasks;
-    next_task_.store(0);
-    busy_workers_.store(threads_ - 1);
-    generation_.fetch_add(1, std::memory_order_release);
+    cursor_.store(static_cast<uint64_t>(job_) << 32, std::memory_order_release);
   }
   wake_.notify_all();
-  work(0);
-  while (busy_workers_.load(std::memory_order_acquire) != 0) ENCRT_CPU_RELAX();
+  work(job_, 0);
+  for (int spins = 0; done_.load(std::memory_order_acquire) != tasks; ++spins) {
+    if (spins < kCallerSpinsBeforeYield) {
+      ENCRT_CPU_RELAX();
+    } else {
+      std::this_thread::yield();  // the worker running the last task may need this core
+    }
+  }
 }
 
 void ThreadPool::worker(int thread) {
-  unsigned seen = 0;
+  uint32_t seen = 0;
   for (;;) {
+    auto job_of = [this] { return static_cast<uint32_t>(cursor_.load(std::memory_order_acquire) >> 32); };
     int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIterations) {
+    while (job_of() == seen && spins < kSpinIterations) {
       ENCRT_CPU_RELAX();
       ++spins;
     }
-    if (generation_.load(std::memory_order_acquire) == seen) {
+    if (job_of() == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      wake_.wait(lock, [&] { return job_of() != seen; });
     }
-    seen = generation_.load(std::memory_order_acquire);
+    seen = job_of();
     if (stop_.load()) return;
-    work(thread);
-    busy_workers_.fetch_sub(1, std::memory_order_acq_rel);
+    work(seen, thread);
   }
 }
 
