@@ -46,6 +46,7 @@ KernelTable scalar_table() {
   t.gemm_u8s8 = ref::gemm_u8s8, t.gemm_u8s8_name = "qu8s8-gemm-1x1__scalar";
   t.quantize_rows_u8 = ref::quantize_rows_u8;
   t.layer_norm = ref::layer_norm;
+  t.add_row_f16 = ref::add_row_f16;
   t.attention_f32 = ref::attention_f32, t.attention_name = "f32-attention__scalar";
   t.attention_f32_scratch = ref::attention_f32_scratch;
   t.attention_i8 = ref::attention_i8, t.attention_i8_name = "qs8-attention__scalar";

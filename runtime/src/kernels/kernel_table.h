@@ -37,6 +37,7 @@ struct KernelTable {
   GemmU8S8Fn gemm_u8s8 = nullptr;
   QuantizeRowsU8Fn quantize_rows_u8 = nullptr;
   LayerNormFn layer_norm = nullptr;
+  AddRowF16Fn add_row_f16 = nullptr;
   AttentionFn attention_f32 = nullptr;
   AttentionScratchFn attention_f32_scratch = nullptr;
   AttentionFn attention_i8 = nullptr;

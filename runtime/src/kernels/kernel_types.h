@@ -82,6 +82,9 @@ using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const i
 using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, const float* multipliers,
                                   uint8_t* Q, int ldq, float* scale, int32_t* zero_point);
 
+// dst[i] += half_to_float(src[i]) * scale for i in [0, n): embedding rows stored as IEEE half.
+using AddRowF16Fn = void (*)(int n, const uint16_t* src, float scale, float* dst);
+
 // y = (x - mean) / sqrt(var + eps) * gamma + beta per row, in place allowed (X == Y).
 using LayerNormFn = void (*)(int M, int N, const float* X, int ldx, const float* gamma,
                              const float* beta, float eps, float* Y, int ldy);

@@ -32,7 +32,7 @@ void chunk(int n, int parts, int i, int* begin, int* end) {
 constexpr int kTasksPerThread = 2;
 
 // Adds row `row` of an embedding table, times `scale`, to out[0..width).
-void add_table_row(const TableView& t, int row, float scale, float* out) {
+void add_table_row(const kernels::KernelTable& kt, const TableView& t, int row, float scale, float* out) {
   const size_t base = static_cast<size_t>(row) * t.width;
   switch (t.dtype) {
     case fb::DType::F32: {
@@ -41,8 +41,7 @@ void add_table_row(const TableView& t, int row, float scale, float* out) {
       break;
     }
     case fb::DType::F16: {
-      const uint16_t* p = static_cast<const uint16_t*>(t.data) + base;
-      for (int i = 0; i < t.width; ++i) out[i] += half_to_float(p[i]) * scale;
+      kt.add_row_f16(t.width, static_cast<const uint16_t*>(t.data) + base, scale, out);
       break;
     }
     case fb::DType::I8: {
@@ -119,9 +118,9 @@ class Executor {
       for (int r = r0; r < r1; ++r) {
         float* row = x + static_cast<size_t>(r) * H;
         std::fill(row, row + H, 0.0f);
-        add_table_row(m.word, s_.ids[r], m.config.embedding_scale, row);
-        add_table_row(m.position, r % S, 1.0f, row);
-        if (m.config.type_vocab_size > 0) add_table_row(m.token_type, s_.token_types ? s_.token_types[r] : 0, 1.0f, row);
+        add_table_row(kt_, m.word, s_.ids[r], m.config.embedding_scale, row);
+        add_table_row(kt_, m.position, r % S, 1.0f, row);
+        if (m.config.type_vocab_size > 0) add_table_row(kt_, m.token_type, s_.token_types ? s_.token_types[r] : 0, 1.0f, row);
       }
       if (op.norm && r1 > r0)
         kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, op.norm->gamma, op.norm->beta,

@@ -20,6 +20,8 @@ void quantize_rows_u8(int M, int K, const float* X, int ldx, const float* multip
 void layer_norm(int M, int N, const float* X, int ldx, const float* gamma, const float* beta,
                 float eps, float* Y, int ldy);
 
+void add_row_f16(int n, const uint16_t* src, float scale, float* dst);
+
 void attention_f32(const AttentionArgs& args, int b, int h, void* scratch);
 size_t attention_f32_scratch(int seq, int head_dim);
 void attention_i8(const AttentionArgs& args, int b, int h, void* scratch);

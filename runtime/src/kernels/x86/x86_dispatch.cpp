@@ -14,6 +14,7 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->gemm_u8s8 = qu8s8_gemm_6x8__avx2, table->gemm_u8s8_name = "qu8s8-gemm-6x8__avx2";
     table->quantize_rows_u8 = qu8_quantize_rows__avx2;
     table->layer_norm = f32_layer_norm__avx2;
+    table->add_row_f16 = f16_add_row__avx2;
     table->attention_f32 = f32_attention__avx2, table->attention_name = "f32-attention-6x16__avx2";
     table->attention_f32_scratch = f32_attention_scratch__avx2;
     table->attention_i8 = qs8_attention__avx2, table->attention_i8_name = "qs8-attention__avx2";

@@ -13,6 +13,8 @@
 
 namespace encrt::kernels::x86 {
 
+void f16_add_row__avx2(int n, const uint16_t* src, float scale, float* dst);
+
 // Replaces the entries of `table` that have a faster variant at `level`.
 void fill_kernel_table(IsaLevel level, KernelTable* table);
 
