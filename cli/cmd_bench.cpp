@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/npy.h"
 #include "encrt/encrt.hpp"
 
 namespace encrt::cli {
@@ -38,12 +39,14 @@ double percentile(std::vector<double> sorted, double p) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args({"batch", "seq", "threads", "iters", "warmup", "isa"}, {"help", "json", "profile"});
+  Args args({"batch", "seq", "threads", "iters", "warmup", "isa", "ids", "mask"}, {"help", "json", "profile"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--isa LEVEL]\n"
-                 "                   [--json] [--profile]\n");
+                 "                   [--ids IDS.npy [--mask MASK.npy]] [--json] [--profile]\n"
+                 "  Without --ids: random ids (fixed seed), every token real. With --ids: those ids\n"
+                 "  ([batch, seq] int32/int64 .npy; batch and seq come from the array).\n");
     return args.has("help") ? 0 : 2;
   }
   int batch, seq, threads, iters, warmup;
@@ -53,6 +56,23 @@ int cmd_bench(int argc, char** argv) {
   if (Status s = args.get_int("iters", 50, &iters); !s) return fail(s);
   if (Status s = args.get_int("warmup", 5, &warmup); !s) return fail(s);
   if (iters < 1 || warmup < 0) return fail(invalid_argument("--iters must be >= 1 and --warmup >= 0"));
+  npy::Int32Array given_ids, given_mask;
+  if (args.has("ids")) {
+    if (Status s = npy::read_int32(args.get("ids"), &given_ids); !s) return fail(s);
+    if (given_ids.shape.size() == 1) given_ids.shape.insert(given_ids.shape.begin(), 1);
+    if (given_ids.shape.size() != 2 || given_ids.shape[0] < 1 || given_ids.shape[1] < 1 ||
+        given_ids.shape[0] > (1 << 20) || given_ids.shape[1] > (1 << 20))
+      return fail(invalid_argument("--ids must be a non-empty [batch, seq] array"));
+    batch = static_cast<int>(given_ids.shape[0]);
+    seq = static_cast<int>(given_ids.shape[1]);
+    if (args.has("mask")) {
+      if (Status s = npy::read_int32(args.get("mask"), &given_mask); !s) return fail(s);
+      if (given_mask.data.size() != given_ids.data.size())
+        return fail(invalid_argument("--mask must have the shape of --ids"));
+    }
+  } else if (args.has("mask")) {
+    return fail(invalid_argument("--mask needs --ids"));
+  }
 
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Model> model;
@@ -75,6 +95,8 @@ int cmd_bench(int argc, char** argv) {
   std::uniform_int_distribution<int> pick(std::min(1000, vocab - 1), vocab - 1);
   std::vector<int32_t> ids(static_cast<size_t>(batch) * seq), mask(ids.size(), 1);
   for (auto& id : ids) id = pick(rng);
+  if (args.has("ids")) ids = given_ids.data;
+  if (args.has("mask")) mask = given_mask.data;
   Inputs in{batch, seq, ids.data(), mask.data(), nullptr};
 
   for (int i = 0; i < warmup; ++i)
