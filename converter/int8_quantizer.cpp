@@ -47,9 +47,10 @@ bool is_layer_linear(const std::string& label) {
 
 // Builds the model that `src`/`options` describe in memory and runs it over the calibration set.
 Status observe(const SourceModel& src, const ConvertOptions& options, const CalibrationSet& cal, int threads,
-               bool collect_ranges, Observed* out) {
+               bool collect_ranges, Observed* out, const std::string& stage = "") {
   ConvertOptions quiet = options;
   quiet.log = nullptr;
+  quiet.progress = nullptr;
   std::vector<uint8_t> bytes;
   if (Status s = build_model(src, quiet, &bytes); !s) return s;
   AlignedBuffer buffer(bytes);
@@ -68,7 +69,9 @@ Status observe(const SourceModel& src, const ConvertOptions& options, const Cali
   out->layer_rows.assign(static_cast<size_t>(c.num_layers), {});
   out->pooled.clear();
   out->input_absmax.clear();
+  const int batches = (cal.count + kCalibrationBatch - 1) / kCalibrationBatch;
   for (int first = 0; first < cal.count; first += kCalibrationBatch) {
+    if (options.progress && !stage.empty()) options.progress(stage, first / kCalibrationBatch, batches);
     const int batch = std::min(kCalibrationBatch, cal.count - first);
     const size_t offset = static_cast<size_t>(first) * cal.seq;
     const int32_t* mask = cal.mask.data() + offset;
@@ -97,6 +100,7 @@ Status observe(const SourceModel& src, const ConvertOptions& options, const Cali
     }
     out->pooled.insert(out->pooled.end(), session->pooled(), session->pooled() + static_cast<size_t>(batch) * H);
   }
+  if (options.progress && !stage.empty()) options.progress(stage, batches, batches);
   return Status::ok();
 }
 
@@ -131,9 +135,9 @@ struct Trial {
 };
 
 Status evaluate(const SourceModel& src, const ConvertOptions& options, const CalibrationSet& cal, int threads,
-                const Observed& reference, Trial* trial) {
+                const Observed& reference, Trial* trial, const std::string& stage = "") {
   Observed got;
-  if (Status s = observe(src, options, cal, threads, false, &got); !s) return s;
+  if (Status s = observe(src, options, cal, threads, false, &got, stage); !s) return s;
   const int H = src.config.hidden_size;
   trial->layers.assign(reference.layer_rows.size(), {});
   for (size_t l = 0; l < reference.layer_rows.size(); ++l) {
@@ -205,15 +209,13 @@ Status quantize_int8(SourceModel* src, ConvertOptions* options, const Calibratio
   };
 
   // 1. The fp32 reference, with activation ranges.
-  progress("calibrating fp32", 0, 1);
   ConvertOptions fp32 = *options;
   fp32.weight_type = WeightType::kF32;
   fp32.layer_weight_types.clear();
   SourceModel plain = *src;
   plain.smoothing.clear();
   Observed reference;
-  if (Status s = observe(plain, fp32, cal, q.threads, true, &reference); !s) return s;
-  progress("calibrating fp32", 1, 1);
+  if (Status s = observe(plain, fp32, cal, q.threads, true, &reference, "running fp32 on calibration"); !s) return s;
 
   // 2. Smoothing factors from the ranges.
   compute_smoothing(src, reference, q.smoothing_alpha);
@@ -222,9 +224,8 @@ Status quantize_int8(SourceModel* src, ConvertOptions* options, const Calibratio
   const bool caller_chose = !options->layer_weight_types.empty();
   if (!caller_chose) options->layer_weight_types.assign(static_cast<size_t>(L), WeightType::kI8);
   Trial best;
-  progress("measuring int8", 0, 1);
-  if (Status s = evaluate(*src, *options, cal, q.threads, reference, &best); !s) return s;
-  progress("measuring int8", 1, 1);
+  if (Status s = evaluate(*src, *options, cal, q.threads, reference, &best, "running int8 on calibration"); !s)
+    return s;
   report->int8_only_min_cosine = best.pooled_min;
 
   // 4. Guardrail: rank layers by what keeping each alone in fp16 gains, then add them in order.

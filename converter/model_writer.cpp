@@ -332,7 +332,11 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
     const FloatTensor& t = entry->second;
     const int l = layer_of(name);
     if (l >= 0 && l != last_layer_logged) {
-      log("layer " + std::to_string(l + 1) + "/" + std::to_string(c.num_layers));
+      if (options.progress)
+        options.progress(options.weight_type == WeightType::kF32 ? "packing weights" : "quantizing and packing weights",
+                         l + 1, c.num_layers);
+      else
+        log("layer " + std::to_string(l + 1) + "/" + std::to_string(c.num_layers));
       last_layer_logged = l;
     }
     const Encoding e = encoding_for(name, options);
