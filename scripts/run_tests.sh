@@ -8,3 +8,5 @@ bash scripts/setup_debian.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DENCRT_PYTHON="$PWD/.venv/bin/python"
 cmake --build build -j "$(nproc)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# The same suites cross-compiled for aarch64 and run under qemu-user.
+bash scripts/test_aarch64.sh
