@@ -15,19 +15,30 @@
 //     exp: < 1e-7 relative, measured); the output is a convex combination of V, so a relative
 //     perturbation ε of the probabilities moves it by at most 2ε·max|V|: ~1e-6 for these inputs.
 //   fp32, probabilities: |got - ref| <= 1e-6 absolute; padded keys exactly 0.
-//   int8 against the reference: every quantized value, integer dot and score is the same; only
-//     the softmax differs (kernel exp < 1e-7 relative vs std::exp, and the kernel's
-//     u_j = rint(w_j·255/max w) with w = e·s_v instead of rint(P'_j/s_p), equal up to rounding).
-//     The ratio t_j = 255 w_j / max w then differs between the two by less than ~6e-7·t_j, so u_j
-//     can differ by one step only where t_j lies within that of a half integer. The test models
-//     t_j in fp64 from the (exactly reproduced) fp32 scores and calls a key a near tie when
-//     |t_j - (⌊t_j⌋ + ½)| <= 4e-6·max(t_j, 1). Per output element:
+//   int8 against the reference: every quantized value and integer dot product is the same; the
+//     softmax differs. Both kernels quantize t_j = 255 w_j / max w (w = e^S · s_v) to u_j =
+//     rint(t_j) where the reference takes rint(P'_j / s_p), equal up to rounding; t_j is off by
+//     a relative ε from its exact value (below), so u_j can differ by one step only where t_j lies
+//     within ε·t_j of a half integer. The test models t_j in fp64 from the fp32 scores (which it
+//     reproduces exactly) and calls a key a near tie when |t_j - (⌊t_j⌋ + ½)| <= 1.25·ε·max(t_j, 1).
+//     Per output element:
 //       |got - ref| <= s_p · Σ_{near ties} |v_j,d| + η · s_p · Σ_j (u_j + 1)|v_j,d|,
-//     with η = 2·kExpMaxRelError + 2.5e-7 + (1.07·S + 8)·u covering s_p (Σe summed in another
-//     order: at most (S - 1)u for the reference's sequential sum, S/16 + 4 for the kernel's).
-//     Near ties must stay rare (< 1% of keys). As a plain number this is at most
-//     (#near ties)·127·s_p + η·|out|, and s_p·127 <= max_j(p_j·max|V_j|)/255.
-//   int8 probabilities: relative to the reference's, 2·2.2e-7 (both exps) + (1.07·S + 8)·u.
+//     with η = 2ε + 2.5e-7 + (1.07·S + 8)·u covering s_p (Σ summed in another order: at most
+//     (S - 1)u for the reference's sequential sum, S/4 + 4 for the kernels'). Near ties must stay
+//     rare (< 1% of keys). As a plain number this is at most (#near ties)·127·s_p + η·|out|, and
+//     s_p·127 <= max_j(p_j·max|V_j|)/255. ε per kernel:
+//       avx2 (the reference's fp32 scores and S - max, exp with kExpMaxRelError < 1e-7; t_j as
+//         w_j · (255 / max w)): ε = 3.2e-6, a fixed window (the model's ~6e-7 with margin), with
+//         η = 2·kExpMaxRelError + 2.5e-7 + (1.07·S + 8)·u and probabilities as below with 2.2e-7
+//         for 2ε.
+//       avx512vnni (base 2: y_j = S_j·log2 e + log2 s_v,j - C and t_j = 255·2^(y_j - max y), see
+//         attention_i8_avx512vnni.cpp): per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|,
+//         L = max_j |log2 s_v,j - log2 max s_v|, Y = Smax·log2 e + L (a bound on |y|), each y is
+//         off by at most D = 4u·log2 e·Smax + u·Y + kLog2MaxAbsError + u·A + u·L (the scores' extra
+//         roundings, the log2), the exponent y_j - max y by 2D + 2u·Y, so
+//         ε = kExp2MaxRelError + ln 2·(2D + 2u·Y) + 4u.
+//   int8 probabilities: relative to the reference's, 2ε + 2.2e-7 + (1.07·S + 8)·u (2.2e-7 for the
+//     reference's exp).
 //   int8 against fp64 attention on the unquantized inputs: <= 0.02 · max|V|, the level the
 //     reference itself is held to (test_ref_attention.cpp).
 #include <catch2/catch.hpp>
@@ -51,6 +62,7 @@
 #include "kernels/kernel_types.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/attention_x86.h"
+#include "kernels/x86/exp_coefficients.h"
 #include "naive_math.h"
 
 namespace {
@@ -78,6 +90,10 @@ const Kernel kI8Kernels[] = {
     {IsaLevel::kAvx2, "qs8 avx2", x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2},
     {IsaLevel::kAvx512Vnni, "qs8 avx512vnni", x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
 };
+
+// How an int8 kernel forms t_j (header): from the reference's scores with exp, or in base 2.
+enum class I8Softmax { kExp, kLog2Exp2 };
+I8Softmax softmax_of(const Kernel& k) { return k.level == IsaLevel::kAvx512Vnni ? I8Softmax::kLog2Exp2 : I8Softmax::kExp; }
 
 bool can_run(const Kernel& k) {
   const CpuFeatures& f = cpu_features();
@@ -289,7 +305,10 @@ float quantize_token(const float* x, int D, std::vector<int>* q) {
   const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
   const float inv = 1.0f / s;
   q->resize(D);
-  for (int d = 0; d < D; ++d) (*q)[d] = static_cast<int>(std::min(127.0f, std::max(-127.0f, std::nearbyint(x[d] * inv))));
+  for (int d = 0; d < D; ++d) {
+    const float v = std::nearbyint(x[d] * inv);
+    (*q)[d] = std::isnan(v) ? 0 : static_cast<int>(std::min(127.0f, std::max(-127.0f, v)));
+  }
   return s;
 }
 
@@ -304,9 +323,9 @@ struct I8Errors {
 
 // The documented scheme in fp64 after the fp32 scores (which both kernels compute identically):
 // per query row, the ratios t_j, u_j = rint(t_j), s_p, and the near-tie flags.
-void compare_i8(const Problem& p, const Result& got, const Result& want, I8Errors* e) {
+void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softmax softmax, I8Errors* e) {
   const int S = p.seq, D = p.dim;
-  const double eta = 2.0 * x86::kExpMaxRelError + 2.5e-7 + (1.07 * S + 8) * kU;
+  const double log2e = 1.0 / std::log(2.0);
   std::vector<std::vector<int>> kq(S), vq(S);
   std::vector<float> sk(S), sv(S), score(S);
   std::vector<int> qq;
@@ -330,12 +349,32 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Error
           smax = std::max(smax, score[j]);
         }
         double wmax = 0.0, esum = 0.0;
+        double score_abs = 0.0, log2_sv_abs = 0.0, log2_sv_max = -INFINITY;
         for (int j = 0; j < S; ++j) {
           if (!p.real(b, j)) continue;
-          const double ej = std::exp(static_cast<double>(score[j] - smax));  // the fp32 subtraction, as both kernels
+          const double ej = std::exp(static_cast<double>(score[j] - smax));  // the fp32 subtraction, as the avx2 kernel
           esum += ej;
           w[j] = ej * sv[j];
           wmax = std::max(wmax, w[j]);
+          score_abs = std::max(score_abs, std::fabs(static_cast<double>(score[j])));
+          log2_sv_abs = std::max(log2_sv_abs, std::fabs(std::log2(static_cast<double>(sv[j]))));
+          log2_sv_max = std::max(log2_sv_max, std::log2(static_cast<double>(sv[j])));
+        }
+        double log2_sv_spread = 0.0;
+        for (int j = 0; j < S; ++j)
+          if (p.real(b, j)) log2_sv_spread = std::max(log2_sv_spread, log2_sv_max - std::log2(static_cast<double>(sv[j])));
+        // The relative error ε of the kernel's t_j and the resulting η and probability bounds
+        // (header). For avx2, ε is the near-tie window only: its s_p and probabilities follow the
+        // reference's exp, so they keep the tighter 2·kExpMaxRelError and 2·2.2e-7.
+        double eps = 3.2e-6, eta = 2.0 * x86::kExpMaxRelError + 2.5e-7 + (1.07 * S + 8) * kU;
+        double prob_rel = 2.0 * 2.2e-7 + (1.07 * S + 8) * kU;
+        if (softmax == I8Softmax::kLog2Exp2) {
+          const double y_bound = score_abs * log2e + log2_sv_spread;
+          const double dy = 4 * kU * log2e * score_abs + kU * y_bound + x86::exp2_coefficients::kLog2MaxAbsError +
+                            kU * log2_sv_abs + kU * log2_sv_spread;
+          eps = x86::exp2_coefficients::kExp2MaxRelError + std::log(2.0) * (2 * dy + 2 * kU * y_bound) + 4 * kU;
+          eta = 2 * eps + 2.5e-7 + (1.07 * S + 8) * kU;
+          prob_rel = 2 * eps + 2.2e-7 + (1.07 * S + 8) * kU;
         }
         const double sp = wmax / esum / 255.0;
         std::vector<double> tie_slack(D, 0.0), magnitude(D, 0.0);
@@ -343,7 +382,7 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Error
           if (!p.real(b, j)) continue;
           t[j] = 255.0 * w[j] / wmax;
           const double u = std::nearbyint(t[j]);
-          const bool near_tie = std::fabs(t[j] - std::floor(t[j]) - 0.5) <= 4e-6 * std::max(t[j], 1.0);
+          const bool near_tie = std::fabs(t[j] - std::floor(t[j]) - 0.5) <= 1.25 * eps * std::max(t[j], 1.0);
           ++e->keys;
           e->near_ties += near_tie;
           for (int d = 0; d < D; ++d) {
@@ -378,7 +417,7 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Error
           e->worst_ref_vs_fp64 = std::max(e->worst_ref_vs_fp64, std::fabs(r - exact[d]) / vmax);
         }
         if (!got.probs.empty()) {
-          const double rel = 2.0 * 2.2e-7 + (1.07 * S + 8) * kU;
+          const double rel = prob_rel;
           for (int j = 0; j < S; ++j) {
             const double pg = prob_at(p, got, b, h, i, j), pr = prob_at(p, want, b, h, i, j);
             e->bad_prob += !(std::fabs(pg - pr) <= rel * pr + 1e-44);
@@ -449,6 +488,63 @@ TEST_CASE("x86 vector exp: relative error below kExpMaxRelError", "[x86][attenti
     CHECK(outv[3] == 7.0f);
     CHECK(std::fabs(outv[1] - std::exp(-1.0)) <= 1e-7 * std::exp(-1.0));
   }
+}
+
+TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbsError", "[x86][attention][exp]") {
+  // The constants were measured over every float of the ranges (exp_coefficients.h); here a grid
+  // of 2^-14 over [-126, 0] (2.1 million points) plus random floats, and log2 over positive
+  // floats from the smallest subnormal to FLT_MAX: 2^-12 steps of the exponent and random bits.
+  const Kernel& vnni = kI8Kernels[1];
+  if (!can_run(vnni)) return;
+  namespace c = x86::exp2_coefficients;
+  std::vector<float> t;
+  for (int i = -126 * 16384; i <= 0; ++i) t.push_back(static_cast<float>(i) / 16384.0f);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> any(-126.0f, 0.0f);
+  for (int i = 0; i < 200000; ++i) t.push_back(any(rng));
+  std::vector<float> y(t.size());
+  x86::f32_exp2_x255__avx512vnni(static_cast<int>(t.size()), t.data(), y.data());
+  double worst = 0.0;
+  long bad = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double want = 255.0 * std::exp2(static_cast<double>(t[i]));
+    const double rel = std::fabs(y[i] - want) / want;
+    worst = std::max(worst, rel);
+    bad += !(rel <= c::kExp2MaxRelError);
+  }
+  INFO("255·2^t: max relative error " << worst);
+  CHECK(bad == 0);
+  CHECK(worst > 0.0);
+  // Far below the normal range the result goes to +0, never negative or NaN.
+  const float deep[] = {-140.0f, -1e30f};
+  float out[2];
+  x86::f32_exp2_x255__avx512vnni(2, deep, out);
+  CHECK(out[0] >= 0.0f);
+  CHECK(out[0] < 1e-38f);
+  CHECK(out[1] == 0.0f);
+
+  std::vector<float> x;
+  for (int i = -149 * 4096; i < 128 * 4096; ++i) x.push_back(std::exp2(static_cast<float>(i) / 4096.0f));
+  std::uniform_int_distribution<uint32_t> bits(1u, 0x7f7fffffu);
+  for (int i = 0; i < 200000; ++i) {
+    const uint32_t u = bits(rng);
+    float v;
+    std::memcpy(&v, &u, sizeof v);
+    x.push_back(v);
+  }
+  std::vector<float> l(x.size());
+  x86::f32_log2__avx512vnni(static_cast<int>(x.size()), x.data(), l.data());
+  double worst_log = 0.0;
+  bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] > 0.0f) || std::isinf(x[i])) continue;
+    const double want = std::log2(static_cast<double>(x[i]));
+    const double err = std::fabs(l[i] - want);
+    worst_log = std::max(worst_log, err - kU * std::fabs(want));
+    bad += !(err <= c::kLog2MaxAbsError + kU * std::fabs(want));
+  }
+  INFO("log2: max |error| beyond 2^-24·|log2 x|: " << worst_log);
+  CHECK(bad == 0);
 }
 
 TEST_CASE("x86 f32 attention matches the reference", "[x86][attention][f32]") {
@@ -530,7 +626,7 @@ TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", 
           for (bool with_probs : {false, true}) {
             const Result got = run(p, k.fn, k.scratch, with_probs);
             I8Errors one;
-            compare_i8(p, got, want, &one);
+            compare_i8(p, got, want, softmax_of(k), &one);
             INFO(k.name << " seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
                         << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs << ": max|err|/max|V| "
                         << one.worst_vs_ref << " (bound use " << one.worst_bound_use << "), vs fp64 "
@@ -582,8 +678,39 @@ TEST_CASE("x86 int8 attention: zero rows, huge and NaN-free extremes quantize as
     const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
     const Result got = run(p, k.fn, k.scratch, true);
     I8Errors e;
-    compare_i8(p, got, want, &e);
+    compare_i8(p, got, want, softmax_of(k), &e);
     INFO("max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
+    CHECK(e.bad == 0);
+    CHECK(e.bad_prob == 0);
+    CHECK(mask_violations(p, got) == 0);
+  }
+}
+
+TEST_CASE("x86 int8 attention: NaN inputs and tiny rows quantize as the reference", "[x86][attention][i8]") {
+  // NaN → 0 in Q, K and V (the max|x| of a row ignores them), and rows so small that their scale
+  // is subnormal (1/s is then far from exact: the clamp to ±127 acts).
+  const int S = 40, H = 2, D = 32;
+  Problem p = make_problem(S, H, D, false, Layout::kFused, 777);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < H; ++h) {
+      const_cast<float*>(p.q(b, 3, h))[5] = nan;
+      const_cast<float*>(p.k(b, 4, h))[31] = nan;
+      const_cast<float*>(p.v(b, 7, h))[0] = nan;
+      for (int d = 0; d < D; ++d) {
+        // In other blocks of 16 tokens than the NaNs (the kernels may treat a block at once).
+        const_cast<float*>(p.q(b, 20, h))[d] *= 1e-38f;
+        const_cast<float*>(p.k(b, 21, h))[d] *= 1e-38f;
+        const_cast<float*>(p.v(b, 22, h))[d] *= 1e-38f;
+      }
+    }
+  for (const Kernel& k : kI8Kernels) {
+    if (!can_run(k)) continue;
+    const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
+    const Result got = run(p, k.fn, k.scratch, true);
+    I8Errors e;
+    compare_i8(p, got, want, softmax_of(k), &e);
+    INFO(k.name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
     CHECK(e.bad == 0);
     CHECK(e.bad_prob == 0);
     CHECK(mask_violations(p, got) == 0);

@@ -4,25 +4,36 @@
 //   S_ij = float(Σ_d q_i,d k_j,d) · (s_q,i · scale) · s_k,j;  p = softmax_j(S_i·) in fp32;
 //   u_ij = rint(p_ij s_v,j / s_p,i) with s_p,i = max_j p_ij s_v,j / 255;  out = float(Σ_j u_ij v_j,d) · s_p,i.
 //
-// Exact parts: the quantized values and both integer dot products are the reference's bit for
-// bit, and so is every score (same fp32 operations in the same order).
-// Q·Kᵀ: vpdpbusd needs one unsigned operand, so each query byte is stored as q + 128 and the
-// dot product corrected by 128 · Σ_d k_j,d, an int32 computed once per key:
-//   Σ_d (q_d + 128) k_d - 128 Σ_d k_d = Σ_d q_d k_d   (exact in int32).
-// P·V: u is already unsigned and V signed: vpdpbusd directly, summing over groups of 4 keys.
+// Exact parts: the quantized values of Q, K, V and both integer dot products are the reference's
+// bit for bit.
 //
-// The softmax uses the vector exp (relative error < 1e-7) and skips the normalization pass:
-// with e_j = exp(S_j - max) and w_j = e_j s_v,j,
-//   u_j = rint(w_j · (255 / max_k w_k)),   s_p = (max_k w_k) · (1/Σ_k e_k) / 255,
-// the reference's ratio P'_j / s_p with Σ e cancelled. A u_j can therefore differ from the
-// reference's by one step only where w_j · 255 / max w lies within ~1e-6 relative of a half
-// integer; tests/kernels/test_x86_attention.cpp bounds the output by exactly those keys.
+// Layout: queries go in blocks of 16, one query per lane. For a block:
+//   Q·Kᵀ  The block's quantized queries, stored as q + 128 (vpdpbusd needs one unsigned operand),
+//         are transposed into panels of [depth group of 4][16 queries] bytes; each key's 4 signed
+//         bytes are broadcast against them, so one accumulator holds one key's scores for the 16
+//         queries. The +128 is removed by starting the accumulator at -128 · Σ_d k_j,d:
+//           Σ_d (q_d + 128) k_d - 128 Σ_d k_d = Σ_d q_d k_d   (exact in int32).
+//   Softmax  With one query per lane every reduction over keys is a plain vertical max or sum.
+//         The per-key scale s_v is folded into the exponent, base 2:
+//           y_j = S_j · log2 e + (log2 s_v,j - C)      (C = max_j log2 s_v,j, keeps |y| small)
+//           W = max_j y_j,  t_j = 255 · 2^(y_j - W) = 255 · w_j / max_k w_k,  w_j = e^(S_j) s_v,j,
+//         so u_j = rint(t_j) is the reference's u (the max key gets 255) and
+//           s_p = max_k w_k / (255 Σ_k e^(S_k)) = 1 / Σ_j (t_j / s_v,j),
+//         one pass over the scores after the one that produced them, with no exp of S itself.
+//         (1/s_v,j is kept as 2^-E / s_v,j with a power of two 2^-E that keeps it finite for tiny
+//         s_v; s_p takes the 2^-E back.) The u of 4 consecutive keys are packed into one dword per
+//         query: [key group][16 queries] dwords.
+//   P·V   Per query row, the dword of u for a key group is broadcast against V transposed into
+//         [16 dims][4 keys] panels: 8 query rows × 32 dims per register tile.
+// Only the real keys enter (their indices are listed first); key slots past them, up to the
+// multiple of 16 the score tiles cover, have zero K and V, weight exactly 0 and 1/s_v = 0.
 //
-// Per call: the real keys are listed, their K quantized into 16-key × 4-depth panels
-// (PanelN16K4, keys as N) and their V transposed into 16-dim × 4-key panels, both in scratch.
-// Then per tile of 8 query rows: Q quantized, the 8 × real-keys scores materialized (8 rows ×
-// 32 keys per register tile), softmax and uint8 u per row, P·V (8 rows × 32 dims per register
-// tile). Padded keys never enter: their probability is exactly 0.
+// Accuracy against the reference, which rounds the same fp32 scores but takes e^(S - max) in fp32
+// and divides: the scores here pick up a few roundings more (the log2 e and log2 s_v terms, each
+// relative to |y| ~ |S|), 2^x has relative error kExp2MaxRelError, log2 kLog2MaxAbsError
+// (exp_coefficients.h). So t_j, and through it u_j, can differ from the reference's where t_j
+// lies within that relative error of a half integer, and s_p by about the same relative amount;
+// tests/kernels/test_x86_attention.cpp derives its bound from exactly these terms.
 #include <cmath>
 #include <cstring>
 
@@ -34,7 +45,11 @@
 namespace encrt::kernels::x86 {
 namespace {
 
-constexpr int kRows = 8;  // query rows per tile
+constexpr int kLanes = 16;   // queries per block, keys per score tile
+constexpr int kPvRows = 8;   // query rows per P·V register tile
+constexpr float kLog2e = 1.44269504088896341f;
+// log2 s_v - C of the key slots past the real keys: 2^(y - W) is exactly 0 there.
+constexpr float kNoKey = -1.0e30f;
 
 size_t align64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -43,40 +58,40 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 // when the session plans its arena).
 struct Dims {
   int seq, dim;
-  int depth_groups;  // ceil(D / 4): 4-byte groups of a quantized row
-  int dim_panels;    // ceil(D / 16): 16-dim panels of the transposed V
-  int key_slots;     // round_up(seq, 32): keys of K panels, score tiles cover 32 keys
-  int key_groups;    // ceil(seq / 4): 4-key groups of the transposed V
-  size_t score_ld;   // floats per score row
-  size_t u_ld;       // bytes per u row
+  int groups;      // G = ceil(D / 4): 4-byte depth groups of a quantized row
+  int row_bytes;   // round_up(D, 16): stride of the quantized rows (whole 16-byte stores)
+  int dim_panels;  // ceil(D / 16): 16-dim panels of the transposed V
+  int key_slots;   // round_up(seq, 16): keys covered by score tiles
+  int key_groups;  // key_slots / 4
 };
 
 Dims dims_of(int S, int D) {
   Dims d;
   d.seq = S;
   d.dim = D;
-  d.depth_groups = ceil_div(D, 4);
+  d.groups = ceil_div(D, 4);
+  d.row_bytes = round_up(D, 16);
   d.dim_panels = ceil_div(D, 16);
-  d.key_slots = round_up(S, 32);
-  d.key_groups = ceil_div(S, 4);
-  d.score_ld = static_cast<size_t>(d.key_slots);
-  d.u_ld = align64(static_cast<size_t>(d.key_slots));
+  d.key_slots = round_up(S, kLanes);
+  d.key_groups = d.key_slots / 4;
   return d;
 }
 
 struct Scratch {
-  int32_t* keys;      // [seq] indices of the real keys, ascending
-  int8_t* k_panels;   // [key_slots / 16][depth_groups][16][4]
-  int32_t* k_comp;    // [key_slots] 128 · Σ_d k_j,d
-  float* k_scale;     // [key_slots]
-  float* v_scale;     // [key_slots]
-  int8_t* v_panels;   // [dim_panels][key_groups][16][4]
-  int8_t* rows4;      // [4][dim_panels · 16] quantized rows before interleaving
-  uint8_t* q;         // [kRows][depth_groups · 4] quantized queries + 128
-  float* q_scale;     // [kRows] s_q · scale
-  float* scores;      // [kRows][score_ld] scores, then w = e · s_v
-  uint8_t* u;         // [kRows][u_ld]
-  float* s_p;         // [kRows]
+  int32_t* keys;     // [seq] indices of the real keys, ascending
+  int8_t* k_rows;    // [key_slots][row_bytes] quantized K
+  int32_t* k_init;   // [key_slots] -128 · Σ_d k_j,d, the score accumulators' start
+  float* k_scale;    // [key_slots] s_k
+  float* v_scale;    // [key_slots] s_v
+  float* v_log2;     // [key_slots] log2 s_v - C (kNoKey past the real keys)
+  float* v_inv;      // [key_slots] 2^-E / s_v (0 past the real keys)
+  int8_t* v_panels;  // [dim_panels][key_groups][16 dims][4 keys]
+  int8_t* v_rows;    // [16][row_bytes] one block of quantized V rows before interleaving
+  uint8_t* q_rows;   // [16][row_bytes] one block of quantized queries + 128
+  int32_t* q_panel;  // [groups][16 queries] dwords of 4 query bytes
+  float* y;          // [key_slots][16 queries] base-2 exponents y_j
+  uint32_t* u;       // [key_groups][16 queries] u of 4 keys per dword
+  float* s_p;        // [16] s_p of the block's queries
 };
 
 // Walks the layout once; with base == null it only counts the bytes.
@@ -88,20 +103,22 @@ size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
     return p;
   };
   const size_t slots = static_cast<size_t>(d.key_slots);
-  const size_t row_bytes = static_cast<size_t>(d.depth_groups) * 4;
+  const size_t rb = static_cast<size_t>(d.row_bytes);
   Scratch t;
   t.keys = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * d.seq));
-  t.k_panels = reinterpret_cast<int8_t*>(take(slots * row_bytes));
-  t.k_comp = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * slots));
+  t.k_rows = reinterpret_cast<int8_t*>(take(slots * rb));
+  t.k_init = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * slots));
   t.k_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_log2 = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_inv = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_panels = reinterpret_cast<int8_t*>(take(static_cast<size_t>(d.dim_panels) * d.key_groups * 64));
-  t.rows4 = reinterpret_cast<int8_t*>(take(4 * static_cast<size_t>(d.dim_panels) * 16));
-  t.q = reinterpret_cast<uint8_t*>(take(kRows * row_bytes));
-  t.q_scale = reinterpret_cast<float*>(take(sizeof(float) * kRows));
-  t.scores = reinterpret_cast<float*>(take(sizeof(float) * kRows * d.score_ld));
-  t.u = reinterpret_cast<uint8_t*>(take(kRows * d.u_ld));
-  t.s_p = reinterpret_cast<float*>(take(sizeof(float) * kRows));
+  t.v_rows = reinterpret_cast<int8_t*>(take(kLanes * rb));
+  t.q_rows = reinterpret_cast<uint8_t*>(take(kLanes * rb));
+  t.q_panel = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * kLanes * d.groups));
+  t.y = reinterpret_cast<float*>(take(sizeof(float) * kLanes * slots));
+  t.u = reinterpret_cast<uint32_t*>(take(sizeof(uint32_t) * kLanes * d.key_groups));
+  t.s_p = reinterpret_cast<float*>(take(sizeof(float) * kLanes));
   if (s) *s = t;
   return off;
 }
@@ -118,35 +135,176 @@ ENCRT_X86_INLINE __m512i broadcast_4bytes(const void* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Symmetric int8 of one row of D floats, exactly as the reference: s = max|x| / 127 (1 when the
-// row is all zero), q = clamp(rint(x · (1/s)), -127, 127), NaN → 0. Writes the int8 values plus
-// `offset` (0, or 128 for the unsigned queries) into dst[0 .. 16·ceil(D/16)) (zero values past
-// D), returns s, and Σ_d q_d in *sum if sum is not null.
-float quantize_row(const float* x, int D, int offset, int8_t* dst, int32_t* sum) {
-  __m512 amax = _mm512_setzero_ps();
-  const __m512 sign = _mm512_set1_ps(-0.0f);
-  for (int d = 0; d < D; d += 16) {
-    const __m512 a = _mm512_andnot_ps(sign, _mm512_maskz_loadu_ps(lanes_avx512(D - d), x + d));
-    amax = _mm512_max_ps(a, amax);  // a NaN leaves amax unchanged, as std::max(amax, NaN)
+// Brings rows (D floats each, far apart in the fused QKV matrix: one page each) towards L1 ahead
+// of their quantization; row r is base + index[r]·ld (or + r·ld without index).
+ENCRT_X86_INLINE void prefetch_rows(const float* base, size_t ld, const int32_t* index, int n, int D) {
+  for (int r = 0; r < n; ++r) {
+    const char* row = reinterpret_cast<const char*>(base + static_cast<size_t>(index ? index[r] : r) * ld);
+    for (int d = 0; d < D; d += 16) _mm_prefetch(row + 4 * d, _MM_HINT_T0);
   }
-  const float m = _mm512_reduce_max_ps(amax);
-  const float s = m > 0.0f ? m / 127.0f : 1.0f;
-  const __m512 inv = _mm512_set1_ps(1.0f / s);
+}
+
+// Lane r of the result = op over the 16 lanes of v[r]: a transposing reduction tree (30 shuffles
+// and 15 ops for 16 rows, against 8 shuffles and ops per row one at a time).
+template <typename Op>
+ENCRT_X86_INLINE __m512 reduce_rows16(const __m512* v, Op op) {
+  __m512 h[8], q[4], p[2];
+  // Halves: lanes 0-7 of h[i] reduce row 2i, lanes 8-15 row 2i + 1.
+  for (int i = 0; i < 8; ++i)
+    h[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+              _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // Quarters: 128-bit lane k of q[i] reduces row 4i + k.
+  for (int i = 0; i < 4; ++i)
+    q[i] = op(_mm512_shuffle_f32x4(h[2 * i], h[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+              _mm512_shuffle_f32x4(h[2 * i], h[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  // Pairs: in 128-bit lane k of p[i], floats 0-1 reduce row 8i + k, floats 2-3 row 8i + 4 + k.
+  for (int i = 0; i < 2; ++i)
+    p[i] = op(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(q[2 * i]), _mm512_castps_pd(q[2 * i + 1]))),
+              _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(q[2 * i]), _mm512_castps_pd(q[2 * i + 1]))));
+  // Singles: float m of 128-bit lane k reduces row k + 4m; then back to row order.
+  const __m512 r = op(_mm512_shuffle_ps(p[0], p[1], _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(p[0], p[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
+}
+
+struct MaxOp {
+  ENCRT_X86_INLINE __m512 operator()(__m512 a, __m512 b) const { return _mm512_max_ps(a, b); }
+};
+// Max of non-negative floats as their bit patterns (the same order, on the integer pipes); a
+// NaN pattern is above every other.
+struct MaxU32Op {
+  ENCRT_X86_INLINE __m512 operator()(__m512 a, __m512 b) const {
+    return _mm512_castsi512_ps(_mm512_max_epu32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+};
+struct AddI32Op {
+  ENCRT_X86_INLINE __m512 operator()(__m512 a, __m512 b) const {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+};
+
+// Lane-index vectors for vpermps: kLaneIndex[r] = {r, r, ..., r}.
+alignas(64) constexpr int32_t kLaneIndex[kLanes][kLanes] = {
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},          {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2},          {3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3},
+    {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4},          {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5},
+    {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6},          {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7},
+    {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8},          {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9},
+    {10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, {11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11},
+    {12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12}, {13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13},
+    {14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14}, {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15}};
+
+constexpr float kRoundBias = 12582912.0f;  // 1.5·2^23
+
+// The second half of quantize_block: q + offset of rows[0..n) as bytes, their 1/s in the lanes
+// of inv_all. y = x · (1/s) as the reference, then y + (1.5·2^23 + offset) rounds y to an integer
+// in the current rounding mode, like the reference's nearbyint, and leaves q + offset in the low
+// byte of the float's bits (|y| < 2^22); vpmovdb keeps exactly that byte. The addition runs as an
+// FMA (y · 1 + c, the same single rounding) on the FMA pipes, which have room here.
+// kClamp applies the reference's clamp to ±127 and its NaN → 0 first; without it the caller has
+// made sure that |y| < 127.5 for finite y, and a NaN y (x = NaN, or inf · 0) is reported: the
+// return value is false then, and the block must be redone with kClamp.
+template <int kD, bool kSums, bool kClamp>
+ENCRT_X86_INLINE bool quantize_rows(const float* const* rows, int n, int D, int row_bytes, int offset, uint8_t* dst,
+                                    __m512 inv_all, __m512i* sums) {
   const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  const __m512i off = _mm512_set1_epi32(offset);
-  __m512i total = _mm512_setzero_si512();
-  for (int d = 0; d < D; d += 16) {
-    const __mmask16 lanes = lanes_avx512(D - d);
-    const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, x + d), inv);
-    const __m512 r = _mm512_roundscale_ps(y, _MM_FROUND_CUR_DIRECTION);
-    const __m512 c = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-    const __mmask16 keep = _mm512_cmp_ps_mask(y, y, _CMP_ORD_Q) & lanes;
-    const __m512i qi = _mm512_maskz_cvtps_epi32(keep, c);
-    total = _mm512_add_epi32(total, qi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + d), _mm512_cvtepi32_epi8(_mm512_add_epi32(qi, off)));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 bias = _mm512_set1_ps(kRoundBias + static_cast<float>(offset));
+  __m512i seen = _mm512_setzero_si512();  // OR of every result's bits
+  __m512 row_sums[kLanes];
+  // The full block (all but a sequence's last) without per-row branches, so that the row loop
+  // unrolls and the per-row sums stay in registers.
+  const bool full = n == kLanes;
+#pragma GCC unroll 16
+  for (int r = 0; r < kLanes; ++r) {
+    uint8_t* q = dst + static_cast<size_t>(r) * row_bytes;
+    __m512i total = _mm512_setzero_si512();
+    if (!full && r >= n) {
+      for (int d = 0; d < row_bytes; d += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(q + d), _mm_set1_epi8(static_cast<char>(offset)));
+    } else {
+      // Lane r of 1/s across the vector (a permute: a store and reload would wait for the store).
+      const __m512 inv = _mm512_permutexvar_ps(_mm512_load_si512(kLaneIndex[r]), inv_all);
+#pragma GCC unroll 4
+      for (int d = 0; d < row_bytes; d += 16) {
+        __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(kD || d < D ? lanes_avx512(D - d) : 0, rows[r] + d), inv);
+        if (kClamp) {
+          // Clamping before rounding gives the same as after; max/min keep a NaN (their second
+          // operand), which then becomes 0.
+          y = _mm512_min_ps(hi, _mm512_max_ps(lo, y));
+          y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, y, _CMP_ORD_Q), y);
+        }
+        const __m512i bits = _mm512_castps_si512(_mm512_fmadd_ps(y, one, bias));
+        // Σ of the bits: Σ q plus 16 · (row_bytes / 16) times the bias's bits, taken off below
+        // (int32 wraparound keeps it exact).
+        if (kSums) total = _mm512_add_epi32(total, bits);
+        if (!kClamp) seen = _mm512_or_si512(seen, bits);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + d), _mm512_cvtepi32_epi8(bits));
+      }
+    }
+    row_sums[r] = _mm512_castsi512_ps(total);
   }
-  if (sum) *sum = _mm512_reduce_add_epi32(total);
-  return s;
+  if (kSums) {
+    const int bias_bits = static_cast<int>(0x4b400000u) + offset;  // the bits of kRoundBias + offset
+    const __m512i all_bias = _mm512_set1_epi32(static_cast<int>(static_cast<unsigned>(bias_bits) * 16u * static_cast<unsigned>(row_bytes / 16)));
+    *sums = _mm512_mask_sub_epi32(_mm512_setzero_si512(), lanes_avx512(n), _mm512_castps_si512(reduce_rows16(row_sums, AddI32Op())), all_bias);
+  }
+  // Every finite result has the exponent of 2^23 (bits 0x4b3f.... to 0x4b40....); a NaN sets bit 29.
+  return kClamp || _mm512_test_epi32_mask(seen, _mm512_set1_epi32(0x20000000)) == 0;
+}
+
+// Symmetric int8 of up to 16 rows of D floats (row r at rows[r], r < n), exactly as the
+// reference: s = max|x| / 127 (1 when the row is all zero), q = clamp(rint(x · (1/s)), ±127),
+// NaN → 0. Writes q + offset as bytes to dst + r · row_bytes for d < row_bytes (value 0 past D;
+// rows n..15 all value 0); the scales go to *scale as a vector (1 for rows >= n), with kSums
+// Σ_d q of each row to *sums (0 for rows >= n). kD: D when known at compile time (a multiple of
+// 16, so row_bytes = D and no lane masks), 0 for any D.
+template <int kD, bool kSums>
+void quantize_block(const float* const* rows, int n, int D_any, int row_bytes_any, int offset, uint8_t* dst,
+                    __m512* scale, __m512i* sums) {
+  const int D = kD ? kD : D_any;
+  const int row_bytes = kD ? kD : row_bytes_any;
+  // max|x| per row: vrangeps 0x0b takes the operand of larger magnitude with the sign cleared,
+  // one operation per 16 values. A NaN may win or lose there; the reference ignores it
+  // (std::max(m, NaN) = m), so a block with a NaN is redone below in plain float max.
+  __m512 amax[kLanes];
+  for (int r = 0; r < kLanes; ++r) {
+    __m512 m = _mm512_setzero_ps();
+    if (r < n)
+      for (int d = 0; d < D; d += 16) m = _mm512_range_ps(m, _mm512_maskz_loadu_ps(lanes_avx512(D - d), rows[r] + d), 0x0b);
+    amax[r] = m;
+  }
+  const __m512 one = _mm512_set1_ps(1.0f);
+  // The reference's s = amax > 0 ? amax / 127 : 1 and 1/s, both correctly rounded divisions.
+  auto scales = [&](__m512 m, __m512* inv) {
+    const __m512 s = _mm512_mask_div_ps(one, _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ), m, _mm512_set1_ps(127.0f));
+    *inv = _mm512_div_ps(one, s);
+    return s;
+  };
+  __m512 inv;
+  *scale = scales(reduce_rows16(amax, MaxOp()), &inv);
+  // With every s normal and finite, |x · (1/s)| <= 127 (1 + u)^3 / (1 - u) < 127.5 for each x
+  // of its row (|x| <= max|x|, three roundings): the reference's clamp changes nothing and is
+  // skipped, unless an input is NaN (quantize_rows reports it).
+  const bool normal = _mm512_cmp_ps_mask(*scale, _mm512_set1_ps(1.17549435e-38f), _CMP_LT_OQ) == 0 &&
+                      _mm512_cmp_ps_mask(*scale, _mm512_set1_ps(3.40282347e+38f), _CMP_GT_OQ) == 0;
+  if (normal && quantize_rows<kD, kSums, false>(rows, n, D, row_bytes, offset, dst, inv, sums)) return;
+  // A NaN input, or a subnormal (max|x| below 1.5e-36) or infinite s: max|x| again, ignoring NaN
+  // as the reference does (a NaN leaves m unchanged, as std::max(m, NaN)), and the full clamp.
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int r = 0; r < kLanes; ++r) {
+    __m512 m = _mm512_setzero_ps();
+    if (r < n)
+      for (int d = 0; d < D; d += 16)
+        m = _mm512_max_ps(_mm512_andnot_ps(sign, _mm512_maskz_loadu_ps(lanes_avx512(D - d), rows[r] + d)), m);
+    amax[r] = m;
+  }
+  *scale = scales(reduce_rows16(amax, MaxOp()), &inv);
+  quantize_rows<kD, kSums, true>(rows, n, D, row_bytes, offset, dst, inv, sums);
+}
+
+// head_dim as a compile-time constant where the kernels are specialized for it (0: any).
+template <int kD>
+ENCRT_X86_INLINE int head_dim(const Dims& dm) {
+  return kD ? kD : dm.dim;
 }
 
 struct Head {
@@ -159,119 +317,189 @@ struct Head {
   float scale;
 };
 
-// K of the real keys into PanelN16K4 panels (keys as N, head_dim as K), with their scales and
-// 128 · Σk; key slots from `real` to key_slots are zero.
+// K of the real keys: rows of quantized bytes, s_k and the accumulator starts; key slots past
+// `real` up to the next multiple of 16 get zero rows, s_k = 0 and start 0.
+template <int kD>
 void quantize_keys(const Head& hd, const Dims& dm, const Scratch& t, int real) {
-  const int G = dm.depth_groups;
+  const float* rows[kLanes];
+  prefetch_rows(hd.k, hd.ld_qkv, t.keys, real < kLanes ? real : kLanes, dm.dim);
+  for (int j0 = 0; j0 < real; j0 += kLanes) {
+    const int n = real - j0 < kLanes ? real - j0 : kLanes;
+    for (int r = 0; r < n; ++r) rows[r] = hd.k + static_cast<size_t>(t.keys[j0 + r]) * hd.ld_qkv;
+    // The next block of keys, or the first of the values.
+    const int next = real - j0 - kLanes < kLanes ? real - j0 - kLanes : kLanes;
+    if (next > 0)
+      prefetch_rows(hd.k, hd.ld_qkv, t.keys + j0 + kLanes, next, dm.dim);
+    else
+      prefetch_rows(hd.v, hd.ld_qkv, t.keys, real < kLanes ? real : kLanes, dm.dim);
+    __m512 scale;
+    __m512i sums;
+    quantize_block<kD, true>(rows, n, dm.dim, dm.row_bytes, 0, reinterpret_cast<uint8_t*>(t.k_rows) + static_cast<size_t>(j0) * dm.row_bytes,
+                         &scale, &sums);
+    const __mmask16 live = lanes_avx512(n);
+    _mm512_store_ps(t.k_scale + j0, _mm512_maskz_mov_ps(live, scale));
+    _mm512_store_si512(t.k_init + j0, _mm512_maskz_mov_epi32(live, _mm512_mullo_epi32(sums, _mm512_set1_epi32(-128))));
+  }
+}
+
+// V of the real keys: scales, then transposed panels v_panels[p][g][i][kk] = V[key 4g + kk][16p + i]
+// (zero for key slots past `real`); then log2 s_v - C and 2^-E / s_v of the key slots up to the
+// next multiple of 16. Returns 2^-E.
+template <int kD>
+float quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real) {
+  const float* rows[kLanes];
+  const size_t rb = static_cast<size_t>(dm.row_bytes);
+  const int slots = round_up(real, kLanes);
+  for (int j0 = 0; j0 < slots; j0 += kLanes) {
+    const int n = real - j0 < kLanes ? real - j0 : kLanes;
+    for (int r = 0; r < n; ++r) rows[r] = hd.v + static_cast<size_t>(t.keys[j0 + r]) * hd.ld_qkv;
+    // The next block of values, or the first block of queries.
+    const int next = real - j0 - kLanes < kLanes ? real - j0 - kLanes : kLanes;
+    if (next > 0)
+      prefetch_rows(hd.v, hd.ld_qkv, t.keys + j0 + kLanes, next, dm.dim);
+    else
+      prefetch_rows(hd.q, hd.ld_qkv, nullptr, dm.seq < kLanes ? dm.seq : kLanes, dm.dim);
+    __m512 scale;
+    quantize_block<kD, false>(rows, n, dm.dim, dm.row_bytes, 0, reinterpret_cast<uint8_t*>(t.v_rows), &scale, nullptr);
+    _mm512_store_ps(t.v_scale + j0, scale);
+    // Interleave 4 keys at a time bytewise (keys 0,1 and 2,3) and wordwise (pairs 01 and 23)
+    // into [dim][4 keys] order.
+    for (int g4 = 0; g4 < kLanes / 4; ++g4) {
+      const int g = j0 / 4 + g4;
+      const int8_t* src = t.v_rows + static_cast<size_t>(4 * g4) * rb;
+      for (int p = 0; p < (kD ? kD / 16 : dm.dim_panels); ++p) {
+        const __m128i k0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 0 * rb + 16 * p));
+        const __m128i k1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 1 * rb + 16 * p));
+        const __m128i k2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * rb + 16 * p));
+        const __m128i k3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 3 * rb + 16 * p));
+        const __m128i k01_lo = _mm_unpacklo_epi8(k0, k1), k01_hi = _mm_unpackhi_epi8(k0, k1);
+        const __m128i k23_lo = _mm_unpacklo_epi8(k2, k3), k23_hi = _mm_unpackhi_epi8(k2, k3);
+        __m128i* dst = reinterpret_cast<__m128i*>(t.v_panels + (static_cast<size_t>(p) * dm.key_groups + g) * 64);
+        _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(k01_lo, k23_lo));  // dims 0-3
+        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(k01_lo, k23_lo));  // dims 4-7
+        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(k01_hi, k23_hi));  // dims 8-11
+        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(k01_hi, k23_hi));  // dims 12-15
+      }
+    }
+  }
+  // log2 s_v - C with C = max log2 s_v, and 2^-E / s_v with 2^-E keeping it finite: E > 0 only
+  // when some s_v is below 2^-60 (a V row below 1.5e-16 in magnitude).
+  float smin = INFINITY, smax = 0.0f;
   for (int j = 0; j < real; ++j) {
-    int32_t sum = 0;
-    t.k_scale[j] = quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, 0, t.rows4, &sum);
-    t.k_comp[j] = 128 * sum;
-    int8_t* panel = t.k_panels + (static_cast<size_t>(j / 16) * G) * 64 + (j % 16) * 4;
-    for (int g = 0; g < G; ++g) std::memcpy(panel + static_cast<size_t>(g) * 64, t.rows4 + 4 * g, 4);
+    smin = t.v_scale[j] < smin ? t.v_scale[j] : smin;
+    smax = t.v_scale[j] > smax ? t.v_scale[j] : smax;
   }
-  const int slots = round_up(real, 32);
-  for (int j = real; j < slots; ++j) {
-    t.k_scale[j] = 0.0f;
-    t.k_comp[j] = 0;
-    int8_t* panel = t.k_panels + (static_cast<size_t>(j / 16) * G) * 64 + (j % 16) * 4;
-    for (int g = 0; g < G; ++g) std::memset(panel + static_cast<size_t>(g) * 64, 0, 4);
+  const int e_min = static_cast<int>(_mm_cvtss_f32(_mm_getexp_ss(_mm_setzero_ps(), _mm_set_ss(smin))));
+  const int e = e_min < -60 ? -60 - e_min : 0;  // 2^e = 2^E, at most 2^89
+  const float scale_up = _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(1.0f), _mm_set_ss(static_cast<float>(e))));
+  const __m512 c = _mm512_set1_ps(_mm_cvtss_f32(_mm512_castps512_ps128(log2_avx512(_mm512_set1_ps(smax)))));
+  for (int j0 = 0; j0 < slots; j0 += kLanes) {
+    const __mmask16 live = j0 >= real ? 0 : lanes_avx512(real - j0);
+    const __m512 s = _mm512_mask_blend_ps(live, _mm512_set1_ps(1.0f), _mm512_load_ps(t.v_scale + j0));
+    _mm512_store_ps(t.v_log2 + j0, _mm512_mask_blend_ps(live, _mm512_set1_ps(kNoKey), _mm512_sub_ps(log2_avx512(s), c)));
+    _mm512_store_ps(t.v_inv + j0, _mm512_maskz_div_ps(live, _mm512_set1_ps(1.0f), _mm512_mul_ps(s, _mm512_set1_ps(scale_up))));
   }
+  return _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(1.0f), _mm_set_ss(static_cast<float>(-e))));
 }
 
-// V of the real keys, transposed: v_panels[p][g][i][kk] = V[key 4g + kk][16p + i], zero for
-// keys from `real` to the next multiple of 4. Quantized 4 keys at a time, then interleaved
-// bytewise (keys 0,1 and 2,3) and wordwise (pairs 01 and 23) into [dim][4 keys] order.
-void quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real) {
-  const size_t row = static_cast<size_t>(dm.dim_panels) * 16;
-  for (int g = 0; g < ceil_div(real, 4); ++g) {
-    for (int kk = 0; kk < 4; ++kk) {
-      const int j = 4 * g + kk;
-      int8_t* dst = t.rows4 + kk * row;
-      if (j < real)
-        t.v_scale[j] = quantize_row(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, 0, dst, nullptr);
-      else
-        std::memset(dst, 0, row);
+// The block's quantized queries (q_rows, 16 rows of row_bytes) into q_panel[g][query], the dword
+// of depth group g of each query.
+template <int kD>
+void transpose_queries(const Dims& dm, const Scratch& t) {
+  const size_t rb = static_cast<size_t>(kD ? kD : dm.row_bytes);
+  const int groups = kD ? kD / 4 : dm.groups;
+  int g0 = 0;
+  // 8 groups at a time by shuffles: row p and row p + 4 side by side, then dwords, qwords and
+  // 128-bit lanes interleaved (24 shuffles per 16 rows × 8 groups).
+  for (; g0 + 8 <= groups; g0 += 8) {
+    __m512i z[8];
+    for (int p = 0; p < 8; ++p) {
+      const int r = (p / 4) * 8 + p % 4;  // rows 0-3 with 4-7, 8-11 with 12-15
+      const uint8_t* lo = t.q_rows + static_cast<size_t>(r) * rb + 4 * g0;
+      z[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo))),
+                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo + 4 * rb)), 1);
     }
-    for (int p = 0; p < dm.dim_panels; ++p) {
-      const __m128i k0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows4 + 0 * row + 16 * p));
-      const __m128i k1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows4 + 1 * row + 16 * p));
-      const __m128i k2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows4 + 2 * row + 16 * p));
-      const __m128i k3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows4 + 3 * row + 16 * p));
-      const __m128i k01_lo = _mm_unpacklo_epi8(k0, k1), k01_hi = _mm_unpackhi_epi8(k0, k1);
-      const __m128i k23_lo = _mm_unpacklo_epi8(k2, k3), k23_hi = _mm_unpackhi_epi8(k2, k3);
-      __m128i* dst = reinterpret_cast<__m128i*>(t.v_panels + (static_cast<size_t>(p) * dm.key_groups + g) * 64);
-      _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(k01_lo, k23_lo));  // dims 0-3
-      _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(k01_lo, k23_lo));  // dims 4-7
-      _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(k01_hi, k23_hi));  // dims 8-11
-      _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(k01_hi, k23_hi));  // dims 12-15
+    __m512i a[8], b[8];
+    for (int i = 0; i < 4; ++i) {
+      a[2 * i] = _mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]);
+      a[2 * i + 1] = _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]);
+    }
+    // b[4h + 2i + j]: rows 8h.., dword g0 + 2i + j (j: lo/hi qword) and g0 + 4 + 2i + j.
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 2; ++i) {
+        b[4 * h + 2 * i] = _mm512_unpacklo_epi64(a[4 * h + i], a[4 * h + 2 + i]);
+        b[4 * h + 2 * i + 1] = _mm512_unpackhi_epi64(a[4 * h + i], a[4 * h + 2 + i]);
+      }
+    for (int g = 0; g < 4; ++g) {
+      _mm512_store_si512(t.q_panel + (g0 + g) * kLanes, _mm512_shuffle_i32x4(b[g], b[4 + g], _MM_SHUFFLE(2, 0, 2, 0)));
+      _mm512_store_si512(t.q_panel + (g0 + 4 + g) * kLanes, _mm512_shuffle_i32x4(b[g], b[4 + g], _MM_SHUFFLE(3, 1, 3, 1)));
     }
   }
-  for (int j = real; j < round_up(real, 16); ++j) t.v_scale[j] = 0.0f;
+  const __m512i row_offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                 _mm512_set1_epi32(dm.row_bytes));
+  for (; kD == 0 && g0 < groups; ++g0)  // specialized head_dims are multiples of 32: done above
+    _mm512_store_si512(t.q_panel + g0 * kLanes, _mm512_i32gather_epi32(row_offsets, t.q_rows + 4 * g0, 1));
 }
 
-// scores[r][c0 .. c0 + 16·NK) for R query rows against key panels c0/16 .. c0/16 + NK.
-template <int R, int NK>
-void score_tile(const Dims& dm, const Scratch& t, int c0) {
-  const int G = dm.depth_groups;
-  const size_t q_ld = static_cast<size_t>(G) * 4;
-  const int8_t* panel = t.k_panels + static_cast<size_t>(c0 / 16) * G * 64;
-  __m512i acc[R][NK];
-  #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-    #pragma GCC unroll 8
-    for (int c = 0; c < NK; ++c) acc[r][c] = _mm512_setzero_si512();
-  for (int g = 0; g < G; ++g) {
-    __m512i kv[NK];
-    #pragma GCC unroll 8
-    for (int c = 0; c < NK; ++c) kv[c] = _mm512_load_si512(panel + (static_cast<size_t>(c) * G + g) * 64);
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512i qb = broadcast_4bytes(t.q + r * q_ld + 4 * g);
-      #pragma GCC unroll 8
-      for (int c = 0; c < NK; ++c) dpbusd(acc[r][c], qb, kv[c]);
-    }
+// y[j][lane] for 16 key slots: the score of key j for each query of the block, as the base-2
+// exponent S · log2 e + log2 s_v - C; folds them into the lane-wise maxima running_max[0..4)
+// (four independent chains). k: the 16 keys' quantized rows; the other arrays from key j0 on.
+template <int kD>
+__attribute__((noinline)) void score_tile(const int8_t* __restrict k, int row_bytes_any, int groups_any,
+                                          const int32_t* __restrict q_panel, const int32_t* __restrict k_init,
+                                          const float* __restrict k_scale, const float* __restrict v_log2, __m512 c_q,
+                                          float* __restrict y, __m512* __restrict running_max) {
+  const size_t rb = static_cast<size_t>(kD ? kD : row_bytes_any);
+  const int groups = kD ? kD / 4 : groups_any;
+  __m512i acc[kLanes];
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) acc[j] = _mm512_set1_epi32(k_init[j]);
+#pragma GCC unroll 16
+  for (int g = 0; g < groups; ++g) {
+    const __m512i qv = _mm512_load_si512(q_panel + g * kLanes);
+#pragma GCC unroll 16
+    for (int j = 0; j < kLanes; ++j) dpbusd(acc[j], qv, broadcast_4bytes(k + j * rb + 4 * g));
   }
-  #pragma GCC unroll 8
-  for (int c = 0; c < NK; ++c) {
-    const __m512i comp = _mm512_load_si512(t.k_comp + c0 + 16 * c);
-    const __m512 sk = _mm512_load_ps(t.k_scale + c0 + 16 * c);
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      // float(dot) · (s_q · scale) · s_k, in the reference's order.
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][c], comp));
-      const __m512 s = _mm512_mul_ps(_mm512_mul_ps(dot, _mm512_set1_ps(t.q_scale[r])), sk);
-      _mm512_store_ps(t.scores + r * dm.score_ld + c0 + 16 * c, s);
-    }
+  __m512 m[4] = {running_max[0], running_max[1], running_max[2], running_max[3]};
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) {
+    const __m512 s = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[j]), c_q);
+    const __m512 yj = _mm512_fmadd_ps(s, _mm512_set1_ps(k_scale[j]), _mm512_set1_ps(v_log2[j]));
+    m[j % 4] = _mm512_max_ps(m[j % 4], yj);
+    _mm512_store_ps(y + j * kLanes, yj);
   }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) running_max[i] = m[i];
 }
 
-// out[i0 + r][16·p0 .. 16·(p0 + NV)) = float(Σ_g u[r][4g..4g+3] · V panels) · s_p[r].
+// out[i0 + r][16·p0 .. 16·(p0 + NV)) = float(Σ_g u[g][r] · V panels) · s_p[r] for the block's
+// query rows r0 .. r0 + R.
 template <int R, int NV>
-void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, int groups) {
+void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, const float* s_p, int i0, int r0, int p0, int groups) {
   __m512i acc[R][NV];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) acc[r][c] = _mm512_setzero_si512();
   const int8_t* panel = t.v_panels + static_cast<size_t>(p0) * dm.key_groups * 64;
   const size_t panel_stride = static_cast<size_t>(dm.key_groups) * 64;
+  const uint32_t* u = t.u + r0;
   for (int g = 0; g < groups; ++g) {
     __m512i vv[NV];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) vv[c] = _mm512_loadu_si512(panel + c * panel_stride + static_cast<size_t>(g) * 64);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512i ub = broadcast_4bytes(t.u + r * dm.u_ld + 4 * g);
-      #pragma GCC unroll 8
+      const __m512i ub = _mm512_set1_epi32(static_cast<int>(u[static_cast<size_t>(g) * kLanes + r]));
+#pragma GCC unroll 8
       for (int c = 0; c < NV; ++c) dpbusd(acc[r][c], ub, vv[c]);
     }
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    float* o = hd.out + static_cast<size_t>(i0 + r) * hd.ld_out;
-    const __m512 sp = _mm512_set1_ps(t.s_p[r]);
-    #pragma GCC unroll 8
+    float* o = hd.out + static_cast<size_t>(i0 + r0 + r) * hd.ld_out;
+    const __m512 sp = _mm512_set1_ps(s_p[r0 + r]);
+#pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) {
       const int d = 16 * (p0 + c);
       _mm512_mask_storeu_ps(o + d, lanes_avx512(dm.dim - d), _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][c]), sp));
@@ -279,63 +507,110 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, i
   }
 }
 
-using ScoreTileFn = void (*)(const Dims&, const Scratch&, int);
-using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, int, int, int);
+using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, const float*, int, int, int, int);
 
-template <int NK>
-constexpr ScoreTileFn kScoreTiles[kRows + 1] = {nullptr,
-                                                score_tile<1, NK>,
-                                                score_tile<2, NK>,
-                                                score_tile<3, NK>,
-                                                score_tile<4, NK>,
-                                                score_tile<5, NK>,
-                                                score_tile<6, NK>,
-                                                score_tile<7, NK>,
-                                                score_tile<8, NK>};
 template <int NV>
-constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr,       pv_tile<1, NV>, pv_tile<2, NV>,
-                                          pv_tile<3, NV>, pv_tile<4, NV>, pv_tile<5, NV>,
-                                          pv_tile<6, NV>, pv_tile<7, NV>, pv_tile<8, NV>};
+constexpr PvTileFn kPvTiles[kPvRows + 1] = {nullptr,        pv_tile<1, NV>, pv_tile<2, NV>,
+                                            pv_tile<3, NV>, pv_tile<4, NV>, pv_tile<5, NV>,
+                                            pv_tile<6, NV>, pv_tile<7, NV>, pv_tile<8, NV>};
 
-// Softmax of row r's scores over the real keys, then u = rint(w · 255 / max w) into t.u[r] and
-// s_p into t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row.
-void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, float* probs_row) {
-  float* s = t.scores + r * dm.score_ld;
-  const int nv = ceil_div(real, 16);
-  const __mmask16 tail = lanes_avx512(real - 16 * (nv - 1));
-  __m512 mx = _mm512_set1_ps(-INFINITY);
-  for (int c = 0; c + 1 < nv; ++c) mx = _mm512_max_ps(mx, _mm512_load_ps(s + 16 * c));
-  mx = _mm512_mask_max_ps(mx, tail, mx, _mm512_load_ps(s + 16 * (nv - 1)));
-  const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+// One block of n <= 16 queries starting at i0: quantize, scores, softmax into u and s_p, P·V.
+// With probs_block (row i0 of the probabilities), also the probabilities of the real keys.
+template <int kD>
+void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n, int real, float inv_scale_up,
+                 float* probs_block) {
+  const float* rows[kLanes];
+  for (int r = 0; r < n; ++r) rows[r] = hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv;
+  __m512 s_q;
+  quantize_block<kD, false>(rows, n, dm.dim, dm.row_bytes, 128, t.q_rows, &s_q, nullptr);
+  transpose_queries<kD>(dm, t);
+  // The next block's queries arrive while this block's scores and P·V run.
+  const int next = dm.seq - i0 - kLanes < kLanes ? dm.seq - i0 - kLanes : kLanes;
+  if (next > 0) prefetch_rows(hd.q + static_cast<size_t>(i0 + kLanes) * hd.ld_qkv, hd.ld_qkv, nullptr, next, dm.dim);
+  // (s_q · scale) as the reference, then · log2 e for base 2.
+  const __m512 c_q = _mm512_mul_ps(_mm512_mul_ps(s_q, _mm512_set1_ps(hd.scale)), _mm512_set1_ps(kLog2e));
 
-  __m512 sum = _mm512_setzero_ps(), wmax = _mm512_setzero_ps();
-  for (int c = 0; c < nv; ++c) {
-    __m512 e = exp_avx512(_mm512_sub_ps(_mm512_load_ps(s + 16 * c), vmax));
-    if (c == nv - 1) e = _mm512_maskz_mov_ps(tail, e);
-    if (probs_row)
-      for (int l = 0; l < 16 && 16 * c + l < real; ++l) probs_row[t.keys[16 * c + l]] = e[l];
-    sum = _mm512_add_ps(sum, e);
-    const __m512 w = _mm512_mul_ps(e, _mm512_load_ps(t.v_scale + 16 * c));
-    wmax = _mm512_max_ps(wmax, w);
-    _mm512_store_ps(s + 16 * c, w);
+  const int slots = round_up(real, kLanes);
+  __m512 maxima[4] = {_mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY),
+                      _mm512_set1_ps(-INFINITY)};
+  for (int j0 = 0; j0 < slots; j0 += kLanes)
+    score_tile<kD>(t.k_rows + static_cast<size_t>(j0) * dm.row_bytes, dm.row_bytes, dm.groups, t.q_panel, t.k_init + j0,
+                   t.k_scale + j0, t.v_log2 + j0, c_q, t.y + static_cast<size_t>(j0) * kLanes, maxima);
+  const __m512 w = _mm512_max_ps(_mm512_max_ps(maxima[0], maxima[1]), _mm512_max_ps(maxima[2], maxima[3]));
+
+  // t_j = 255 · 2^(y_j - W) → u_j, and Σ_j t_j · 2^-E / s_v,j (one partial sum per key of a
+  // group: four independent FMA chains).
+  const int groups = slots / 4;
+  __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  for (int g = 0; g < groups; ++g) {
+    __m512i packed = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int kk = 0; kk < 4; ++kk) {
+      const int j = 4 * g + kk;
+      // y - W as an FMA (the same rounding as a subtraction): the FMA pipes have room here, the
+      // add pipes do not.
+      const __m512 tj = exp2_x255_avx512(_mm512_fmsub_ps(_mm512_load_ps(t.y + static_cast<size_t>(j) * kLanes), _mm512_set1_ps(1.0f), w));
+      sums[kk] = _mm512_fmadd_ps(tj, _mm512_set1_ps(t.v_inv[j]), sums[kk]);
+      // rint in the current rounding mode (half to even), as the reference's nearbyint; tj <= 255.
+      packed = _mm512_or_si512(packed, _mm512_slli_epi32(_mm512_cvtps_epi32(tj), 8 * kk));
+      if (probs_block && j < real) {
+        alignas(64) float p[kLanes];
+        _mm512_store_ps(p, _mm512_mul_ps(tj, _mm512_set1_ps(t.v_inv[j])));
+        for (int r = 0; r < n; ++r) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] = p[r];
+      }
+    }
+    _mm512_store_si512(t.u + static_cast<size_t>(g) * kLanes, packed);
   }
-  const float inv_sum = 1.0f / _mm512_reduce_add_ps(sum);
-  const float w_max = _mm512_reduce_max_ps(wmax);
-  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that max is 0 (then every u is 0).
-  const float p_max = w_max * inv_sum;
-  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
-  const __m512 to_u = _mm512_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
-  uint8_t* u = t.u + r * dm.u_ld;
-  for (int c = 0; c < nv; ++c) {
-    // rint in the current rounding mode (half to even), as the reference's nearbyint.
-    const __m512i ui = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_load_ps(s + 16 * c), to_u));
-    _mm_store_si128(reinterpret_cast<__m128i*>(u + 16 * c), _mm512_cvtepi32_epi8(ui));
+  // s_p = 1 / Σ_j (t_j / s_v,j) = 2^-E / sum.
+  const float* s_p = t.s_p;
+  const __m512 sum = _mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3]));
+  const __m512 inv_sum = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
+  _mm512_store_ps(t.s_p, _mm512_mul_ps(inv_sum, _mm512_set1_ps(inv_scale_up)));
+  if (probs_block) {
+    alignas(64) float inv[kLanes];
+    _mm512_store_ps(inv, inv_sum);
+    for (int r = 0; r < n; ++r)
+      for (int j = 0; j < real; ++j) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] *= inv[r];
   }
-  if (probs_row)
-    for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum;
+
+  const int pv_groups = ceil_div(real, 4);
+  for (int r0 = 0, rows_now = 0; r0 < n; r0 += rows_now) {
+    rows_now = next_tile_rows(n - r0, kPvRows);
+    for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
+      if (dm.dim_panels - p0 >= 2)
+        kPvTiles<2>[rows_now](hd, dm, t, s_p, i0, r0, p0, pv_groups);
+      else
+        kPvTiles<1>[rows_now](hd, dm, t, s_p, i0, r0, p0, pv_groups);
+    }
+  }
+}
+
+// Everything after the list of real keys, specialized for head_dim kD (0: any).
+template <int kD>
+void run_head(const Head& hd, const Dims& dm, const Scratch& t, int real, float* probs) {
+  quantize_keys<kD>(hd, dm, t, real);
+  const float inv_scale_up = quantize_values<kD>(hd, dm, t, real);
+  for (int i0 = 0; i0 < dm.seq; i0 += kLanes) {
+    const int n = dm.seq - i0 < kLanes ? dm.seq - i0 : kLanes;
+    query_block<kD>(hd, dm, t, i0, n, real, inv_scale_up, probs ? probs + static_cast<size_t>(i0) * dm.seq : nullptr);
+  }
 }
 
 }  // namespace
+
+void f32_exp2_x255__avx512vnni(int n, const float* x, float* y) {
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 mask = lanes_avx512(n - i);
+    _mm512_mask_storeu_ps(y + i, mask, exp2_x255_avx512(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
+void f32_log2__avx512vnni(int n, const float* x, float* y) {
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 mask = lanes_avx512(n - i);
+    _mm512_mask_storeu_ps(y + i, mask, log2_avx512(_mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), mask, x + i)));
+  }
+}
 
 size_t qs8_attention_scratch__avx512vnni(int seq, int head_dim) {
   return layout(dims_of(seq, head_dim), nullptr, nullptr);
@@ -373,34 +648,12 @@ void qs8_attention__avx512vnni(const AttentionArgs& a, int b, int h, void* scrat
       for (int j = 0; j < S; ++j)
         if (mask[j] == 0) probs[i * S + j] = 0.0f;
 
-  quantize_keys(hd, dm, t, real);
-  quantize_values(hd, dm, t, real);
-  const size_t q_ld = static_cast<size_t>(dm.depth_groups) * 4;
-  const int groups = ceil_div(real, 4);
-  for (int i0 = 0, rows = 0; i0 < S; i0 += rows) {
-    rows = next_tile_rows(S - i0, kRows);
-    for (int r = 0; r < rows; ++r) {
-      // Queries as q + 128 (unsigned); their bytes past D stay 128 (value 0) against zero K.
-      int8_t* qr = reinterpret_cast<int8_t*>(t.q + r * q_ld);
-      const float sq = quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, 128, t.rows4, nullptr);
-      std::memcpy(qr, t.rows4, q_ld);
-      t.q_scale[r] = sq * hd.scale;
-    }
-    for (int c0 = 0; c0 < real; c0 += 32) {
-      if (real - c0 > 16)
-        kScoreTiles<2>[rows](dm, t, c0);
-      else
-        kScoreTiles<1>[rows](dm, t, c0);
-    }
-    for (int r = 0; r < rows; ++r)
-      softmax_quantize_row(dm, t, r, real, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
-    for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
-      if (dm.dim_panels - p0 >= 2)
-        kPvTiles<2>[rows](hd, dm, t, i0, p0, groups);
-      else
-        kPvTiles<1>[rows](hd, dm, t, i0, p0, groups);
-    }
-  }
+  if (D == 32)
+    run_head<32>(hd, dm, t, real, probs);
+  else if (D == 64)
+    run_head<64>(hd, dm, t, real, probs);
+  else
+    run_head<0>(hd, dm, t, real, probs);
 }
 
 }  // namespace encrt::kernels::x86

@@ -32,3 +32,40 @@ constexpr float kMinArg = -104.0f;
 constexpr float kMaxArg = 89.0f;
 
 }  // namespace encrt::kernels::x86::exp_coefficients
+
+// ---- 2^t and log2 for the int8 attention's softmax (exp_avx512.h: exp2_x255_avx512,
+// log2_avx512). There the probabilities are quantized to 8 bits right away, so 2^t needs far less
+// than fp32 accuracy: a degree-4 polynomial on the reduced argument.
+//   2^t = 2^n · 2^f,  n = round(t),  f = t - n in [-1/2, 1/2] (exact),
+//   255 · 2^f ≈ c0 + c1 f + ... + c4 f^4,  minimax for relative error on [-1/2, 1/2] (Lawson
+//   iteration in double), with the factor 255 of the uint8 quantization folded in. Fit error
+//   2.59e-6; with the fp32 Horner steps kExp2MaxRelError. The scaling by 2^n is exact (vscalefps),
+//   down to 0 for very negative t.
+//   log2(x) = e + log2(m), x = m · 2^e with m in [0.75, 1.5) (vgetmantps / vgetexpps), and
+//   log2(m) = (2/ln 2) · atanh(z) = Σ_k (2/(k ln 2)) z^k over odd k <= 11, z = (m - 1)/(m + 1) in
+//   [-1/7, 1/5]: truncation error below 2e-10, fp32 evaluation within kLog2MaxAbsError + u·|log2 x|.
+namespace encrt::kernels::x86::exp2_coefficients {
+
+constexpr float kC0 = 255.0f * 0.999999285f;
+constexpr float kC1 = 255.0f * 0.693121791f;
+constexpr float kC2 = 255.0f * 0.240247443f;
+constexpr float kC3 = 255.0f * 0.0559178591f;
+constexpr float kC4 = 255.0f * 0.0095700901f;
+// |exp2_x255_avx512(t) / (255 · 2^t) - 1| <= kExp2MaxRelError for t in [-126, 0] (where the
+// result is a normal float), measured over every float of [-126, 0] and checked by
+// tests/kernels/test_x86_attention.cpp.
+constexpr float kExp2MaxRelError = 3.0e-6f;
+
+constexpr float kLog2Odd[6] = {2.88539004f, 0.961796701f, 0.577078044f, 0.412198573f, 0.3205989f, 0.26230818f};
+// |log2_avx512(x) - log2(x)| <= kLog2MaxAbsError + 2^-24 · |log2 x| for every positive finite x.
+constexpr float kLog2MaxAbsError = 1.5e-7f;
+
+}  // namespace encrt::kernels::x86::exp2_coefficients
+
+namespace encrt::kernels::x86 {
+// exp2_x255_avx512 and log2_avx512 over arrays, so that tests can measure them on their own
+// (defined in attention_i8_avx512vnni.cpp, the kernel that uses them: AVX512-VNNI CPUs only).
+// log2 of lanes past n is not computed; x must be positive and finite.
+void f32_exp2_x255__avx512vnni(int n, const float* x, float* y);
+void f32_log2__avx512vnni(int n, const float* x, float* y);
+}  // namespace encrt::kernels::x86

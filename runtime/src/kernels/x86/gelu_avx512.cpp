@@ -1,5 +1,5 @@
-// Array forms of the AVX-512 erf and GELU used by the GEMM epilogues (x86_avx512_common.h), so
-// that tests can measure their error on their own.
+// Array forms of the AVX-512 GELU of the GEMM epilogues and of the rational erf
+// (x86_avx512_common.h), so that tests can measure their error on their own.
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
 

@@ -104,41 +104,81 @@ __attribute__((noinline)) void accumulate(const TileArgs& t, __m512i* acc_out) {
     for (int j = 0; j < NV; ++j) _mm512_store_si512(acc_out + r * NV + j, acc[r][j]);
 }
 
-template <int MR, int NV>
-void tile(const TileArgs& t) {
-  __m512i acc[MR * NV];
-  accumulate<MR, NV>(t, acc);
-
+// The epilogue of one tile, from the int32 sums acc[r·NV + j] of `rows` rows: exact
+// acc - zp[m]·w_sum[n], then float · scale[m] · w_scale[n] (the reference's order), + bias,
+// activation, + residual, store. Specialized on the activation and on the residual so that the
+// per-vector code is straight-line; the per-column vectors (w_sum, w_scale, bias) are loaded
+// once per tile. A missing bias adds -0.0f, the exact identity of IEEE addition.
+template <int NV, Activation kAct, bool kResidual>
+void epilogue(const TileArgs& t, int rows, const __m512i* acc) {
   const GemmEpilogue& ep = *t.ep;
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
+  const int n0 = t.n0;
+  __mmask16 mask[NV];
+  __m512i ws[NV];
+  __m512 wsc[NV], bias[NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) {
+    mask[j] = j == NV - 1 ? lanes_avx512(t.last_cols) : static_cast<__mmask16>(0xffff);
+    ws[j] = _mm512_maskz_loadu_epi32(mask[j], t.w_sum + n0 + 16 * j);
+    wsc[j] = _mm512_maskz_loadu_ps(mask[j], t.w_scale + n0 + 16 * j);
+    bias[j] = ep.bias ? _mm512_maskz_loadu_ps(mask[j], ep.bias + n0 + 16 * j) : _mm512_set1_ps(-0.0f);
+  }
+  const float* residual = kResidual ? ep.residual + static_cast<size_t>(t.m0) * ep.ldr + n0 : nullptr;
+  const size_t ldr = kResidual ? static_cast<size_t>(ep.ldr) : 0;
+  float* c_row = t.C + static_cast<size_t>(t.m0) * t.ldc + n0;
+  const size_t ldc = t.ldc;
+  for (int r = 0; r < rows; ++r) {
     const int m = t.m0 + r;
     const __m512i zp = _mm512_set1_epi32(t.a_zp[m]);
     const __m512 sc = _mm512_set1_ps(t.a_scale[m]);
-    float* c_row = t.C + static_cast<size_t>(m) * t.ldc;
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
-      const int n = t.n0 + 16 * j;
-      const __mmask16 mask = j == NV - 1 ? lanes_avx512(t.last_cols) : static_cast<__mmask16>(0xffff);
-      const __m512i ws = _mm512_maskz_loadu_epi32(mask, t.w_sum + n);
-      const __m512i exact = _mm512_sub_epi32(acc[r * NV + j], _mm512_mullo_epi32(zp, ws));
-      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(exact), sc);
-      v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, t.w_scale + n));
-      finish_store_avx512(v, ep, m, n, mask, c_row);
+      const __m512i exact = _mm512_sub_epi32(acc[r * NV + j], _mm512_mullo_epi32(zp, ws[j]));
+      __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(exact), sc), wsc[j]);
+      v = _mm512_add_ps(v, bias[j]);
+      if (kAct == Activation::kRelu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+      if (kAct == Activation::kGelu) v = gelu_avx512(v);
+      // The residual is read before C is written: it may alias C.
+      if (kResidual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[j], residual + 16 * j));
+      _mm512_mask_storeu_ps(c_row + 16 * j, mask[j], v);
     }
+    c_row += ldc;
+    residual += ldr;
   }
 }
 
-using TileFn = void (*)(const TileArgs&);
+using AccumulateFn = void (*)(const TileArgs&, __m512i*);
+using EpilogueFn = void (*)(const TileArgs&, int, const __m512i*);
 
-TileFn select_tile(int mr, int nv) {
+AccumulateFn select_accumulate(int mr, int nv) {
   static_assert(kMR == 8 && kNV == 3, "the table below lists every (rows, vectors) pair");
-  static const TileFn table[kMR][kNV] = {
-      {tile<1, 1>, tile<1, 2>, tile<1, 3>}, {tile<2, 1>, tile<2, 2>, tile<2, 3>},
-      {tile<3, 1>, tile<3, 2>, tile<3, 3>}, {tile<4, 1>, tile<4, 2>, tile<4, 3>},
-      {tile<5, 1>, tile<5, 2>, tile<5, 3>}, {tile<6, 1>, tile<6, 2>, tile<6, 3>},
-      {tile<7, 1>, tile<7, 2>, tile<7, 3>}, {tile<8, 1>, tile<8, 2>, tile<8, 3>}};
+  static const AccumulateFn table[kMR][kNV] = {
+      {accumulate<1, 1>, accumulate<1, 2>, accumulate<1, 3>}, {accumulate<2, 1>, accumulate<2, 2>, accumulate<2, 3>},
+      {accumulate<3, 1>, accumulate<3, 2>, accumulate<3, 3>}, {accumulate<4, 1>, accumulate<4, 2>, accumulate<4, 3>},
+      {accumulate<5, 1>, accumulate<5, 2>, accumulate<5, 3>}, {accumulate<6, 1>, accumulate<6, 2>, accumulate<6, 3>},
+      {accumulate<7, 1>, accumulate<7, 2>, accumulate<7, 3>}, {accumulate<8, 1>, accumulate<8, 2>, accumulate<8, 3>}};
   return table[mr - 1][nv - 1];
+}
+
+template <Activation kAct, bool kResidual>
+EpilogueFn select_epilogue_nv(int nv) {
+  static_assert(kNV == 3, "one entry per vector count");
+  static const EpilogueFn table[kNV] = {epilogue<1, kAct, kResidual>, epilogue<2, kAct, kResidual>,
+                                        epilogue<3, kAct, kResidual>};
+  return table[nv - 1];
+}
+
+EpilogueFn select_epilogue(int nv, const GemmEpilogue& ep) {
+  const bool res = ep.residual != nullptr;
+  switch (ep.activation) {
+    case Activation::kRelu:
+      return res ? select_epilogue_nv<Activation::kRelu, true>(nv) : select_epilogue_nv<Activation::kRelu, false>(nv);
+    case Activation::kGelu:
+      return res ? select_epilogue_nv<Activation::kGelu, true>(nv) : select_epilogue_nv<Activation::kGelu, false>(nv);
+    case Activation::kNone:
+      break;
+  }
+  return res ? select_epilogue_nv<Activation::kNone, true>(nv) : select_epilogue_nv<Activation::kNone, false>(nv);
 }
 
 }  // namespace
@@ -166,13 +206,16 @@ void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, co
     t.last_cols = cols - (nv - 1) * kPanelN;
     t.w = W + static_cast<size_t>(n0 / kPanelN) * t.panel_bytes;
     const int8_t* next_block = n0 + kNR < N ? t.w + kNV * t.panel_bytes : nullptr;
+    const EpilogueFn finish = select_epilogue(nv, ep);
     for (int m0 = 0; m0 < M;) {
       const int mr = next_tile_rows(M - m0, kMR);
       t.m0 = m0;
       t.a = A.data + static_cast<size_t>(m0) * t.lda;
       // Warm the next block only once, while the last row tile of this block runs.
       t.w_next = m0 + mr == M ? next_block : nullptr;
-      select_tile(mr, nv)(t);
+      alignas(64) __m512i acc[kMR * kNV];
+      select_accumulate(mr, nv)(t, acc);
+      finish(t, mr, acc);
       m0 += mr;
     }
   }

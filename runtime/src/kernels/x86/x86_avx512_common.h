@@ -47,28 +47,29 @@ ENCRT_X86_INLINE __m512 erf_avx512(__m512 x) {
   return _mm512_div_ps(_mm512_mul_ps(z, p), q);
 }
 
-// GELU(x) = x·(0.5 + xc·P̂(xc²)/Q̂(xc²)), xc = clamp(x, ±5.54): erf(x/√2)/2 with the 1/√2 and
-// the 1/2 folded into the coefficients (x86_erf_coefficients.h). Absolute error at most
-// 0.5·|x|·kErfMaxAbsError + a few ulps of |x|; exactly x for x >= 5.54 and -0 for x <= -5.54.
+// GELU(x) = max(x, 0) - g(|x|), g(a) = a·Φ(-a) from a table of 16 quartic pieces selected by
+// vpermps (x86_erf_coefficients.h, namespace gelu_table): absolute error at most
+// gelu_table::kMaxAbsError + 2^-24·|GELU(x)| (3.9e-7 over every float of [-12, 12]), as accurate
+// as the rational erf it replaced (0.5·|x|·kErfMaxAbsError), so every AVX-512 GEMM epilogue, fp32
+// and fp16 included, uses it. Exactly x for x >= 5.37 and +inf, +0 for x <= -5.37 and -inf, NaN
+// stays NaN. Per 16 outputs: 5 FMAs, 5 permutes and 3 other FP operations, against 13 FMA-class
+// operations, a division and 5 others for the rational erf; in the MiniLM ffn.up int8 GEMM
+// (M 128, K 384, N 1536) the GELU adds 32 µs to the GEMM's 341 µs instead of 46 µs.
 ENCRT_X86_INLINE __m512 gelu_avx512(__m512 x) {
-  using namespace erf_coefficients;
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-kGeluClamp)), _mm512_set1_ps(kGeluClamp));
-  const __m512 t = _mm512_mul_ps(xc, xc);
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kGP5), t, _mm512_set1_ps(kGP4));
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(kGQ5), t, _mm512_set1_ps(kGQ4));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kGP3));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(kGQ3));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kGP2));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(kGQ2));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kGP1));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(kGQ1));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kGP0));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.0f));
-  const __m512 half_erf = _mm512_div_ps(_mm512_mul_ps(xc, p), q);
-  // At the clamp the fp32 evaluation gives |half_erf| = 0.5 + 6e-8: clamping Φ(x) to [0, 1]
-  // makes the saturated ends exact (GELU(x) = x and -0).
-  const __m512 phi = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_set1_ps(0.5f), half_erf), _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
-  return _mm512_mul_ps(x, phi);
+  using namespace gelu_table;
+  // a = min(|x|, kClamp) in one vrangeps (imm 0b1010: the operand of smaller magnitude, sign
+  // cleared); NaN gives kClamp, i.e. g = 0, and the NaN comes through max(0, x) below.
+  const __m512 a = _mm512_range_ps(x, _mm512_set1_ps(kClamp), 0x0a);
+  // a/h + 1.5·2^23 rounds a/h to the nearest integer i, which then sits in the low mantissa bits:
+  // vpermps reads the low 4 bits of each lane as the piece index.
+  const __m512i piece = _mm512_castps_si512(_mm512_fmadd_ps(a, _mm512_set1_ps(kInvStep), _mm512_set1_ps(kRoundBias)));
+  __m512 g = _mm512_permutexvar_ps(piece, _mm512_load_ps(kCoef[4]));
+  g = _mm512_fmadd_ps(g, a, _mm512_permutexvar_ps(piece, _mm512_load_ps(kCoef[3])));
+  g = _mm512_fmadd_ps(g, a, _mm512_permutexvar_ps(piece, _mm512_load_ps(kCoef[2])));
+  g = _mm512_fmadd_ps(g, a, _mm512_permutexvar_ps(piece, _mm512_load_ps(kCoef[1])));
+  g = _mm512_fmadd_ps(g, a, _mm512_permutexvar_ps(piece, _mm512_load_ps(kCoef[0])));
+  // max returns its second operand when one is NaN: x goes second so that NaN propagates.
+  return _mm512_sub_ps(_mm512_max_ps(_mm512_setzero_ps(), x), g);
 }
 
 ENCRT_X86_INLINE __m512 activate_avx512(__m512 v, Activation act) {
