@@ -26,12 +26,17 @@ void f32_attention__avx2(const AttentionArgs& args, int b, int h, void* scratch)
 size_t f32_attention_scratch__avx2(int seq, int head_dim);
 
 // ---- int8 attention (AVX512-VNNI): the reference's quantization bit for bit (Q, K, V per-token
-// symmetric int8, exact int32 Q·Kᵀ and P·V with vpdpbusd), the softmax in fp32 with the vector
-// exp below. K and V of the head's real tokens are quantized once per call into scratch (K in
-// 16-key × 4-depth panels, V transposed into 16-dim × 4-key panels), one block of 8 query rows
-// of scores is materialized at a time: scratch is O(seq · head_dim + 8 · seq).
+// symmetric int8, exact int32 Q·Kᵀ and P·V with vpdpbusd). Queries go 16 at a time, one per
+// vector lane (transposed 16-query panels), against K stored as plain quantized rows, so the
+// softmax max and sum are vertical operations. The softmax works in base 2 with log2 of each
+// key's V scale folded into the exponent: u_j = rint(255 · 2^(y_j - max y)), which needs no
+// normalization pass (exp2_x255 and log2 below). Scratch is O(seq · head_dim + 16 · seq).
 void qs8_attention__avx512vnni(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__avx512vnni(int seq, int head_dim);
+// The int8 kernel's base-2 exponential (times 255) and log2 over arrays, so that tests can
+// measure them on their own (bounds in exp_coefficients.h). log2 needs positive finite x.
+void f32_exp2_x255__avx512vnni(int n, const float* x, float* y);
+void f32_log2__avx512vnni(int n, const float* x, float* y);
 // AVX2 (also the int8 attention of AVX-512 CPUs without VNNI): the same scheme with the int8
 // values widened to int16 and vpmaddwd (exact, no saturation); 4 query rows × 16 keys per score
 // tile, 4 rows × 16 dims per P·V tile. Scratch O(2 · seq · head_dim + 4 · seq).

@@ -61,11 +61,3 @@ constexpr float kLog2Odd[6] = {2.88539004f, 0.961796701f, 0.577078044f, 0.412198
 constexpr float kLog2MaxAbsError = 1.5e-7f;
 
 }  // namespace encrt::kernels::x86::exp2_coefficients
-
-namespace encrt::kernels::x86 {
-// exp2_x255_avx512 and log2_avx512 over arrays, so that tests can measure them on their own
-// (defined in attention_i8_avx512vnni.cpp, the kernel that uses them: AVX512-VNNI CPUs only).
-// log2 of lanes past n is not computed; x must be positive and finite.
-void f32_exp2_x255__avx512vnni(int n, const float* x, float* y);
-void f32_log2__avx512vnni(int n, const float* x, float* y);
-}  // namespace encrt::kernels::x86

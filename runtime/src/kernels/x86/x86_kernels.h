@@ -54,7 +54,11 @@ void f32_layer_norm__avx512(int M, int N, const float* X, int ldx, const float* 
 void f32_layer_norm__avx2(int M, int N, const float* X, int ldx, const float* gamma,
                           const float* beta, float eps, float* Y, int ldy);
 
-// ---- The erf approximation behind every GELU epilogue (x86_avx512_common.h, x86_avx2_common.h),
+// ---- GELU in the epilogues. AVX-512 (every fp32/fp16/int8 GEMM at that level) uses a
+// piecewise-quartic form, GELU(x) = max(x, 0) - g(|x|) with g(a) = a·Φ(-a) from 16 table pieces
+// (x86_erf_coefficients.h, gelu_table::kMaxAbsError): error <= 3.5e-7 + 2^-24·|GELU(x)|, no
+// division. AVX2 uses the rational erf described next.
+// The erf approximation behind the AVX2 GELU epilogues (x86_avx2_common.h),
 // exposed over arrays so that it can be tested on its own. erf(z) ≈ z·P(z²)/Q(z²) with z clamped
 // to ±3.92, P and Q of degree 5, fitted for minimax absolute error on [0, 3.92] (fit error
 // 1.6e-8; 1 - erf(3.92) is 2.9e-8); coefficients in x86_erf_coefficients.h. Evaluated in fp32,
