@@ -31,6 +31,7 @@
 
 #include "core/half.h"
 #include "kernels/kernel_table.h"
+#include "x86_test_levels.h"
 #include "kernels/kernel_types.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/x86_erf_coefficients.h"
@@ -43,18 +44,7 @@ using namespace encrt::kernels;
 constexpr double kU = FLT_EPSILON / 2.0;
 constexpr float kSentinel = -777.25f;
 
-std::vector<IsaLevel> testable_levels() {
-  std::vector<IsaLevel> levels;
-  const IsaLevel cpu = detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
-    if (level <= cpu)
-      levels.push_back(level);
-    else
-      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU only supports "
-                                   << isa_level_name(cpu));
-  }
-  return levels;
-}
+using encrt::kernels::test::testable_x86_levels;
 
 std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -306,17 +296,17 @@ void for_each_problem(Fn fn) {
 }  // namespace
 
 TEST_CASE("x86 f32 GEMM matches the reference", "[x86][gemm][f32]") {
-  const std::vector<IsaLevel> levels = testable_levels();
+  const std::vector<IsaLevel> levels = testable_x86_levels();
   for_each_problem([&](const Problem& p) { run_float_case<float>(p, levels); });
 }
 
 TEST_CASE("x86 f16-weight GEMM matches the reference", "[x86][gemm][f16]") {
-  const std::vector<IsaLevel> levels = testable_levels();
+  const std::vector<IsaLevel> levels = testable_x86_levels();
   for_each_problem([&](const Problem& p) { run_float_case<uint16_t>(p, levels); });
 }
 
 TEST_CASE("x86 u8s8 GEMM matches the reference, integer part bit-exact", "[x86][gemm][u8s8]") {
-  const std::vector<IsaLevel> levels = testable_levels();
+  const std::vector<IsaLevel> levels = testable_x86_levels();
   for_each_problem([&](const Problem& p) { run_u8s8_case(p, levels); });
 }
 
@@ -338,7 +328,7 @@ TEST_CASE("x86 u8s8 GEMM saturating inputs stay exact", "[x86][gemm][u8s8]") {
   const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data()};
   std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
   ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
-  for (IsaLevel level : testable_levels()) {
+  for (IsaLevel level : testable_x86_levels()) {
     const KernelTable& t = kernel_table(level);
     std::fill(got.begin(), got.end(), 0.0f);
     t.gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
@@ -356,7 +346,7 @@ TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one cal
   std::vector<float> wf(panel_f32_size(N, K));
   ref::pack_weights_f32(N, K, p.w_rowmajor.data(), wf.data());
   const int row_split = 3, col_split = 48;  // 48 = 3 panels
-  for (IsaLevel level : testable_levels()) {
+  for (IsaLevel level : testable_x86_levels()) {
     const KernelTable& t = kernel_table(level);
     std::vector<float> whole_f(static_cast<size_t>(M) * p.ldc, kSentinel), whole_q = whole_f;
     std::vector<float> split_f = whole_f, split_q = whole_f;

@@ -11,24 +11,14 @@
 #include <vector>
 
 #include "kernels/kernel_table.h"
+#include "x86_test_levels.h"
 #include "kernels/ref/ref_kernels.h"
 
 namespace {
 
 using namespace encrt::kernels;
 
-std::vector<IsaLevel> testable_levels() {
-  std::vector<IsaLevel> levels;
-  const IsaLevel cpu = detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
-    if (level <= cpu)
-      levels.push_back(level);
-    else
-      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU only supports "
-                                   << isa_level_name(cpu));
-  }
-  return levels;
-}
+using encrt::kernels::test::testable_x86_levels;
 
 constexpr float kSentinel = 12345.0f;
 
@@ -52,7 +42,7 @@ TEST_CASE("x86 LayerNorm matches the reference", "[x86][layer_norm]") {
 
     std::vector<float> want(static_cast<size_t>(M) * ldy, kSentinel);
     ref::layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, want.data(), ldy);
-    for (IsaLevel level : testable_levels()) {
+    for (IsaLevel level : testable_x86_levels()) {
       const LayerNormFn layer_norm = kernel_table(level).layer_norm;
       std::vector<float> got(want.size(), kSentinel);
       layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, got.data(), ldy);

@@ -10,24 +10,14 @@
 #include <vector>
 
 #include "kernels/kernel_table.h"
+#include "x86_test_levels.h"
 #include "kernels/ref/ref_kernels.h"
 
 namespace {
 
 using namespace encrt::kernels;
 
-std::vector<IsaLevel> testable_levels() {
-  std::vector<IsaLevel> levels;
-  const IsaLevel cpu = detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
-    if (level <= cpu)
-      levels.push_back(level);
-    else
-      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU only supports "
-                                   << isa_level_name(cpu));
-  }
-  return levels;
-}
+using encrt::kernels::test::testable_x86_levels;
 
 constexpr uint8_t kSentinel = 0xA5;
 
@@ -45,7 +35,7 @@ void check_rows(int M, int K, const std::vector<float>& X, int ldx) {
     std::vector<float> want_scale(M);
     std::vector<int32_t> want_zp(M);
     ref::quantize_rows_u8(M, K, X.data(), ldx, mult, want.data(), ldq, want_scale.data(), want_zp.data());
-    for (IsaLevel level : testable_levels()) {
+    for (IsaLevel level : testable_x86_levels()) {
       std::vector<uint8_t> got(want.size(), kSentinel);
       std::vector<float> scale(M, -1.0f);
       std::vector<int32_t> zp(M, -1);
@@ -95,7 +85,7 @@ TEST_CASE("x86 quantize_rows_u8 special rows", "[x86][quantize]") {
   std::vector<uint8_t> q(static_cast<size_t>(4) * ldq);
   std::vector<float> scale(4);
   std::vector<int32_t> zp(4);
-  for (IsaLevel level : testable_levels()) {
+  for (IsaLevel level : testable_x86_levels()) {
     kernel_table(level).quantize_rows_u8(4, K, X.data(), ldx, nullptr, q.data(), ldq, scale.data(), zp.data());
     INFO("level " << isa_level_name(level));
     CHECK(scale[0] == 1.0f);
