@@ -29,6 +29,7 @@ struct Peaks {
   double vpdpbusd_zmm_ops = 0;  // int ops/s: 16 lanes × 4 u8·s8 products × 2 (multiply + add)
   double fma_zmm_flops = 0;     // flop/s of vfmadd231ps zmm (16 lanes × 2)
   double fma_ymm_flops = 0;     // flop/s of vfmadd231ps ymm (8 lanes × 2)
+  double fma_ph_zmm_flops = 0;  // flop/s of vfmadd231ph zmm (32 fp16 lanes × 2), AVX512-FP16 only
 };
 const Peaks& measured_peaks();
 

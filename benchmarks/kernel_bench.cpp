@@ -120,6 +120,7 @@ double gemm_ops(const GemmShape& s) { return 2.0 * s.M * s.N * s.K; }
 
 double fma_peak(IsaLevel level) {
   const Peaks& p = measured_peaks();
+  if (level >= IsaLevel::kAvx512Fp16) return p.fma_ph_zmm_flops;  // the fp16-arithmetic GEMM
   return level >= IsaLevel::kAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
 }
 
@@ -214,10 +215,14 @@ void add(const std::string& name, void (*fn)(benchmark::State&, const KernelTabl
 
 void register_kernel_benchmarks() {
   const IsaLevel best = kernels::detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2}) {
+  for (IsaLevel level : {IsaLevel::kAvx512Fp16, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2}) {
     if (level > best) continue;
     const KernelTable* t = &kernels::kernel_table(level);
     const std::string isa = kernels::isa_level_name(level);
+    if (level == IsaLevel::kAvx512Fp16) {  // only the fp16 GEMM differs from the level below
+      for (const GemmShape& s : minilm_shapes()) add("f16/" + isa + "/" + shape_name(s), bench_f16w, t, s);
+      continue;
+    }
     for (const GemmShape& s : minilm_shapes()) {
       const std::string shape = shape_name(s);
       add("qu8s8_full/" + isa + "/" + shape, bench_qu8s8_full, t, s);
@@ -259,7 +264,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     const Peaks& p = measured_peaks();
     const IsaLevel level = kernels::detect_isa_level();
-    const std::string int8_isa = kernels::isa_level_name(level);
+    const std::string int8_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512Vnni ? IsaLevel::kAvx512Vnni : level);
     const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512 ? IsaLevel::kAvx512 : level);
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
     // Formatted cells; "-" where a benchmark was filtered out or could not run.
@@ -288,6 +293,19 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                   pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
                   speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
                   pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
+    }
+    if (level >= IsaLevel::kAvx512Fp16) {
+      std::printf("\nfp16 weights: f16w = F16C widening + vfmadd231ps (%% of its peak); f16 = fp16 arithmetic, "
+                  "vfmadd231ph (%% of its peak, %.1f Gflop/s); ratios = the other kernel's time / f16's time.\n",
+                  p.fma_ph_zmm_flops * 1e-9);
+      std::printf("%-26s %8s %8s %12s %11s\n", "shape", "f16w %", "f16 %", "f16 vs f16w", "f16 vs f32");
+      for (const GemmShape& s : minilm_shapes()) {
+        const std::string shape = shape_name(s);
+        const std::string f16 = "f16/avx512fp16/" + shape;
+        std::printf("%-26s %8s %8s %12s %11s\n", shape.c_str(), pct("f16w/" + float_isa + "/" + shape, s, fma_peak).c_str(),
+                    pct(f16, s, p.fma_ph_zmm_flops).c_str(), speedup(f16, "f16w/" + float_isa + "/" + shape).c_str(),
+                    speedup(f16, "f32/" + float_isa + "/" + shape).c_str());
+      }
     }
   }
 

@@ -10,6 +10,7 @@ constexpr int kPeakChains = 16;     // zmm accumulators per iteration
 constexpr int kPeakChainsYmm = 14;  // ymm accumulators per iteration (16 registers, 2 factors)
 void vpdpbusd_zmm_loop(long iterations);  // AVX512-VNNI
 void fma_zmm_loop(long iterations);       // AVX-512F
+void fma_ph_zmm_loop(long iterations);    // AVX512-FP16
 void fma_ymm_loop(long iterations);       // FMA
 #endif
 

@@ -34,10 +34,12 @@ Peaks measure_peaks() {
     p.vpdpbusd_zmm_ops = best_rate(vpdpbusd_zmm_loop, kPeakChains, 16 * 4 * 2);
   if (level >= IsaLevel::kAvx512) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
   if (level >= IsaLevel::kAvx2) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
+  if (level >= IsaLevel::kAvx512Fp16) p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
 #endif
   std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vfmadd231ps zmm %.1f Gflop/s, "
-              "vfmadd231ps ymm %.1f Gflop/s\n",
-              p.vpdpbusd_zmm_ops * 1e-9, p.fma_zmm_flops * 1e-9, p.fma_ymm_flops * 1e-9);
+              "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s\n",
+              p.vpdpbusd_zmm_ops * 1e-9, p.fma_zmm_flops * 1e-9, p.fma_ymm_flops * 1e-9,
+              p.fma_ph_zmm_flops * 1e-9);
   return p;
 }
 
@@ -67,6 +69,8 @@ void register_peak_benchmarks() {
     register_probe("peak/vpdpbusd_zmm", vpdpbusd_zmm_loop, kPeakChains, 16 * 4 * 2, p.vpdpbusd_zmm_ops);
   if (p.fma_zmm_flops > 0)
     register_probe("peak/vfmadd231ps_zmm", fma_zmm_loop, kPeakChains, 16 * 2, p.fma_zmm_flops);
+  if (p.fma_ph_zmm_flops > 0)
+    register_probe("peak/vfmadd231ph_zmm", fma_ph_zmm_loop, kPeakChains, 32 * 2, p.fma_ph_zmm_flops);
   if (p.fma_ymm_flops > 0)
     register_probe("peak/vfmadd231ps_ymm", fma_ymm_loop, kPeakChainsYmm, 8 * 2, p.fma_ymm_flops);
 #endif

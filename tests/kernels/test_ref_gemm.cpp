@@ -378,3 +378,95 @@ TEST_CASE("ref gemm_u8s8 on hand-computed integers", "[ref][gemm]") {
   REQUIRE(C[0] == 1291.0f);
   REQUIRE(C[1] == -64.0f);
 }
+
+namespace {
+
+// The error bound of fp16 arithmetic in blocks (kernel_types.h): a rounding of a (2^-11 relative),
+// at most kF16ArithBlockK / 2 fp16 additions per lane and block (each 2^-11 of that lane's
+// partial sum, itself bounded by the block's Σ|a·w|), underflow to half's subnormal grid (2^-25
+// per step), and the fp32 block sums.
+double f16_arith_bound(int K, double magnitude) {
+  const double u_half = std::ldexp(1.0, -11);
+  const int blocks = (K + kF16ArithBlockK - 1) / kF16ArithBlockK;
+  return (kF16ArithBlockK / 2 + 2) * u_half * magnitude + K * std::ldexp(1.0, -25) +
+         (blocks + 2) * kU * magnitude;
+}
+
+}  // namespace
+
+TEST_CASE("ref gemm_f16_arith vs double matmul within the fp16 block bound", "[ref][gemm]") {
+  uint32_t seed = 7000;
+  const int kDepths[] = {1, 2, 3, 17, 63, 64, 65, 130, 385};
+  double sum_sq_err = 0.0, sum_sq = 0.0;
+  for (int M : {1, 3, 5})
+    for (int N : {1, 17, 33})
+      for (int K : kDepths) {
+        CAPTURE(M, N, K);
+        const int lda = K + 1;
+        const std::vector<float> A = make_activations(M, K, lda, seed++);
+        const std::vector<float> W = naive::random_floats(static_cast<size_t>(N) * K, -1.0f, 1.0f, seed++);
+        std::vector<uint16_t> packed(panel_f32_size(N, K));
+        ref::pack_weights_f16(N, K, W.data(), packed.data());
+        std::vector<double> w_half(W.size());
+        for (size_t i = 0; i < W.size(); ++i) w_half[i] = naive::naive_half_value(naive::naive_double_to_half(W[i]));
+        auto exact = [&](int m, int n, double* acc, double* err) {
+          double s = 0.0, sa = 0.0;
+          for (int k = 0; k < K; ++k) {
+            const double p = static_cast<double>(A[static_cast<size_t>(m) * lda + k]) * w_half[static_cast<size_t>(n) * K + k];
+            s += p;
+            sa += std::fabs(p);
+          }
+          *acc = s;
+          *err = f16_arith_bound(K, sa);
+        };
+        for (const EpilogueCase& ec : kEpilogues) {
+          check_gemm(M, N, ec, seed, exact, [&](float* C, int ldc, const GemmEpilogue& ep) {
+            ref::gemm_f16_arith(M, N, K, A.data(), lda, packed.data(), C, ldc, ep);
+          });
+        }
+        // The typical error, not only the bound: accumulate it over the plain outputs.
+        std::vector<float> C(static_cast<size_t>(M) * N);
+        ref::gemm_f16_arith(M, N, K, A.data(), lda, packed.data(), C.data(), N, GemmEpilogue{});
+        for (int m = 0; m < M; ++m)
+          for (int n = 0; n < N; ++n) {
+            double acc, err;
+            exact(m, n, &acc, &err);
+            sum_sq_err += (C[static_cast<size_t>(m) * N + n] - acc) * (C[static_cast<size_t>(m) * N + n] - acc);
+            sum_sq += acc * acc;
+          }
+      }
+  const double relative_rms = std::sqrt(sum_sq_err / sum_sq);
+  INFO("relative RMS error of fp16 block arithmetic: " << relative_rms);
+  CHECK(relative_rms < 2e-3);  // measured: 8.9e-4 (about 2 × 2^-11)
+}
+
+TEST_CASE("ref gemm_f16_arith rounds in fp16 within a block and sums blocks in fp32", "[ref][gemm]") {
+  // One row of ones against one column: W(0, 0) = 1024, W(0, 2) = 0.5, W(0, 64) = 0.5.
+  // Block 0, even lane: 1024, then 1024 + 0.5 = 1024.5, a tie in half (spacing 1 at 1024) that
+  // rounds to the even 1024. Block 1, even lane: 0.5. fp32: 1024 + 0.5 = 1024.5 (exact: 1025).
+  const int K = 66;
+  std::vector<float> a(K, 1.0f), w(K, 0.0f);
+  w[0] = 1024.0f, w[2] = 0.5f, w[64] = 0.5f;
+  std::vector<uint16_t> packed(panel_f32_size(1, K));
+  ref::pack_weights_f16(1, K, w.data(), packed.data());
+  float c = 0.0f;
+  ref::gemm_f16_arith(1, 1, K, a.data(), K, packed.data(), &c, 1, GemmEpilogue{});
+  CHECK(c == 1024.5f);
+  // The odd lane is separate: moving 0.5 to k = 3 keeps 1024 exact in the even lane and 0.5 in
+  // the odd one: 1024 + 0.5 + 0.5 = 1025.
+  w[2] = 0.0f, w[3] = 0.5f;
+  ref::pack_weights_f16(1, K, w.data(), packed.data());
+  ref::gemm_f16_arith(1, 1, K, a.data(), K, packed.data(), &c, 1, GemmEpilogue{});
+  CHECK(c == 1025.0f);
+}
+
+TEST_CASE("ref gemm_f16_arith falls back to fp32 when fp16 overflows", "[ref][gemm]") {
+  // 300 · 300 = 90000 > 65504: every fp16 product overflows; the fp32 result is exact.
+  const int K = 8;
+  std::vector<float> a(K, 300.0f), w(K, 300.0f);
+  std::vector<uint16_t> packed(panel_f32_size(1, K));
+  ref::pack_weights_f16(1, K, w.data(), packed.data());
+  float c = 0.0f;
+  ref::gemm_f16_arith(1, 1, K, a.data(), K, packed.data(), &c, 1, GemmEpilogue{});
+  CHECK(c == 720000.0f);
+}

@@ -173,6 +173,25 @@ void compare(const Problem& p, const std::vector<float>& got, const std::vector<
   CHECK(bad_padding == 0);
 }
 
+// The fp16-arithmetic GEMM (avx512fp16) against ref::gemm_f16_arith, which emulates its exact
+// rounding: without an epilogue the outputs must be identical; with one, the pre-activation
+// values are identical and only the epilogue's fp32 steps may differ (as for u8s8).
+void compare_f16_arith(const Problem& p, const std::vector<uint16_t>& w, const std::vector<float>& got,
+                       IsaLevel level, const char* name) {
+  std::vector<float> want = p.initial_c();
+  ref::gemm_f16_arith(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), want.data(), p.ldc, p.make_epilogue(want.data()));
+  std::vector<float> plain(static_cast<size_t>(p.M) * p.ldc, kSentinel);
+  ref::gemm_f16_arith(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), plain.data(), p.ldc, GemmEpilogue{});
+  const bool exact = p.epilogue.residual == Residual::kNone && !p.epilogue.bias &&
+                     p.epilogue.activation == Activation::kNone;
+  compare(p, got, want, name, [&](int m, int n) {
+    if (exact) return 0.0;
+    const double x = plain[static_cast<size_t>(m) * p.ldc + n] + p.bias_at(n);
+    const double pre = 2 * kU * (std::fabs(x) + std::fabs(p.bias_at(n)));
+    return output_tolerance(level, p.epilogue, pre, x, p.residual_or_zero(m, n));
+  });
+}
+
 // fp32 and fp16-weight GEMMs share everything but the packed weights.
 template <typename WT>
 void run_float_case(const Problem& p, const std::vector<IsaLevel>& levels) {
@@ -222,6 +241,9 @@ void run_float_case(const Problem& p, const std::vector<IsaLevel>& levels) {
     if constexpr (std::is_same_v<WT, float>) {
       t.gemm_f32(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
       compare(p, got, want, t.gemm_f32_name, tolerance_here);
+    } else if (level == IsaLevel::kAvx512Fp16) {
+      t.gemm_f16(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
+      compare_f16_arith(p, w, got, level, t.gemm_f16_name);
     } else {
       t.gemm_f16(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
       compare(p, got, want, t.gemm_f16_name, tolerance_here);
@@ -377,13 +399,49 @@ TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one cal
   }
 }
 
+TEST_CASE("x86 f16 GEMM stays finite and close where fp16 arithmetic would overflow", "[x86][gemm][f16]") {
+  // Rows 0..2 of A hold values whose products (4000 · [1, 2] per term, 32 terms per lane and block) overflow an
+  // fp16 partial sum; the other rows are ordinary. Every output must be finite and within the
+  // fp16-arithmetic bound of the exact value, on every level (the avx512fp16 kernel recomputes
+  // the overflowing tiles in fp32; the others never leave fp32).
+  const int M = 19, N = 70, K = 384;
+  std::vector<float> a = random_floats(static_cast<size_t>(M) * K, -1.0f, 1.0f, 77);
+  for (int m = 0; m < 3; ++m)
+    for (int k = 0; k < K; ++k) a[static_cast<size_t>(m) * K + k] = 4000.0f;
+  std::vector<float> w_rowmajor = random_floats(static_cast<size_t>(N) * K, 1.0f, 2.0f, 78);
+  std::vector<uint16_t> w(panel_f32_size(N, K));
+  ref::pack_weights_f16(N, K, w_rowmajor.data(), w.data());
+  for (IsaLevel level : testable_x86_levels()) {
+    const KernelTable& t = kernel_table(level);
+    std::vector<float> c(static_cast<size_t>(M) * N, kSentinel);
+    t.gemm_f16(M, N, K, a.data(), K, w.data(), c.data(), N, GemmEpilogue{});
+    int bad = 0;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double exact = 0, mag = 0;
+        for (int k = 0; k < K; ++k) {
+          const double p = static_cast<double>(a[static_cast<size_t>(m) * K + k]) *
+                           encrt::half_to_float(w[panel_f32_index(n, k, K)]);
+          exact += p;
+          mag += std::fabs(p);
+        }
+        const double bound = (kF16ArithBlockK / 2 + 2) * std::ldexp(1.0, -11) * mag + 1e-5 * mag;
+        const float got = c[static_cast<size_t>(m) * N + n];
+        if (!std::isfinite(got) || std::fabs(got - exact) > bound) ++bad;
+      }
+    INFO(t.gemm_f16_name);
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16}) {
     const KernelTable& t = kernel_table(level);
     INFO(isa_level_name(level));
     CHECK(std::string(t.gemm_f32_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
-    CHECK(std::string(t.gemm_f16_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
-    const char* int8_isa = level == IsaLevel::kAvx512Vnni ? "__avx512vnni" : level == IsaLevel::kAvx512 ? "__avx512" : "__avx2";
+    const char* f16_isa = level == IsaLevel::kAvx512Fp16 ? "__avx512fp16" : level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2";
+    CHECK(std::string(t.gemm_f16_name).substr(std::string(t.gemm_f16_name).find("__")) == f16_isa);
+    const char* int8_isa = level >= IsaLevel::kAvx512Vnni ? "__avx512vnni" : level == IsaLevel::kAvx512 ? "__avx512" : "__avx2";
     CHECK(std::string(t.gemm_u8s8_name).substr(std::string(t.gemm_u8s8_name).find("__")) == int8_isa);
   }
 }

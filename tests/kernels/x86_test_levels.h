@@ -12,7 +12,7 @@ namespace encrt::kernels::test {
 inline std::vector<IsaLevel> testable_x86_levels() {
   std::vector<IsaLevel> levels;
   const IsaLevel cpu = detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16}) {
     if (level <= cpu)
       levels.push_back(level);
     else

@@ -49,7 +49,8 @@ IsaLevel detect_cpu_isa_level() {
   if (!(f.os_saves_ymm && f.avx2 && f.fma && f.f16c)) return IsaLevel::kScalar;
   if (!(f.os_saves_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq)) return IsaLevel::kAvx2;
   if (!f.avx512vnni) return IsaLevel::kAvx512;
-  return IsaLevel::kAvx512Vnni;
+  if (!f.avx512fp16) return IsaLevel::kAvx512Vnni;
+  return IsaLevel::kAvx512Fp16;
 }
 
 }  // namespace encrt::kernels

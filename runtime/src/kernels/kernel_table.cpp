@@ -20,6 +20,7 @@ const char* isa_level_name(IsaLevel level) {
     case IsaLevel::kAvx2: return "avx2";
     case IsaLevel::kAvx512: return "avx512";
     case IsaLevel::kAvx512Vnni: return "avx512vnni";
+    case IsaLevel::kAvx512Fp16: return "avx512fp16";
   }
   return "unknown";
 }
@@ -27,7 +28,8 @@ const char* isa_level_name(IsaLevel level) {
 bool parse_isa_level(const std::string& text, IsaLevel* level) {
   std::string t = text;
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni}) {
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni,
+                     IsaLevel::kAvx512Fp16}) {
     if (t == isa_level_name(l)) {
       *level = l;
       return true;
@@ -73,7 +75,7 @@ IsaLevel detect_isa_level() {
 const KernelTable& kernel_table(IsaLevel level) {
   static const KernelTable tables[] = {build_table(IsaLevel::kScalar), build_table(IsaLevel::kAvx2),
                                        build_table(IsaLevel::kAvx512),
-                                       build_table(IsaLevel::kAvx512Vnni)};
+                                       build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16)};
   return tables[static_cast<int>(level)];
 }
 

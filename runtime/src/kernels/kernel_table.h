@@ -14,10 +14,11 @@ enum class IsaLevel : int {
   kAvx2 = 1,        // AVX2 + FMA + F16C
   kAvx512 = 2,      // AVX-512 F/BW/VL/DQ
   kAvx512Vnni = 3,  // + AVX512-VNNI (vpdpbusd)
+  kAvx512Fp16 = 4,  // + AVX512-FP16 (vfmadd231ph): fp16 models run in fp16 arithmetic
 };
 
 const char* isa_level_name(IsaLevel level);
-// Parses "scalar", "avx2", "avx512", "avx512vnni" (case-insensitive). Returns false if unknown.
+// Parses "scalar", "avx2", "avx512", "avx512vnni", "avx512fp16" (case-insensitive). Returns false if unknown.
 bool parse_isa_level(const std::string& text, IsaLevel* level);
 
 // The best level this CPU and OS support (cpuid + xgetbv), detected once.
@@ -48,7 +49,7 @@ struct KernelTable {
 // uses the best lower one. `level` must not exceed detect_isa_level() (callers check).
 const KernelTable& kernel_table(IsaLevel level);
 
-// The table for this CPU, honouring ENCRT_ISA=scalar|avx2|avx512|avx512vnni when it is set to
+// The table for this CPU, honouring ENCRT_ISA=scalar|avx2|avx512|avx512vnni|avx512fp16 when it is set to
 // a level the CPU supports.
 const KernelTable& default_kernel_table();
 

@@ -51,6 +51,22 @@ using GemmF32Fn = void (*)(int M, int N, int K, const float* A, int lda, const f
 using GemmF16Fn = void (*)(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C,
                            int ldc, const GemmEpilogue& ep);
 
+// fp16 arithmetic (the GemmF16Fn of the avx512fp16 level, built on vfmadd231ph): the same inputs
+// and epilogue as GemmF16Fn, twice the FMA lanes, and these exact semantics (the reference is
+// ref::gemm_f16_arith; products are exact, so only the additions round):
+//   a[m, k] = half(A[m, k]), round to nearest even; depth K is padded to even with zeros.
+//   Each output has two lanes, one for even k and one for odd k. Depth is cut into blocks of
+//   kF16ArithBlockK values; within a block each lane accumulates its products in fp16,
+//     h = half(a[m, k] · W(n, k) + h)   (one rounding, k ascending, h = +0 at the block start),
+//   and at the block's end adds h to its fp32 sum: s = s + float(h) (s = +0 at the start).
+//   The pre-activation value is s_even + s_odd (fp32), then the epilogue as for GemmF16Fn.
+// Short fp16 blocks bound the error: |x - exact| <= (kF16ArithBlockK / 2 + 1) · 2^-11 · Σ_k |a·w|
+// plus fp32 terms (in practice ~1e-3 relative). An fp16 overflow (|partial| > 65504, or an A
+// value outside half's range) would give ±inf or NaN: when a pre-activation value is not
+// finite, the kernel recomputes its tile with fp32 arithmetic (GemmF16Fn semantics), so a
+// non-finite output means a non-finite input, as on every other path.
+constexpr int kF16ArithBlockK = 64;
+
 // Rows of activations quantized asymmetrically to uint8, one (scale, zero point) per row:
 // x ≈ scale * (q - zero_point). Rows are padded to a multiple of 4 bytes; the padding bytes are
 // readable (their values do not matter: the matching weights are zero).

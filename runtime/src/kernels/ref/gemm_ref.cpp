@@ -1,4 +1,5 @@
 // Reference GEMMs over packed weights: one output at a time, sums in the order k = 0..K-1.
+#include <algorithm>
 #include <cmath>
 
 #include "core/half.h"
@@ -49,6 +50,51 @@ void gemm_f16(int M, int N, int K, const float* A, int lda, const uint16_t* W, f
       float acc = 0.0f;
       for (int k = 0; k < K; ++k) acc += a[k] * half_to_float(W[panel_f32_index(n, k, K)]);
       store(ep, acc, m, n, C, ldc);
+    }
+  }
+}
+
+namespace {
+// v rounded to the nearest IEEE half (ties to even), as a float; ±inf beyond half's range. The
+// callers pass a·w + h for halves a, w, h, which double holds exactly or (when |a·w| is far below
+// h's last bit) close enough that the half rounding cannot change, so this is the correctly
+// rounded fp16 fused multiply-add.
+float round_to_half(double v) {
+  if (std::isnan(v) || v == 0.0) return static_cast<float>(v);
+  const double mag = std::fabs(v);
+  int e;
+  std::frexp(mag, &e);                             // mag = f · 2^e, f in [0.5, 1)
+  const int exponent = std::max(e - 1, -14);       // subnormals share 2^-14's quantum
+  const double quantum = std::ldexp(1.0, exponent - 10);
+  double r = std::nearbyint(mag / quantum) * quantum;  // ties to even
+  if (r > 65504.0) r = INFINITY;
+  return static_cast<float>(std::copysign(r, v));
+}
+}  // namespace
+
+void gemm_f16_arith(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
+                    const GemmEpilogue& ep) {
+  for (int m = 0; m < M; ++m) {
+    const float* a = A + static_cast<size_t>(m) * lda;
+    for (int n = 0; n < N; ++n) {
+      float sum[2] = {0.0f, 0.0f};  // fp32 sums of the even-k and odd-k lanes
+      for (int k0 = 0; k0 < K; k0 += kF16ArithBlockK) {
+        float h[2] = {0.0f, 0.0f};  // the lanes' fp16 partial sums (held as floats)
+        const int k1 = std::min(K, k0 + kF16ArithBlockK);
+        for (int k = k0; k < k1; ++k) {
+          const double ak = half_to_float(float_to_half(a[k]));
+          const double wk = half_to_float(W[panel_f32_index(n, k, K)]);
+          h[k & 1] = round_to_half(ak * wk + h[k & 1]);
+        }
+        sum[0] += h[0];
+        sum[1] += h[1];
+      }
+      float x = sum[0] + sum[1];
+      if (!std::isfinite(x)) {  // an fp16 overflow (or a non-finite input): fp32 arithmetic
+        x = 0.0f;
+        for (int k = 0; k < K; ++k) x += a[k] * half_to_float(W[panel_f32_index(n, k, K)]);
+      }
+      store(ep, x, m, n, C, ldc);
     }
   }
 }

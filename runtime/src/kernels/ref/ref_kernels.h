@@ -13,6 +13,9 @@ void gemm_f32(int M, int N, int K, const float* A, int lda, const float* W, floa
               const GemmEpilogue& ep);
 void gemm_f16(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
               const GemmEpilogue& ep);
+// fp16 arithmetic in blocks, exactly as kernel_types.h (kF16ArithBlockK) defines it.
+void gemm_f16_arith(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
+                    const GemmEpilogue& ep);
 void gemm_u8s8(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
 void quantize_rows_u8(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,

@@ -1,6 +1,6 @@
 // Chooses, per ISA level, the x86 kernel variants that replace the reference ones. A level only
 // ever gets kernels built from instructions it guarantees (kernel_table.h): kAvx2 = AVX2 + FMA +
-// F16C, kAvx512 = + AVX-512 F/BW/VL/DQ, kAvx512Vnni = + AVX512-VNNI. The attention kernels
+// F16C, kAvx512 = + AVX-512 F/BW/VL/DQ, kAvx512Vnni = + AVX512-VNNI, kAvx512Fp16 = + AVX512-FP16. The attention kernels
 // (attention_x86.h) are written and tested with their own files; they are only wired in here.
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/x86_kernels.h"
@@ -33,6 +33,9 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->gemm_u8s8 = qu8s8_gemm_8x48__avx512vnni, table->gemm_u8s8_name = "qu8s8-gemm-8x48__avx512vnni";
     table->attention_i8 = qs8_attention__avx512vnni, table->attention_i8_name = "qs8-attention__avx512vnni";
     table->attention_i8_scratch = qs8_attention_scratch__avx512vnni;
+  }
+  if (level >= IsaLevel::kAvx512Fp16) {
+    table->gemm_f16 = f16_gemm_8x48__avx512fp16, table->gemm_f16_name = "f16-gemm-8x48__avx512fp16";
   }
 }
 

@@ -37,6 +37,10 @@ void f32_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const f
                            int ldc, const GemmEpilogue& ep);
 void f16w_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const uint16_t* W,
                             float* C, int ldc, const GemmEpilogue& ep);
+// AVX512-FP16: fp16 arithmetic in short blocks summed in fp32, exactly as ref::gemm_f16_arith
+// (kernel_types.h, kF16ArithBlockK); 8 rows × 48 columns of vfmadd231ph.
+void f16_gemm_8x48__avx512fp16(int M, int N, int K, const float* A, int lda, const uint16_t* W,
+                               float* C, int ldc, const GemmEpilogue& ep);
 void f32_gemm_6x16__avx2(int M, int N, int K, const float* A, int lda, const float* W, float* C,
                          int ldc, const GemmEpilogue& ep);
 void f16w_gemm_6x16__avx2(int M, int N, int K, const float* A, int lda, const uint16_t* W,
