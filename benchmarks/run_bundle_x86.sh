@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs a bundle made by benchmarks/bundle_x86.sh on another x86-64 machine, from the root of a
+# checkout of the same commit (the runtime tests read tests/fixtures from the path compiled in,
+# /work/main/tests/fixtures on the machine that built them: it is linked to this checkout when
+# missing). Writes every log into RESULTS_DIR:
+#   cpu.txt         the processor and its SIMD flags
+#   kernel_tests    every kernel against its reference, at every ISA level this CPU has
+#   runtime_tests   golden PyTorch fixtures (fp32, fp16, int8) on the scalar and best levels
+#   kernel_bench    peaks, GEMMs (int8, fp32, fp16) and XNNPACK on MiniLM shapes
+#   bench_profile   encrt bench --profile of MiniLM int8, batch 1, seq 128, one thread
+#   compare_ort     ONNX Runtime against encrt, int8, side by side (PYTHON must have onnxruntime)
+set -uo pipefail
+bundle=$(cd "$(dirname "$0")" && pwd)
+results=${1:?usage: run_bundle_x86.sh RESULTS_DIR}
+mkdir -p "$results"
+export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [[ ! -e /work/main/tests/fixtures ]]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
+
+{ grep -m1 "model name" /proc/cpuinfo; nproc
+  grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E 'avx512|vnni|amx|f16' | tr '\n' ' '; echo; } > "$results/cpu.txt"
+cat "$results/cpu.txt"
+
+step() {  # step NAME TIMEOUT_S COMMAND...: runs, logs, prints the tail and the exit status
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$results/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: exit $rc in $((SECONDS - t0)) s"
+  tail -n "${TAIL:-6}" "$results/$name.log"
+}
+
+step kernel_tests 240 "$bundle/bin/encrt_kernel_tests"
+step runtime_tests 240 "$bundle/bin/encrt_runtime_tests"
+TAIL=40 step kernel_bench 300 "$bundle/bin/encrt_kernel_bench" --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
+  '--benchmark_filter=peak|/avx512vnni/|/avx512fp16/|/avx512/|xnnpack'
+TAIL=30 step bench_profile 120 "$bundle/bin/encrt" bench "$bundle/work/minilm.int8.encrt" --batch 1 --seq 128 \
+  --threads 1 --iters 50 --profile
+TAIL=40 step compare_ort 420 "${PYTHON:-python3}" benchmarks/compare_ort.py --prebuilt --work "$bundle/work" \
+  --encrt "$bundle/bin/encrt" --dtypes int8 --ort-int8 fused.per_channel --threads "${THREADS:-1,2}" \
+  --batch "${BATCH:-1}" --seq "${SEQ:-16,128,512}" --rounds "${ROUNDS:-3}" --iters "${ITERS:-20}" \
+  --json "$results/compare_ort.json"
