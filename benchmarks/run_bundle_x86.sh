@@ -15,6 +15,7 @@ results=${1:?usage: run_bundle_x86.sh RESULTS_DIR}
 mkdir -p "$results"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [[ ! -e /work/main/tests/fixtures ]]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
+mkdir -p /work/main/build/tests/tmp  # the runtime tests write converted fixtures there (path compiled in)
 
 { grep -m1 "model name" /proc/cpuinfo; nproc
   grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E 'avx512|vnni|amx|f16' | tr '\n' ' '; echo; } > "$results/cpu.txt"

@@ -72,6 +72,11 @@ float round_to_half(double v) {
 }
 }  // namespace
 
+uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c) {
+  const double exact = static_cast<double>(half_to_float(a)) * half_to_float(b) + half_to_float(c);
+  return float_to_half(round_to_half(exact));  // a half value held in a float converts exactly
+}
+
 void gemm_f16_arith(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                     const GemmEpilogue& ep) {
   for (int m = 0; m < M; ++m) {

@@ -13,6 +13,8 @@ void gemm_f32(int M, int N, int K, const float* A, int lda, const float* W, floa
               const GemmEpilogue& ep);
 void gemm_f16(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
               const GemmEpilogue& ep);
+// a·b + c on IEEE halves with one rounding to nearest even, as one lane of vfmadd231ph.
+uint16_t half_fma(uint16_t a, uint16_t b, uint16_t c);
 // fp16 arithmetic in blocks, exactly as kernel_types.h (kF16ArithBlockK) defines it.
 void gemm_f16_arith(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                     const GemmEpilogue& ep);
