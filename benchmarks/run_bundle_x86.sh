@@ -8,6 +8,8 @@
 #   runtime_tests   golden PyTorch fixtures (fp32, fp16, int8) on the scalar and best levels
 #   kernel_bench    peaks, GEMMs (int8, fp32, fp16) and XNNPACK on MiniLM shapes
 #   bench_profile   encrt bench --profile of MiniLM int8, batch 1, seq 128, one thread
+#   minilm_fp16     MiniLM fp16 sentence embeddings against PyTorch (bundles made with E2E=DIR),
+#                   on the best level and on avx512vnni (fp32 arithmetic), and their latency
 #   compare_ort     ONNX Runtime against encrt, int8, side by side (PYTHON must have onnxruntime)
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -32,11 +34,23 @@ step() {  # step NAME TIMEOUT_S COMMAND...: runs, logs, prints the tail and the 
 
 step kernel_tests 240 "$bundle/bin/encrt_kernel_tests"
 step runtime_tests 240 "$bundle/bin/encrt_runtime_tests"
-TAIL=40 step kernel_bench 300 "$bundle/bin/encrt_kernel_bench" --benchmark_repetitions=3 \
+TAIL=40 step kernel_bench 300 "$bundle/bin/encrt_kernel_bench" --benchmark_repetitions="${REPS:-3}" \
   --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
   '--benchmark_filter=peak|/avx512vnni/|/avx512fp16/|/avx512/|xnnpack'
-TAIL=30 step bench_profile 120 "$bundle/bin/encrt" bench "$bundle/work/minilm.int8.encrt" --batch 1 --seq 128 \
-  --threads 1 --iters 50 --profile
+if [[ -f $bundle/work/minilm.int8.encrt ]]; then
+  TAIL=30 step bench_profile 120 "$bundle/bin/encrt" bench "$bundle/work/minilm.int8.encrt" --batch 1 --seq 128 \
+    --threads 1 --iters 50 --profile
+fi
+if [[ -d $bundle/e2e ]]; then
+  TAIL=12 step minilm_fp16 300 bash -c "
+    '${PYTHON:-python3}' tests/e2e/minilm_check.py --prebuilt '$bundle/e2e' --encrt '$bundle/bin/encrt' --dtypes fp16
+    ENCRT_ISA=avx512vnni '${PYTHON:-python3}' tests/e2e/minilm_check.py --prebuilt '$bundle/e2e' --encrt '$bundle/bin/encrt' --dtypes fp16
+    for round in 1 2 3; do for isa in avx512fp16 avx512vnni; do
+      '$bundle/bin/encrt' bench '$bundle/e2e/minilm.fp16.encrt' --batch 1 --seq 128 --threads 1 --iters 30 --isa \$isa |
+        grep -E '^(kernels|latency)'
+    done; done"
+fi
+[[ -f $bundle/work/minilm.int8.encrt ]] || exit 0
 TAIL=40 step compare_ort 420 "${PYTHON:-python3}" benchmarks/compare_ort.py --prebuilt --work "$bundle/work" \
   --encrt "$bundle/bin/encrt" --dtypes int8 --ort-int8 fused.per_channel --threads "${THREADS:-1,2}" \
   --batch "${BATCH:-1}" --seq "${SEQ:-16,128,512}" --rounds "${ROUNDS:-3}" --iters "${ITERS:-20}" \
