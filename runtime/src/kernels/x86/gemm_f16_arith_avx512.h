@@ -3,9 +3,9 @@
 // code also runs with an emulated vfmadd231ph in the tests on CPUs without AVX512-FP16
 // (tests/kernels/test_x86_f16_arith_emulated_avx512.cpp). Include only from AVX-512 files.
 //
-// C = epilogue(A · Wᵀ) with W packed PanelN16 in IEEE half, in fp16
-// arithmetic (vfmadd231ph: 32 lanes per instruction, twice vfmadd231ps), with the exact
-// semantics of kernel_types.h (kF16ArithBlockK) and ref::gemm_f16_arith.
+// C = epilogue(A · Wᵀ) with W packed PanelN16 in IEEE half, in fp16 arithmetic (vfmadd231ph:
+// 32 lanes per instruction, twice vfmadd231ps), with the exact semantics of kernel_types.h
+// (kF16ArithBlockK) and ref::gemm_f16_arith.
 //
 // Even/odd depth lanes: a PanelN16 panel stores rows k and k+1 of its 16 columns next to each
 // other, so one 64-byte load gives W(c, k) for c = 0..15 followed by W(c, k+1); one vpermw
@@ -15,11 +15,12 @@
 // the even and the odd sums apart). Same file format as the F16C kernels; no repacking.
 //
 // Register tile: 8 rows × 48 columns = 24 zmm fp16 accumulators, 3 zmm of weights. Per depth
-// pair: 3 weight loads and 3 vpermw, 8 broadcasts (load port only), 24 FMAs. Depth runs in blocks of kF16ArithBlockK: each
-// block converts the tile's A values to half (vcvtps2ph) into a small stack buffer, runs its
-// pairs, then adds the fp16 accumulators into fp32 sums (vcvtph2ps + vaddps), which bounds the
-// fp16 rounding error (kernel_types.h). A tile whose result has a non-finite value (an fp16
-// overflow) is recomputed in fp32 by f16w_gemm_6x64__avx512.
+// pair: 3 weight loads and 3 vpermw, 8 broadcasts (load port only), 24 FMAs. Depth runs in
+// blocks of kF16ArithBlockK: each block converts the tile's A values to half (vcvtps2ph) into a
+// small stack buffer, runs its pairs, then adds the fp16 accumulators into fp32 sums (vcvtph2ps +
+// vaddps), which bounds the fp16 rounding error (kernel_types.h). A tile whose result has a
+// non-finite value (an fp16 overflow) is recomputed in fp32 by f16w_gemm_6x64__avx512.
+// Measured on an Intel Xeon (benchmarks/run_bundle_x86.sh): 1.66-1.84× f16w_gemm_6x64__avx512.
 #pragma once
 
 #include <cstring>
