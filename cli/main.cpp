@@ -18,6 +18,7 @@ void usage(FILE* out) {
                "          [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--isa LEVEL]\n"
                "  inspect MODEL [--batch B] [--seq S] [--threads T]\n"
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
+               "  tokenize MODEL (--text TEXT | --file FILE) [--max-length N] [--pieces]\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "run")) return encrt::cli::cmd_run(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "inspect")) return encrt::cli::cmd_inspect(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "bench")) return encrt::cli::cmd_bench(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "tokenize")) return encrt::cli::cmd_tokenize(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;

@@ -94,6 +94,8 @@ struct Vocabulary {
   int32_t sep_id = -1;
   int32_t pad_id = -1;
   int32_t mask_id = -1;
+  enum class StripAccents { kFollowLowerCase, kKeep, kStrip } strip_accents = StripAccents::kFollowLowerCase;
+  bool tokenize_chinese_chars = true;
 };
 
 // The checkpoint in the runtime's terms, before packing or quantization.

@@ -368,8 +368,11 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
   if (src.vocabulary) {
     const Vocabulary& v = *src.vocabulary;
     const auto tokens = b.CreateVectorOfStrings(v.tokens);
+    const fb::StripAccents strip = v.strip_accents == Vocabulary::StripAccents::kKeep    ? fb::StripAccents::Keep
+                                   : v.strip_accents == Vocabulary::StripAccents::kStrip ? fb::StripAccents::Strip
+                                                                                          : fb::StripAccents::FollowLowerCase;
     vocabulary = fb::CreateVocabulary(b, tokens, v.do_lower_case, v.unk_id, v.cls_id, v.sep_id,
-                                      v.pad_id, v.mask_id);
+                                      v.pad_id, v.mask_id, strip, v.tokenize_chinese_chars);
   }
 
   std::vector<flatbuffers::Offset<fb::KeyValue>> kv_offsets;

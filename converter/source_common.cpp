@@ -222,6 +222,18 @@ Status read_vocabulary(const std::string& source_dir, int vocab_size,
         return invalid_model("'do_lower_case' in '" + tc_path + "' must be true or false");
       vocab.do_lower_case = lc->get<bool>();
     }
+    auto sa = tokenizer_config.find("strip_accents");
+    if (sa != tokenizer_config.end() && !sa->is_null()) {
+      if (!sa->is_boolean())
+        return invalid_model("'strip_accents' in '" + tc_path + "' must be true, false or null");
+      vocab.strip_accents = sa->get<bool>() ? Vocabulary::StripAccents::kStrip : Vocabulary::StripAccents::kKeep;
+    }
+    auto cc = tokenizer_config.find("tokenize_chinese_chars");
+    if (cc != tokenizer_config.end()) {
+      if (!cc->is_boolean())
+        return invalid_model("'tokenize_chinese_chars' in '" + tc_path + "' must be true or false");
+      vocab.tokenize_chinese_chars = cc->get<bool>();
+    }
   }
   // Later duplicates win, as in the tokenizer's token -> id dictionary.
   auto id_of = [&](const std::string& token) {

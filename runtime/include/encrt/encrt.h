@@ -67,6 +67,17 @@ encrt_status encrt_session_create(const encrt_model* model, const encrt_session_
                                   encrt_session** out_session);
 void encrt_session_free(encrt_session* session); /* NULL is a no-op */
 
+/* Text to input ids with the model's vocabulary (BERT WordPiece, as Hugging Face's
+ * BertTokenizerFast): writes [CLS] pieces [SEP], at most max_length ids, to ids[0..capacity) and
+ * their number to *count. ENCRT_INVALID_ARGUMENT for text that is not UTF-8 or a capacity below
+ * the count (then *count still tells how many are needed); ENCRT_UNSUPPORTED when the model file
+ * has no vocabulary. */
+typedef struct encrt_tokenizer encrt_tokenizer;
+encrt_status encrt_tokenizer_create(const encrt_model* model, encrt_tokenizer** out_tokenizer);
+void encrt_tokenizer_free(encrt_tokenizer* tokenizer); /* NULL is a no-op */
+encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char* text, int max_length,
+                                    int32_t* ids, size_t capacity, size_t* count);
+
 /* Runs the encoder on [batch, seq] arrays owned by the caller. mask and token_type_ids may be NULL. */
 encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
                                const int32_t* attention_mask, const int32_t* token_type_ids);

@@ -86,6 +86,34 @@ class Model {
   std::unique_ptr<detail::ModelImpl> impl_;
 };
 
+namespace text {
+class BertTokenizer;
+}
+
+// Text to input ids with the model's own vocabulary: BERT's WordPiece, giving the ids Hugging
+// Face's BertTokenizerFast gives (normalization settings from the file: lowercasing, accent
+// stripping, CJK handling). Thread-safe after creation.
+class Tokenizer {
+ public:
+  // An error (kUnsupported) when the model file carries no vocabulary.
+  static Status create(const Model& model, std::unique_ptr<Tokenizer>* out);
+  ~Tokenizer();
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // [CLS] word pieces [SEP] of `text` (UTF-8), cut to at most `max_length` ids; an error for text
+  // that is not valid UTF-8.
+  Status encode(const std::string& text, int max_length, std::vector<int32_t>* ids) const;
+  // The word pieces alone, appended to `ids`.
+  Status tokenize(const std::string& text, std::vector<int32_t>* ids) const;
+  int32_t pad_id() const;  // -1 when the vocabulary has no [PAD]
+
+ private:
+  explicit Tokenizer(std::unique_ptr<text::BertTokenizer> impl, int32_t pad_id);
+  std::unique_ptr<text::BertTokenizer> impl_;
+  int32_t pad_id_;
+};
+
 struct SessionOptions {
   int max_batch = 1;
   int max_seq = 128;

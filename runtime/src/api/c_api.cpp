@@ -1,11 +1,16 @@
 #include "encrt/encrt.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "encrt/encrt.hpp"
 
 struct encrt_model {
   std::unique_ptr<encrt::Model> model;
+};
+struct encrt_tokenizer {
+  std::unique_ptr<encrt::Tokenizer> tokenizer;
 };
 struct encrt_session {
   std::unique_ptr<encrt::Session> session;
@@ -152,6 +157,35 @@ encrt_status encrt_session_output(const encrt_session* session, encrt_output whi
   if (shape)
     for (int i = 0; i < 4; ++i) shape[i] = i < r ? dims[i] : 0;
   if (rank) *rank = r;
+  return ENCRT_OK;
+}
+
+encrt_status encrt_tokenizer_create(const encrt_model* model, encrt_tokenizer** out_tokenizer) {
+  if (!out_tokenizer) return null_argument("out_tokenizer");
+  *out_tokenizer = nullptr;
+  if (!model) return null_argument("model");
+  auto handle = std::make_unique<encrt_tokenizer>();
+  if (encrt_status s = to_c(encrt::Tokenizer::create(*model->model, &handle->tokenizer)); s != ENCRT_OK) return s;
+  *out_tokenizer = handle.release();
+  return ENCRT_OK;
+}
+
+void encrt_tokenizer_free(encrt_tokenizer* tokenizer) { delete tokenizer; }
+
+encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char* text, int max_length,
+                                    int32_t* ids, size_t capacity, size_t* count) {
+  if (!count) return null_argument("count");
+  *count = 0;
+  if (!tokenizer) return null_argument("tokenizer");
+  if (!text) return null_argument("text");
+  if (!ids && capacity > 0) return null_argument("ids");
+  std::vector<int32_t> out;
+  if (encrt_status s = to_c(tokenizer->tokenizer->encode(text, max_length, &out)); s != ENCRT_OK) return s;
+  *count = out.size();
+  if (out.size() > capacity)
+    return to_c(encrt::invalid_argument("encrt_tokenizer_encode: " + std::to_string(out.size()) +
+                                        " ids do not fit in a capacity of " + std::to_string(capacity)));
+  std::copy(out.begin(), out.end(), ids);
   return ENCRT_OK;
 }
 

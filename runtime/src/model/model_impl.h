@@ -44,6 +44,14 @@ struct LayerView {
   NormView attn_norm, ffn_norm;
 };
 
+// The tokenizer settings of the file's vocabulary (schema Vocabulary), validated.
+struct TokenizerInfo {
+  bool lowercase = true;
+  bool strip_accents = true;  // FollowLowerCase resolved
+  bool chinese_chars = true;
+  int32_t unk_id = -1, cls_id = -1, sep_id = -1, pad_id = -1, mask_id = -1;
+};
+
 struct ModelImpl {
   std::unique_ptr<MappedFile> file;  // null when the caller owns the buffer
   const unsigned char* data = nullptr;
@@ -51,6 +59,7 @@ struct ModelImpl {
   const fb::Model* root = nullptr;
   ModelConfig config;
   std::vector<std::string> vocabulary;
+  TokenizerInfo tokenizer;
 
   TableView word, position, token_type;
   NormView embedding_norm, final_norm;

@@ -269,8 +269,27 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
     if (Status s = v.linear(names::kPoolerWeight, names::kPoolerBias, H, H, &impl->pooler); !s) return fail(s);
 
   if (const fb::Vocabulary* vocab = root->vocabulary(); vocab && vocab->tokens()) {
-    impl->vocabulary.reserve(vocab->tokens()->size());
+    const int64_t n = vocab->tokens()->size();
+    if (n > cfg.vocab_size)
+      return fail(invalid_model("the vocabulary has " + std::to_string(n) + " tokens, more than vocab_size " +
+                                std::to_string(cfg.vocab_size)));
+    for (int32_t id : {vocab->unk_id(), vocab->cls_id(), vocab->sep_id(), vocab->pad_id(), vocab->mask_id()})
+      if (id < -1 || id >= n)
+        return fail(invalid_model("vocabulary: special token id " + std::to_string(id) + " is outside its " +
+                                  std::to_string(n) + " tokens"));
+    const fb::StripAccents strip = vocab->strip_accents();
+    if (strip != fb::StripAccents::FollowLowerCase && strip != fb::StripAccents::Keep &&
+        strip != fb::StripAccents::Strip)
+      return fail(invalid_model("vocabulary: unknown strip_accents value " +
+                                std::to_string(static_cast<int>(strip))));
+    impl->vocabulary.reserve(static_cast<size_t>(n));
     for (const flatbuffers::String* tok : *vocab->tokens()) impl->vocabulary.push_back(tok ? tok->str() : std::string());
+    TokenizerInfo& t = impl->tokenizer;
+    t.lowercase = vocab->do_lower_case();
+    t.strip_accents = strip == fb::StripAccents::FollowLowerCase ? t.lowercase : strip == fb::StripAccents::Strip;
+    t.chinese_chars = vocab->tokenize_chinese_chars();
+    t.unk_id = vocab->unk_id(), t.cls_id = vocab->cls_id(), t.sep_id = vocab->sep_id();
+    t.pad_id = vocab->pad_id(), t.mask_id = vocab->mask_id();
   }
   return Status::ok();
 }
