@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -172,4 +173,29 @@ TEST_CASE("tokenizer C API: encode, capacity and NULLs", "[tokenizer][c_api]") {
   encrt_tokenizer_free(tok);
   encrt_tokenizer_free(nullptr);
   encrt_model_free(model);
+}
+
+TEST_CASE("tokenizer: random bytes give ids or a UTF-8 error, never a crash", "[tokenizer][bad_input]") {
+  const Loaded l = load(model_with_vocab("random_bytes", "{}"));
+  std::mt19937 rng(7);
+  int ok = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text(rng() % 64, '\0');
+    // Half the texts from all bytes, half from bytes that often form valid multi-byte characters.
+    for (char& c : text) c = static_cast<char>(i % 2 ? rng() % 256 : 0xC0 + rng() % 0x40 - (rng() % 2) * 0x80);
+    std::vector<int32_t> ids;
+    const Status s = l.tokenizer->encode(text, 128, &ids);
+    if (s.is_ok()) {
+      ++ok;
+      REQUIRE(ids.size() >= 2);
+      REQUIRE(ids.size() <= 128);
+      for (int32_t id : ids) REQUIRE((id >= 0 && id < static_cast<int32_t>(kVocab.size())));
+    } else {
+      ++rejected;
+      REQUIRE(s.code() == StatusCode::kInvalidArgument);
+    }
+  }
+  INFO(ok << " encoded, " << rejected << " rejected");
+  CHECK(ok > 0);
+  CHECK(rejected > 0);
 }
