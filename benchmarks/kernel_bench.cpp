@@ -215,10 +215,15 @@ void add(const std::string& name, void (*fn)(benchmark::State&, const KernelTabl
 
 void register_kernel_benchmarks() {
   const IsaLevel best = kernels::detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx512Fp16, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2}) {
-    if (level > best) continue;
+  for (IsaLevel level : {IsaLevel::kAvx512Fp16, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2Vnni,
+                         IsaLevel::kAvx2}) {
+    if (!kernels::isa_level_supported(level)) continue;
     const KernelTable* t = &kernels::kernel_table(level);
     const std::string isa = kernels::isa_level_name(level);
+    if (level == IsaLevel::kAvx2Vnni) {  // only the int8 GEMM differs from the avx2 level
+      for (const GemmShape& s : minilm_shapes()) add("qu8s8_full/" + isa + "/" + shape_name(s), bench_qu8s8_full, t, s);
+      continue;
+    }
     if (level == IsaLevel::kAvx512Fp16) {  // only the fp16 GEMM differs from the level below
       for (const GemmShape& s : minilm_shapes()) add("f16/" + isa + "/" + shape_name(s), bench_f16w, t, s);
       continue;
@@ -265,7 +270,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     const Peaks& p = measured_peaks();
     const IsaLevel level = kernels::detect_isa_level();
     const std::string int8_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512Vnni ? IsaLevel::kAvx512Vnni : level);
-    const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512 ? IsaLevel::kAvx512 : level);
+    const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512   ? IsaLevel::kAvx512
+                                                          : level == IsaLevel::kAvx2Vnni ? IsaLevel::kAvx2
+                                                                                         : level);
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
     // Formatted cells; "-" where a benchmark was filtered out or could not run.
     auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
@@ -294,7 +301,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                   speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
                   pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
     }
-    if (level >= IsaLevel::kAvx512Fp16) {
+    if (kernels::isa_level_supported(IsaLevel::kAvx2Vnni)) {
+      std::printf("\nint8 on AVX2-class cores (%% of the vpdpbusd zmm peak): avx2 widens to int16 for vpmaddwd, "
+                  "avx2vnni uses AVX-VNNI's ymm vpdpbusd; ratio = avx2's time / avx2vnni's time.\n");
+      std::printf("%-26s %10s %14s %8s\n", "shape", "avx2 %", "avx2vnni %", "ratio");
+      for (const GemmShape& s : minilm_shapes()) {
+        const std::string shape = shape_name(s);
+        std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct("qu8s8_full/avx2/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                    pct("qu8s8_full/avx2vnni/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                    speedup("qu8s8_full/avx2vnni/" + shape, "qu8s8_full/avx2/" + shape).c_str());
+      }
+    }
+    if (kernels::isa_level_supported(IsaLevel::kAvx512Fp16)) {
       std::printf("\nfp16 weights: f16w = F16C widening + vfmadd231ps (%% of its peak); f16 = fp16 arithmetic, "
                   "vfmadd231ph (%% of its peak, %.1f Gflop/s); ratios = the other kernel's time / f16's time.\n",
                   p.fma_ph_zmm_flops * 1e-9);

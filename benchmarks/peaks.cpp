@@ -29,12 +29,11 @@ double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_
 Peaks measure_peaks() {
   Peaks p;
 #if defined(__x86_64__)
-  const IsaLevel level = kernels::detect_isa_level();
-  if (level >= IsaLevel::kAvx512Vnni)
+  if (kernels::isa_level_supported(IsaLevel::kAvx512Vnni))
     p.vpdpbusd_zmm_ops = best_rate(vpdpbusd_zmm_loop, kPeakChains, 16 * 4 * 2);
-  if (level >= IsaLevel::kAvx512) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
-  if (level >= IsaLevel::kAvx2) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
-  if (level >= IsaLevel::kAvx512Fp16) p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
+  if (kernels::isa_level_supported(IsaLevel::kAvx512)) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
+  if (kernels::isa_level_supported(IsaLevel::kAvx2)) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
+  if (kernels::isa_level_supported(IsaLevel::kAvx512Fp16)) p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
 #endif
   std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vfmadd231ps zmm %.1f Gflop/s, "
               "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s\n",

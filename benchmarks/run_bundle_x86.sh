@@ -10,7 +10,9 @@
 #   bench_profile   encrt bench --profile of MiniLM int8, batch 1, seq 128, one thread
 #   minilm_fp16     MiniLM fp16 sentence embeddings against PyTorch (bundles made with E2E=DIR),
 #                   on the best level and on avx512vnni (fp32 arithmetic), and their latency
-#   compare_ort     ONNX Runtime against encrt, int8, side by side (PYTHON must have onnxruntime)
+#   compare_ort     ONNX Runtime against encrt, int8, side by side (PYTHON must have onnxruntime;
+#                   COMPARE=0 skips it)
+# BENCH_FILTER replaces the kernel benchmarks' --benchmark_filter; REPS their repetitions (3).
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 results=${1:?usage: run_bundle_x86.sh RESULTS_DIR}
@@ -36,7 +38,7 @@ step kernel_tests 240 "$bundle/bin/encrt_kernel_tests"
 step runtime_tests 240 "$bundle/bin/encrt_runtime_tests"
 TAIL=40 step kernel_bench 300 "$bundle/bin/encrt_kernel_bench" --benchmark_repetitions="${REPS:-3}" \
   --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
-  '--benchmark_filter=peak|/avx512vnni/|/avx512fp16/|/avx512/|xnnpack'
+  "--benchmark_filter=${BENCH_FILTER:-peak|/avx512vnni/|/avx512fp16/|/avx512/|/avx2vnni/|xnnpack}"
 if [[ -f $bundle/work/minilm.int8.encrt ]]; then
   TAIL=30 step bench_profile 120 "$bundle/bin/encrt" bench "$bundle/work/minilm.int8.encrt" --batch 1 --seq 128 \
     --threads 1 --iters 50 --profile
@@ -50,7 +52,7 @@ if [[ -d $bundle/e2e ]]; then
         grep -E '^(kernels|latency)'
     done; done"
 fi
-[[ -f $bundle/work/minilm.int8.encrt ]] || exit 0
+[[ -f $bundle/work/minilm.int8.encrt && ${COMPARE:-1} != 0 ]] || exit 0
 TAIL=40 step compare_ort 420 "${PYTHON:-python3}" benchmarks/compare_ort.py --prebuilt --work "$bundle/work" \
   --encrt "$bundle/bin/encrt" --dtypes int8 --ort-int8 fused.per_channel --threads "${THREADS:-1,2}" \
   --batch "${BATCH:-1}" --seq "${SEQ:-16,128,512}" --rounds "${ROUNDS:-3}" --iters "${ITERS:-20}" \

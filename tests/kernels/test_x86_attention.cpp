@@ -96,10 +96,8 @@ enum class I8Softmax { kExp, kLog2Exp2 };
 I8Softmax softmax_of(const Kernel& k) { return k.level == IsaLevel::kAvx512Vnni ? I8Softmax::kLog2Exp2 : I8Softmax::kExp; }
 
 bool can_run(const Kernel& k) {
-  const CpuFeatures& f = cpu_features();
-  const bool ok = k.level <= detect_isa_level() &&
-                  (k.level < IsaLevel::kAvx512Vnni || (f.avx512vnni && f.os_saves_zmm));
-  if (!ok) WARN(k.name << " attention not tested: this CPU only supports " << isa_level_name(detect_isa_level()));
+  const bool ok = isa_level_supported(k.level);
+  if (!ok) WARN(k.name << " attention not tested: this CPU does not support " << isa_level_name(k.level));
   return ok;
 }
 
@@ -452,8 +450,8 @@ TEST_CASE("x86 vector exp: relative error below kExpMaxRelError", "[x86][attenti
   };
   for (const Variant& v : {Variant{IsaLevel::kAvx2, "avx2", x86::f32_exp__avx2},
                            Variant{IsaLevel::kAvx512, "avx512", x86::f32_exp__avx512}}) {
-    if (v.level > detect_isa_level()) {
-      WARN("exp " << v.name << " not tested: this CPU only supports " << isa_level_name(detect_isa_level()));
+    if (!isa_level_supported(v.level)) {
+      WARN("exp " << v.name << " not tested: this CPU does not support " << isa_level_name(v.level));
       continue;
     }
     std::vector<float> y(x.size());
@@ -558,7 +556,7 @@ TEST_CASE("x86 f32 attention matches the reference", "[x86][attention][f32]") {
         const Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
         const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
         for (const Kernel& k : kF32Kernels)
-          if (k.level <= detect_isa_level()) check_f32_problem(p, k, want, &total);
+          if (isa_level_supported(k.level)) check_f32_problem(p, k, want, &total);
       }
     }
   for (const Kernel& k : kF32Kernels) can_run(k);
@@ -740,7 +738,7 @@ TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.ben
         {"qs8 avx512vnni", IsaLevel::kAvx512Vnni, x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
     };
     for (const Entry& e : entries) {
-      if (e.level > detect_isa_level()) continue;
+      if (!isa_level_supported(e.level)) continue;
       std::vector<unsigned char> storage(e.scratch(S, 32) + 64);
       void* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
       // CPU time of this process (single-threaded), so that other load on the machine does not

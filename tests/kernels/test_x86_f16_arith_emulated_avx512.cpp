@@ -39,7 +39,7 @@ struct EmulatedFp16 {
 
 TEST_CASE("fp16-arithmetic GEMM code with emulated vfmadd231ph matches ref::gemm_f16_arith bit for bit",
           "[x86][gemm][f16]") {
-  if (detect_isa_level() < IsaLevel::kAvx512) {
+  if (!isa_level_supported(IsaLevel::kAvx512)) {
     WARN("not tested: this CPU has no AVX-512");
     return;
   }

@@ -435,13 +435,17 @@ TEST_CASE("x86 f16 GEMM stays finite and close where fp16 arithmetic would overf
 }
 
 TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16}) {
+  for (IsaLevel level : kAllIsaLevels) {
+    if (level == IsaLevel::kScalar) continue;
     const KernelTable& t = kernel_table(level);
     INFO(isa_level_name(level));
     CHECK(std::string(t.gemm_f32_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
     const char* f16_isa = level == IsaLevel::kAvx512Fp16 ? "__avx512fp16" : level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2";
     CHECK(std::string(t.gemm_f16_name).substr(std::string(t.gemm_f16_name).find("__")) == f16_isa);
-    const char* int8_isa = level >= IsaLevel::kAvx512Vnni ? "__avx512vnni" : level == IsaLevel::kAvx512 ? "__avx512" : "__avx2";
+    const char* int8_isa = level >= IsaLevel::kAvx512Vnni ? "__avx512vnni"
+                           : level == IsaLevel::kAvx512   ? "__avx512"
+                           : level == IsaLevel::kAvx2Vnni ? "__avxvnni"
+                                                          : "__avx2";
     CHECK(std::string(t.gemm_u8s8_name).substr(std::string(t.gemm_u8s8_name).find("__")) == int8_isa);
   }
 }

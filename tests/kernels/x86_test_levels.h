@@ -11,13 +11,13 @@ namespace encrt::kernels::test {
 
 inline std::vector<IsaLevel> testable_x86_levels() {
   std::vector<IsaLevel> levels;
-  const IsaLevel cpu = detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16}) {
-    if (level <= cpu)
+  for (IsaLevel level : kAllIsaLevels) {
+    if (level == IsaLevel::kScalar) continue;
+    if (isa_level_supported(level))
       levels.push_back(level);
     else
-      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU only supports "
-                                   << isa_level_name(cpu));
+      WARN("x86 kernels of level " << isa_level_name(level) << " not tested: this CPU does not support it (best: "
+                                   << isa_level_name(detect_isa_level()) << ")");
   }
   return levels;
 }

@@ -13,8 +13,8 @@ namespace {
 
 std::vector<std::string> levels_to_test() {
   std::vector<std::string> levels;
-  for (int l = 0; l <= static_cast<int>(kernels::detect_isa_level()); ++l)
-    levels.push_back(kernels::isa_level_name(static_cast<kernels::IsaLevel>(l)));
+  for (kernels::IsaLevel l : kernels::kAllIsaLevels)
+    if (kernels::isa_level_supported(l)) levels.push_back(kernels::isa_level_name(l));
   return levels;
 }
 

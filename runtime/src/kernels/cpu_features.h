@@ -14,5 +14,6 @@ struct CpuFeatures {
 
 const CpuFeatures& cpu_features();
 IsaLevel detect_cpu_isa_level();
+bool cpu_supports_isa_level(IsaLevel level);
 
 }  // namespace encrt::kernels

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iterator>
 
 #include "kernels/cpu_features.h"
 #include "kernels/ref/ref_kernels.h"
@@ -18,6 +19,7 @@ const char* isa_level_name(IsaLevel level) {
   switch (level) {
     case IsaLevel::kScalar: return "scalar";
     case IsaLevel::kAvx2: return "avx2";
+    case IsaLevel::kAvx2Vnni: return "avx2vnni";
     case IsaLevel::kAvx512: return "avx512";
     case IsaLevel::kAvx512Vnni: return "avx512vnni";
     case IsaLevel::kAvx512Fp16: return "avx512fp16";
@@ -28,8 +30,7 @@ const char* isa_level_name(IsaLevel level) {
 bool parse_isa_level(const std::string& text, IsaLevel* level) {
   std::string t = text;
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kAvx512Vnni,
-                     IsaLevel::kAvx512Fp16}) {
+  for (IsaLevel l : kAllIsaLevels) {
     if (t == isa_level_name(l)) {
       *level = l;
       return true;
@@ -72,10 +73,13 @@ IsaLevel detect_isa_level() {
   return level;
 }
 
+bool isa_level_supported(IsaLevel level) { return cpu_supports_isa_level(level); }
+
 const KernelTable& kernel_table(IsaLevel level) {
-  static const KernelTable tables[] = {build_table(IsaLevel::kScalar), build_table(IsaLevel::kAvx2),
-                                       build_table(IsaLevel::kAvx512),
+  static const KernelTable tables[] = {build_table(IsaLevel::kScalar),     build_table(IsaLevel::kAvx2),
+                                       build_table(IsaLevel::kAvx2Vnni),   build_table(IsaLevel::kAvx512),
                                        build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16)};
+  static_assert(std::size(kAllIsaLevels) == 6, "one table per level");
   return tables[static_cast<int>(level)];
 }
 
@@ -84,7 +88,7 @@ const KernelTable& default_kernel_table() {
     IsaLevel best = detect_isa_level();
     if (const char* env = std::getenv("ENCRT_ISA")) {
       IsaLevel forced;
-      if (parse_isa_level(env, &forced) && forced <= best) return forced;
+      if (parse_isa_level(env, &forced) && isa_level_supported(forced)) return forced;
     }
     return best;
   }();

@@ -8,21 +8,29 @@
 
 namespace encrt::kernels {
 
-// Ordered: every level includes what the ones before it need.
+// Ordered by preference. Each level needs what the levels before it need, except kAvx2Vnni: it
+// sits beside the AVX-512 chain (Alder Lake-class laptops have AVX-VNNI and no AVX-512; Zen 4 has
+// AVX-512 and no AVX-VNNI), so whether a CPU can run a level is isa_level_supported(), not a
+// comparison with its best level. Tables of the AVX-512 levels replace every entry kAvx2Vnni sets.
 enum class IsaLevel : int {
   kScalar = 0,      // portable C++ reference kernels
   kAvx2 = 1,        // AVX2 + FMA + F16C
-  kAvx512 = 2,      // AVX-512 F/BW/VL/DQ
-  kAvx512Vnni = 3,  // + AVX512-VNNI (vpdpbusd)
-  kAvx512Fp16 = 4,  // + AVX512-FP16 (vfmadd231ph): fp16 models run in fp16 arithmetic
+  kAvx2Vnni = 2,    // + AVX-VNNI (vpdpbusd on ymm, VEX-encoded)
+  kAvx512 = 3,      // AVX2 + FMA + F16C + AVX-512 F/BW/VL/DQ
+  kAvx512Vnni = 4,  // + AVX512-VNNI (vpdpbusd)
+  kAvx512Fp16 = 5,  // + AVX512-FP16 (vfmadd231ph): fp16 models run in fp16 arithmetic
 };
+constexpr IsaLevel kAllIsaLevels[] = {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx2Vnni,
+                                      IsaLevel::kAvx512, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16};
 
 const char* isa_level_name(IsaLevel level);
-// Parses "scalar", "avx2", "avx512", "avx512vnni", "avx512fp16" (case-insensitive). Returns false if unknown.
+// Parses "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16" (case-insensitive). Returns false if unknown.
 bool parse_isa_level(const std::string& text, IsaLevel* level);
 
 // The best level this CPU and OS support (cpuid + xgetbv), detected once.
 IsaLevel detect_isa_level();
+// Whether this CPU and OS can run the kernels of `level`.
+bool isa_level_supported(IsaLevel level);
 
 struct KernelTable {
   IsaLevel level = IsaLevel::kScalar;
@@ -46,10 +54,10 @@ struct KernelTable {
 };
 
 // The table for `level`, with every entry filled: an op without a faster variant at that level
-// uses the best lower one. `level` must not exceed detect_isa_level() (callers check).
+// uses the best lower one. `level` must be isa_level_supported() (callers check).
 const KernelTable& kernel_table(IsaLevel level);
 
-// The table for this CPU, honouring ENCRT_ISA=scalar|avx2|avx512|avx512vnni|avx512fp16 when it is set to
+// The table for this CPU, honouring ENCRT_ISA=scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16 when it is set to
 // a level the CPU supports.
 const KernelTable& default_kernel_table();
 

@@ -1,6 +1,7 @@
 // Chooses, per ISA level, the x86 kernel variants that replace the reference ones. A level only
 // ever gets kernels built from instructions it guarantees (kernel_table.h): kAvx2 = AVX2 + FMA +
-// F16C, kAvx512 = + AVX-512 F/BW/VL/DQ, kAvx512Vnni = + AVX512-VNNI, kAvx512Fp16 = + AVX512-FP16. The attention kernels
+// F16C, kAvx2Vnni = + AVX-VNNI, kAvx512 = AVX2 level + AVX-512 F/BW/VL/DQ, kAvx512Vnni = +
+// AVX512-VNNI, kAvx512Fp16 = + AVX512-FP16. The attention kernels
 // (attention_x86.h) are written and tested with their own files; they are only wired in here.
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/x86_kernels.h"
@@ -19,6 +20,9 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->attention_f32_scratch = f32_attention_scratch__avx2;
     table->attention_i8 = qs8_attention__avx2, table->attention_i8_name = "qs8-attention__avx2";
     table->attention_i8_scratch = qs8_attention_scratch__avx2;
+  }
+  if (level == IsaLevel::kAvx2Vnni) {  // beside the AVX-512 chain: those levels replace this entry
+    table->gemm_u8s8 = qu8s8_gemm_6x16__avxvnni, table->gemm_u8s8_name = "qu8s8-gemm-6x16__avxvnni";
   }
   if (level >= IsaLevel::kAvx512) {
     table->gemm_f32 = f32_gemm_6x64__avx512, table->gemm_f32_name = "f32-gemm-6x64__avx512";

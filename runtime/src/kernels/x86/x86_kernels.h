@@ -23,6 +23,10 @@ void fill_kernel_table(IsaLevel level, KernelTable* table);
 void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                                  const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                                  const GemmEpilogue& ep);
+// AVX-VNNI (ymm, VEX): vpdpbusd, 6 rows × 16 columns (12 ymm accumulators).
+void qu8s8_gemm_6x16__avxvnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                              const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                              const GemmEpilogue& ep);
 // AVX-512 without VNNI: u8 and s8 widened to int16, vpmaddwd (no int16 saturation).
 void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                              const int32_t* w_sum, const float* w_scale, float* C, int ldc,
