@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/kernel_table.h"
-#include "x86_test_levels.h"
+#include "simd_test_levels.h"
 #include "kernels/ref/ref_kernels.h"
 
 namespace {

@@ -3,6 +3,8 @@
 #if defined(ENCRT_ARCH_X86)
 #include <cpuid.h>
 #include <cstdint>
+#elif defined(ENCRT_ARCH_ARM64)
+#include <sys/auxv.h>
 #endif
 
 namespace encrt::kernels {
@@ -34,6 +36,12 @@ CpuFeatures detect() {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avx_vnni = (eax >> 4) & 1;
   }
+#elif defined(ENCRT_ARCH_ARM64)
+  // Linux reports the CPU's features in the auxiliary vector (HWCAP bits of asm/hwcap.h).
+  constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapAsimdDp = 1ul << 20;
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  f.neon = (hwcap & kHwcapAsimd) != 0;
+  f.neon_dotprod = f.neon && (hwcap & kHwcapAsimdDp) != 0;
 #endif
   return f;
 }
@@ -55,6 +63,8 @@ bool cpu_supports_isa_level(IsaLevel level) {
     case IsaLevel::kAvx512: return avx512;
     case IsaLevel::kAvx512Vnni: return avx512 && f.avx512vnni;
     case IsaLevel::kAvx512Fp16: return avx512 && f.avx512vnni && f.avx512fp16;
+    case IsaLevel::kNeon: return f.neon;
+    case IsaLevel::kNeonDot: return f.neon_dotprod;
   }
   return false;
 }

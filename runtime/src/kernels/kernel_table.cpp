@@ -11,6 +11,8 @@
 #include "kernels/ref/ref_kernels.h"
 #if defined(ENCRT_ARCH_X86)
 #include "kernels/x86/x86_kernels.h"
+#elif defined(ENCRT_ARCH_ARM64)
+#include "kernels/arm/arm_kernels.h"
 #endif
 
 namespace encrt::kernels {
@@ -23,6 +25,8 @@ const char* isa_level_name(IsaLevel level) {
     case IsaLevel::kAvx512: return "avx512";
     case IsaLevel::kAvx512Vnni: return "avx512vnni";
     case IsaLevel::kAvx512Fp16: return "avx512fp16";
+    case IsaLevel::kNeon: return "neon";
+    case IsaLevel::kNeonDot: return "neondot";
   }
   return "unknown";
 }
@@ -60,7 +64,9 @@ KernelTable scalar_table() {
 KernelTable build_table(IsaLevel level) {
   KernelTable t = scalar_table();
 #if defined(ENCRT_ARCH_X86)
-  x86::fill_kernel_table(level, &t);
+  if (is_x86_level(level)) x86::fill_kernel_table(level, &t);
+#elif defined(ENCRT_ARCH_ARM64)
+  if (is_arm_level(level)) arm::fill_kernel_table(level, &t);
 #endif
   t.level = level;
   return t;
@@ -78,8 +84,9 @@ bool isa_level_supported(IsaLevel level) { return cpu_supports_isa_level(level);
 const KernelTable& kernel_table(IsaLevel level) {
   static const KernelTable tables[] = {build_table(IsaLevel::kScalar),     build_table(IsaLevel::kAvx2),
                                        build_table(IsaLevel::kAvx2Vnni),   build_table(IsaLevel::kAvx512),
-                                       build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16)};
-  static_assert(std::size(kAllIsaLevels) == 6, "one table per level");
+                                       build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16),
+                                       build_table(IsaLevel::kNeon),       build_table(IsaLevel::kNeonDot)};
+  static_assert(std::size(kAllIsaLevels) == 8, "one table per level");
   return tables[static_cast<int>(level)];
 }
 

@@ -12,7 +12,7 @@
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx2.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
 namespace {

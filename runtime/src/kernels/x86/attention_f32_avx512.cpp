@@ -23,7 +23,7 @@
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx512.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
 namespace {

@@ -7,7 +7,7 @@
 // at K = 384) stays in L1 while the row tiles stream through it.
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
 namespace {

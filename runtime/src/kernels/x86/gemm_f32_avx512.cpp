@@ -12,7 +12,7 @@
 // within a few ulps × √K.
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
 namespace {

@@ -13,7 +13,7 @@
 // activation, + residual.
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 #include <cstring>
 

@@ -11,7 +11,7 @@
 // activation, + residual.
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 #include <cstring>
 

@@ -15,7 +15,7 @@
 // float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias, activation, + residual.
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 #include <cstring>
 

@@ -20,7 +20,7 @@
 
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/x86_kernels.h"
-#include "kernels/x86/x86_tiling.h"
+#include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
 namespace {

@@ -1,5 +1,5 @@
-// x86 GEMM kernels (fp32, fp16 weights, u8×s8) of every ISA level this CPU supports, against the
-// reference kernels on odd shapes, epilogues, strides and residual aliasing.
+// SIMD GEMM kernels (fp32, fp16 weights, u8×s8) of every ISA level this CPU supports, x86 or
+// ARM, against the reference kernels on odd shapes, epilogues, strides and residual aliasing.
 //
 // Tolerances, with u = 2^-24 (fp32 unit roundoff) and mag = Σ_k |a_k·w_k|:
 //   fp32 / fp16-weight GEMMs: the kernels sum k = 0..K-1 like the reference but with FMA, so the
@@ -16,7 +16,7 @@
 // Columns between N and ldc must keep their sentinel (masked tails must not write past N).
 #include <catch2/catch.hpp>
 
-#if defined(ENCRT_ARCH_X86)
+#if defined(ENCRT_ARCH_X86) || defined(ENCRT_ARCH_ARM64)
 
 #include <algorithm>
 #include <cfloat>
@@ -31,7 +31,7 @@
 
 #include "core/half.h"
 #include "kernels/kernel_table.h"
-#include "x86_test_levels.h"
+#include "simd_test_levels.h"
 #include "kernels/kernel_types.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/x86_erf_coefficients.h"
@@ -44,7 +44,7 @@ using namespace encrt::kernels;
 constexpr double kU = FLT_EPSILON / 2.0;
 constexpr float kSentinel = -777.25f;
 
-using encrt::kernels::test::testable_x86_levels;
+using encrt::kernels::test::testable_simd_levels;
 
 std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -89,8 +89,10 @@ double output_tolerance(IsaLevel level, const EpilogueCase& e, double pre_err, d
     y = x > 0 ? x : 0;
   } else if (e.activation == Activation::kGelu) {
     y = gelu_exact(x);
-    const double own = level == IsaLevel::kAvx2 ? 0.5 * std::fabs(x) * x86::kErfMaxAbsError
-                                                : static_cast<double>(x86::gelu_table::kMaxAbsError);
+    // AVX-512 levels use the quartic GELU table; AVX2, AVX-VNNI and NEON the rational erf.
+    const bool table = level >= IsaLevel::kAvx512 && level <= IsaLevel::kAvx512Fp16;
+    const double own = table ? static_cast<double>(x86::gelu_table::kMaxAbsError)
+                             : 0.5 * std::fabs(x) * x86::kErfMaxAbsError;
     err = 1.13 * pre_err + own + 8 * kU * (std::fabs(x) + std::fabs(y));
   }
   if (e.residual != Residual::kNone) err += 4 * kU * (std::fabs(y) + std::fabs(residual));
@@ -317,22 +319,22 @@ void for_each_problem(Fn fn) {
 
 }  // namespace
 
-TEST_CASE("x86 f32 GEMM matches the reference", "[x86][gemm][f32]") {
-  const std::vector<IsaLevel> levels = testable_x86_levels();
+TEST_CASE("SIMD f32 GEMM matches the reference", "[simd][gemm][f32]") {
+  const std::vector<IsaLevel> levels = testable_simd_levels();
   for_each_problem([&](const Problem& p) { run_float_case<float>(p, levels); });
 }
 
-TEST_CASE("x86 f16-weight GEMM matches the reference", "[x86][gemm][f16]") {
-  const std::vector<IsaLevel> levels = testable_x86_levels();
+TEST_CASE("SIMD f16-weight GEMM matches the reference", "[simd][gemm][f16]") {
+  const std::vector<IsaLevel> levels = testable_simd_levels();
   for_each_problem([&](const Problem& p) { run_float_case<uint16_t>(p, levels); });
 }
 
-TEST_CASE("x86 u8s8 GEMM matches the reference, integer part bit-exact", "[x86][gemm][u8s8]") {
-  const std::vector<IsaLevel> levels = testable_x86_levels();
+TEST_CASE("SIMD u8s8 GEMM matches the reference, integer part bit-exact", "[simd][gemm][u8s8]") {
+  const std::vector<IsaLevel> levels = testable_simd_levels();
   for_each_problem([&](const Problem& p) { run_u8s8_case(p, levels); });
 }
 
-TEST_CASE("x86 u8s8 GEMM saturating inputs stay exact", "[x86][gemm][u8s8]") {
+TEST_CASE("SIMD u8s8 GEMM saturating inputs stay exact", "[simd][gemm][u8s8]") {
   // All activations 255 and all weights ±127: every vpmaddubsw-style int16 pair sum would
   // saturate (255·127·2 > 32767); an exact kernel still matches the reference bit for bit.
   const int M = 5, N = 33, K = 37;
@@ -350,7 +352,7 @@ TEST_CASE("x86 u8s8 GEMM saturating inputs stay exact", "[x86][gemm][u8s8]") {
   const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data()};
   std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
   ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
-  for (IsaLevel level : testable_x86_levels()) {
+  for (IsaLevel level : testable_simd_levels()) {
     const KernelTable& t = kernel_table(level);
     std::fill(got.begin(), got.end(), 0.0f);
     t.gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
@@ -359,7 +361,7 @@ TEST_CASE("x86 u8s8 GEMM saturating inputs stay exact", "[x86][gemm][u8s8]") {
   }
 }
 
-TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one call", "[x86][gemm]") {
+TEST_CASE("SIMD GEMMs called on row and panel-aligned column blocks equal one call", "[simd][gemm]") {
   // How the runtime splits work across threads: rows by offsetting A/C/residual, columns by whole
   // 16-column panels (W, bias, w_sum, w_scale and C offset alike). Results must be identical.
   const int M = 7, N = 100, K = 64;
@@ -368,7 +370,7 @@ TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one cal
   std::vector<float> wf(panel_f32_size(N, K));
   ref::pack_weights_f32(N, K, p.w_rowmajor.data(), wf.data());
   const int row_split = 3, col_split = 48;  // 48 = 3 panels
-  for (IsaLevel level : testable_x86_levels()) {
+  for (IsaLevel level : testable_simd_levels()) {
     const KernelTable& t = kernel_table(level);
     std::vector<float> whole_f(static_cast<size_t>(M) * p.ldc, kSentinel), whole_q = whole_f;
     std::vector<float> split_f = whole_f, split_q = whole_f;
@@ -399,7 +401,7 @@ TEST_CASE("x86 GEMMs called on row and panel-aligned column blocks equal one cal
   }
 }
 
-TEST_CASE("x86 f16 GEMM stays finite and close where fp16 arithmetic would overflow", "[x86][gemm][f16]") {
+TEST_CASE("SIMD f16 GEMM stays finite and close where fp16 arithmetic would overflow", "[simd][gemm][f16]") {
   // Rows 0..2 of A hold values whose products (4000 · [1, 2] per term, 32 terms per lane and block) overflow an
   // fp16 partial sum; the other rows are ordinary. Every output must be finite and within the
   // fp16-arithmetic bound of the exact value, on every level (the avx512fp16 kernel recomputes
@@ -411,7 +413,7 @@ TEST_CASE("x86 f16 GEMM stays finite and close where fp16 arithmetic would overf
   std::vector<float> w_rowmajor = random_floats(static_cast<size_t>(N) * K, 1.0f, 2.0f, 78);
   std::vector<uint16_t> w(panel_f32_size(N, K));
   ref::pack_weights_f16(N, K, w_rowmajor.data(), w.data());
-  for (IsaLevel level : testable_x86_levels()) {
+  for (IsaLevel level : testable_simd_levels()) {
     const KernelTable& t = kernel_table(level);
     std::vector<float> c(static_cast<size_t>(M) * N, kSentinel);
     t.gemm_f16(M, N, K, a.data(), K, w.data(), c.data(), N, GemmEpilogue{});
@@ -434,9 +436,10 @@ TEST_CASE("x86 f16 GEMM stays finite and close where fp16 arithmetic would overf
   }
 }
 
+#if defined(ENCRT_ARCH_X86)
 TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
   for (IsaLevel level : kAllIsaLevels) {
-    if (level == IsaLevel::kScalar) continue;
+    if (!is_x86_level(level)) continue;
     const KernelTable& t = kernel_table(level);
     INFO(isa_level_name(level));
     CHECK(std::string(t.gemm_f32_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
@@ -451,3 +454,14 @@ TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
 }
 
 #endif  // ENCRT_ARCH_X86
+
+#if defined(ENCRT_ARCH_ARM64)
+TEST_CASE("ARM kernel tables name the kernels they hold", "[arm][dispatch]") {
+  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_f32_name) == "f32-gemm-6x16__neon");
+  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_f16_name) == "f16w-gemm-6x16__neon");
+  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_u8s8_name) == "qu8s8-gemm-1x1__scalar");
+  CHECK(std::string(kernel_table(IsaLevel::kNeonDot).gemm_u8s8_name) == "qu8s8-gemm-4x16__neondot");
+}
+#endif  // ENCRT_ARCH_ARM64
+
+#endif  // ENCRT_ARCH_X86 || ENCRT_ARCH_ARM64

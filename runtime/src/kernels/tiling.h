@@ -1,8 +1,8 @@
-// Row scheduling shared by the x86 GEMM drivers (ISA-neutral integer code, internal linkage so
+// Row scheduling shared by the SIMD GEMM drivers of every ISA (integer code, internal linkage so
 // that every kernel file keeps its own copy).
 #pragma once
 
-namespace encrt::kernels::x86 {
+namespace encrt::kernels {
 namespace {
 
 // Rows for the next register tile when `remaining` rows are left and a tile holds at most `mr`.
@@ -14,4 +14,4 @@ inline int next_tile_rows(int remaining, int mr) {
 }
 
 }  // namespace
-}  // namespace encrt::kernels::x86
+}  // namespace encrt::kernels

@@ -1,0 +1,31 @@
+// 64-bit ARM SIMD kernels. Each *_neon.cpp file uses ARMv8.0 Advanced SIMD only (every aarch64
+// core has it); *_neondot.cpp files are built with -march=armv8.2-a+dotprod and run only where
+// the CPU reports the dot product extension (kernel_table.h: kNeonDot). This header is
+// ISA-neutral. Names follow the x86 kernels: <dtype>_<op>_<MR>x<NR>__<isa>. Every kernel computes
+// what its reference in kernels/ref/ computes; tests/kernels/test_simd_gemm.cpp holds them to it
+// (under qemu-user on x86 hosts: scripts/test_aarch64.sh).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernel_table.h"
+
+namespace encrt::kernels::arm {
+
+// Replaces the entries of `table` that have a faster variant at `level` (kNeon or kNeonDot).
+void fill_kernel_table(IsaLevel level, KernelTable* table);
+
+// fp32 GEMM (GemmF32Fn) and fp16-weight GEMM (GemmF16Fn, weights widened by fcvtl): 6 rows ×
+// 16 columns (one PanelN16 panel) = 24 q-register accumulators, FMLA by element.
+void f32_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const float* W, float* C, int ldc,
+                         const GemmEpilogue& ep);
+void f16w_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
+                          const GemmEpilogue& ep);
+
+// int8 GEMM (GemmU8S8Fn) with sdot: 4 rows × 16 columns. sdot multiplies signed by signed, so
+// the uint8 activations are flipped to q - 128 (one eor) and 128·w_sum[n] is added back:
+//   Σ_k q·w - zp·w_sum = Σ_k (q - 128)·w + (128 - zp)·w_sum   (exact in int32).
+void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                              const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
+
+}  // namespace encrt::kernels::arm

@@ -1,0 +1,120 @@
+// qu8s8_gemm_4x16__neondot: uint8 activations × int8 weights (PanelN16K4) with sdot, exact.
+//
+// sdot multiplies signed bytes by signed bytes, so each activation byte is flipped to q - 128 (an
+// eor with 0x80) and the sum corrected through the weights' column sums:
+//   Σ_k q·w - zp·w_sum = Σ_k (q - 128)·w + (128 - zp)·w_sum      (exact in int32).
+// Register tile: 4 rows × 16 columns = 16 q-register accumulators. One 16-byte load of a row
+// holds 4 k-groups; for each k-group the panel's 64 bytes (4 registers of 4 columns × 4 depth
+// bytes) meet the row's group through sdot by element (lane = the group). 16 + 4 + 4 registers.
+// The epilogue follows the reference's float order: float(exact) · scale[m] · w_scale[n], + bias,
+// activation, + residual.
+#include <cstring>
+
+#include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/neon_common.h"
+#include "kernels/tiling.h"
+
+namespace encrt::kernels::arm {
+namespace {
+
+constexpr int kMR = 4;
+
+struct TileArgs {
+  int K4;               // k-groups of 4
+  const uint8_t* a;     // row m0 of the quantized activations
+  size_t lda;
+  const int8_t* w;      // the panel
+  const float* a_scale;
+  const int32_t* a_zp;
+  const int32_t* w_sum;
+  const float* w_scale;
+  float* C;
+  size_t ldc;
+  int m0, n0;
+  int cols;             // valid columns of the panel, 1..16
+  const GemmEpilogue* ep;
+};
+
+// 16 bytes of a row from k-group g on, as q - 128; past the row's last group the bytes are zero
+// (their weights are never used).
+ENCRT_ARM_INLINE int8x16_t load_row(const uint8_t* row, int g, int K4) {
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  if (K4 - g >= 4) return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + 4 * g), flip));
+  uint8_t tail[16] = {};
+  std::memcpy(tail, row + 4 * g, static_cast<size_t>(4 * (K4 - g)));
+  return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(tail), flip));
+}
+
+template <int MR>
+__attribute__((noinline)) void tile(const TileArgs& t) {
+  int32x4_t acc[MR][4];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
+  for (int g = 0; g < t.K4; g += 4) {
+    int8x16_t a[MR];
+    for (int r = 0; r < MR; ++r) a[r] = load_row(t.a + r * t.lda, g, t.K4);
+    const int groups = t.K4 - g < 4 ? t.K4 - g : 4;
+    const int8_t* w = t.w + static_cast<size_t>(g) * 64;
+#define ENCRT_SDOT_GROUP(LANE)                                                      \
+    if (LANE < groups) {                                                            \
+      int8x16_t wv[4];                                                              \
+      for (int j = 0; j < 4; ++j) wv[j] = vld1q_s8(w + 64 * LANE + 16 * j);         \
+      for (int r = 0; r < MR; ++r)                                                  \
+        for (int j = 0; j < 4; ++j) acc[r][j] = vdotq_laneq_s32(acc[r][j], wv[j], a[r], LANE); \
+    }
+    ENCRT_SDOT_GROUP(0)
+    ENCRT_SDOT_GROUP(1)
+    ENCRT_SDOT_GROUP(2)
+    ENCRT_SDOT_GROUP(3)
+#undef ENCRT_SDOT_GROUP
+  }
+  for (int j = 0; j < 4 && 4 * j < t.cols; ++j) {
+    const int n = t.n0 + 4 * j;
+    const int valid = t.cols - 4 * j;
+    int32_t ws[4] = {0, 0, 0, 0};
+    float wsc[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4 && i < valid; ++i) ws[i] = t.w_sum[n + i], wsc[i] = t.w_scale[n + i];
+    const int32x4_t w_sum = vld1q_s32(ws);
+    const float32x4_t w_scale = vld1q_f32(wsc);
+    for (int r = 0; r < MR; ++r) {
+      const int m = t.m0 + r;
+      const int32x4_t exact = vmlaq_n_s32(acc[r][j], w_sum, 128 - t.a_zp[m]);
+      const float32x4_t v = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), t.a_scale[m]), w_scale);
+      finish_store_neon(v, *t.ep, m, n, valid, t.C + static_cast<size_t>(m) * t.ldc);
+    }
+  }
+}
+
+}  // namespace
+
+void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                              const float* w_scale, float* C, int ldc, const GemmEpilogue& ep) {
+  if (M <= 0 || N <= 0) return;
+  using TileFn = void (*)(const TileArgs&);
+  static const TileFn tiles[kMR] = {tile<1>, tile<2>, tile<3>, tile<4>};
+  TileArgs t{};
+  t.K4 = (K + kPanelK - 1) / kPanelK;
+  t.lda = static_cast<size_t>(A.ld);
+  t.a_scale = A.scale;
+  t.a_zp = A.zero_point;
+  t.w_sum = w_sum;
+  t.w_scale = w_scale;
+  t.C = C;
+  t.ldc = static_cast<size_t>(ldc);
+  t.ep = &ep;
+  const size_t panel_bytes = static_cast<size_t>(t.K4) * kPanelN * kPanelK;
+  for (int n0 = 0; n0 < N; n0 += kPanelN) {
+    t.n0 = n0;
+    t.cols = N - n0 < kPanelN ? N - n0 : kPanelN;
+    t.w = W + static_cast<size_t>(n0 / kPanelN) * panel_bytes;
+    for (int m0 = 0; m0 < M;) {
+      const int mr = next_tile_rows(M - m0, kMR);
+      t.m0 = m0;
+      t.a = A.data + static_cast<size_t>(m0) * t.lda;
+      tiles[mr - 1](t);
+      m0 += mr;
+    }
+  }
+}
+
+}  // namespace encrt::kernels::arm
