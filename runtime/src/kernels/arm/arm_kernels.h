@@ -22,6 +22,13 @@ void f32_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const flo
 void f16w_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                           const GemmEpilogue& ep);
 
+// Per-row uint8 quantization (QuantizeRowsU8Fn), bit-exact with the reference.
+void qu8_quantize_rows__neon(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
+                             float* scale, int32_t* zero_point);
+// LayerNorm (LayerNormFn), fp32 with the corrected two-pass variance of the x86 kernels.
+void f32_layer_norm__neon(int M, int N, const float* X, int ldx, const float* gamma, const float* beta, float eps,
+                          float* Y, int ldy);
+
 // int8 GEMM (GemmU8S8Fn) with sdot: 4 rows × 16 columns. sdot multiplies signed by signed, so
 // the uint8 activations are flipped to q - 128 (one eor) and 128·w_sum[n] is added back:
 //   Σ_k q·w - zp·w_sum = Σ_k (q - 128)·w + (128 - zp)·w_sum   (exact in int32).

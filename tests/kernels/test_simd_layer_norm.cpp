@@ -1,9 +1,9 @@
-// x86 LayerNorm against ref::layer_norm (computed in double). Tolerance: 1e-5 relative to
+// SIMD (x86 and ARM) LayerNorm against ref::layer_norm (computed in double). Tolerance: 1e-5 relative to
 // max(|ref|, |gamma| + |beta|), i.e. relative to the output, or to the output scale of a
 // unit-variance input where the output itself crosses zero.
 #include <catch2/catch.hpp>
 
-#if defined(ENCRT_ARCH_X86)
+#if defined(ENCRT_ARCH_X86) || defined(ENCRT_ARCH_ARM64)
 
 #include <algorithm>
 #include <cmath>
@@ -18,13 +18,13 @@ namespace {
 
 using namespace encrt::kernels;
 
-using encrt::kernels::test::testable_x86_levels;
+using encrt::kernels::test::testable_simd_levels;
 
 constexpr float kSentinel = 12345.0f;
 
 }  // namespace
 
-TEST_CASE("x86 LayerNorm matches the reference", "[x86][layer_norm]") {
+TEST_CASE("SIMD LayerNorm matches the reference", "[simd][layer_norm]") {
   const float eps = 1e-12f;
   uint32_t seed = 3;
   for (int N : {1, 3, 15, 16, 17, 31, 33, 100, 384, 1536}) {
@@ -42,7 +42,7 @@ TEST_CASE("x86 LayerNorm matches the reference", "[x86][layer_norm]") {
 
     std::vector<float> want(static_cast<size_t>(M) * ldy, kSentinel);
     ref::layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, want.data(), ldy);
-    for (IsaLevel level : testable_x86_levels()) {
+    for (IsaLevel level : testable_simd_levels()) {
       const LayerNormFn layer_norm = kernel_table(level).layer_norm;
       std::vector<float> got(want.size(), kSentinel);
       layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, got.data(), ldy);
@@ -73,4 +73,4 @@ TEST_CASE("x86 LayerNorm matches the reference", "[x86][layer_norm]") {
   }
 }
 
-#endif  // ENCRT_ARCH_X86
+#endif  // ENCRT_ARCH_X86 || ENCRT_ARCH_ARM64

@@ -1,8 +1,8 @@
-// x86 per-row uint8 quantization against ref::quantize_rows_u8: bit-exact (bytes, padding bytes,
+// SIMD (x86 and ARM) per-row uint8 quantization against ref::quantize_rows_u8: bit-exact (bytes, padding bytes,
 // scales and zero points), for every ISA level this CPU supports.
 #include <catch2/catch.hpp>
 
-#if defined(ENCRT_ARCH_X86)
+#if defined(ENCRT_ARCH_X86) || defined(ENCRT_ARCH_ARM64)
 
 #include <cmath>
 #include <cstring>
@@ -17,7 +17,7 @@ namespace {
 
 using namespace encrt::kernels;
 
-using encrt::kernels::test::testable_x86_levels;
+using encrt::kernels::test::testable_simd_levels;
 
 constexpr uint8_t kSentinel = 0xA5;
 
@@ -35,7 +35,7 @@ void check_rows(int M, int K, const std::vector<float>& X, int ldx) {
     std::vector<float> want_scale(M);
     std::vector<int32_t> want_zp(M);
     ref::quantize_rows_u8(M, K, X.data(), ldx, mult, want.data(), ldq, want_scale.data(), want_zp.data());
-    for (IsaLevel level : testable_x86_levels()) {
+    for (IsaLevel level : testable_simd_levels()) {
       std::vector<uint8_t> got(want.size(), kSentinel);
       std::vector<float> scale(M, -1.0f);
       std::vector<int32_t> zp(M, -1);
@@ -50,7 +50,7 @@ void check_rows(int M, int K, const std::vector<float>& X, int ldx) {
 
 }  // namespace
 
-TEST_CASE("x86 quantize_rows_u8 is bit-exact on random rows", "[x86][quantize]") {
+TEST_CASE("SIMD quantize_rows_u8 is bit-exact on random rows", "[simd][quantize]") {
   uint32_t seed = 5;
   for (int K : {1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 64, 100, 384, 1537}) {
     const int M = 7, ldx = K + 3;
@@ -67,7 +67,7 @@ TEST_CASE("x86 quantize_rows_u8 is bit-exact on random rows", "[x86][quantize]")
   }
 }
 
-TEST_CASE("x86 quantize_rows_u8 special rows", "[x86][quantize]") {
+TEST_CASE("SIMD quantize_rows_u8 special rows", "[simd][quantize]") {
   // Row 0: all zero (scale 1, zero point 0). Row 1: constant positive. Row 2: ties: with
   // lo = -127.5 and hi = 127.5 the scale is exactly 1 and x·inv = 0.5, 1.5, 2.5, -0.5 ... land
   // exactly halfway, where only round-half-to-even matches the reference; the zero point
@@ -85,7 +85,7 @@ TEST_CASE("x86 quantize_rows_u8 special rows", "[x86][quantize]") {
   std::vector<uint8_t> q(static_cast<size_t>(4) * ldq);
   std::vector<float> scale(4);
   std::vector<int32_t> zp(4);
-  for (IsaLevel level : testable_x86_levels()) {
+  for (IsaLevel level : testable_simd_levels()) {
     kernel_table(level).quantize_rows_u8(4, K, X.data(), ldx, nullptr, q.data(), ldq, scale.data(), zp.data());
     INFO("level " << isa_level_name(level));
     CHECK(scale[0] == 1.0f);
@@ -100,7 +100,7 @@ TEST_CASE("x86 quantize_rows_u8 special rows", "[x86][quantize]") {
   }
 }
 
-TEST_CASE("x86 quantize_rows_u8 skips NaNs in the range and quantizes them to 0", "[x86][quantize]") {
+TEST_CASE("SIMD quantize_rows_u8 skips NaNs in the range and quantizes them to 0", "[simd][quantize]") {
   // kernel_types.h: NaN does not take part in min/max (std::min(lo, x) keeps lo) and becomes 0.
   for (int K : {5, 40, 130}) {
     const int M = 3, ldx = K;
@@ -116,4 +116,4 @@ TEST_CASE("x86 quantize_rows_u8 skips NaNs in the range and quantizes them to 0"
   }
 }
 
-#endif  // ENCRT_ARCH_X86
+#endif  // ENCRT_ARCH_X86 || ENCRT_ARCH_ARM64
