@@ -1,6 +1,6 @@
 // Chooses, per ARM level, the kernels that replace the reference ones: kNeon gets the float
-// GEMMs, quantization and LayerNorm, kNeonDot also the int8 GEMM. Attention and the embedding
-// gather keep their portable reference kernels for now.
+// GEMMs, quantization, LayerNorm and fp32 attention, kNeonDot also the int8 GEMM. The int8
+// attention and the embedding gather keep their portable reference kernels for now.
 #include "kernels/arm/arm_kernels.h"
 
 namespace encrt::kernels::arm {
@@ -11,6 +11,8 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->gemm_f16 = f16w_gemm_6x16__neon, table->gemm_f16_name = "f16w-gemm-6x16__neon";
     table->quantize_rows_u8 = qu8_quantize_rows__neon;
     table->layer_norm = f32_layer_norm__neon;
+    table->attention_f32 = f32_attention__neon, table->attention_name = "f32-attention__neon";
+    table->attention_f32_scratch = f32_attention_scratch__neon;
   }
   if (level >= IsaLevel::kNeonDot) {
     table->gemm_u8s8 = qu8s8_gemm_4x16__neondot, table->gemm_u8s8_name = "qu8s8-gemm-4x16__neondot";

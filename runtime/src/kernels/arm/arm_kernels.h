@@ -29,6 +29,15 @@ void qu8_quantize_rows__neon(int M, int K, const float* X, int ldx, const float*
 void f32_layer_norm__neon(int M, int N, const float* X, int ldx, const float* gamma, const float* beta, float eps,
                           float* Y, int ldy);
 
+// fp32 attention (AttentionFn) for one (sequence, head): the reference's algorithm vectorized,
+// with exp_neon (exp_neon.h). f32_exp__neon is that exp over arrays, for the tests.
+void f32_attention__neon(const AttentionArgs& args, int b, int h, void* scratch);
+size_t f32_attention_scratch__neon(int seq, int head_dim);
+void f32_exp__neon(int n, const float* x, float* y);
+// exp_neon's relative error bound wherever exp(x) is a normal float (the evaluation of the x86
+// exp, whose measured worst case is 8.91e-8).
+constexpr float kExpNeonMaxRelError = 1.0e-7f;
+
 // int8 GEMM (GemmU8S8Fn) with sdot: 4 rows × 16 columns. sdot multiplies signed by signed, so
 // the uint8 activations are flipped to q - 128 (one eor) and 128·w_sum[n] is added back:
 //   Σ_k q·w - zp·w_sum = Σ_k (q - 128)·w + (128 - zp)·w_sum   (exact in int32).

@@ -1,0 +1,104 @@
+// f32_attention__neon: scaled-dot-product attention for one (sequence, head), the reference's
+// algorithm (kernels/ref/attention_ref.cpp) in NEON: per query row, the scores of all real keys
+// (dot products over head_dim, 4 lanes at a time), their max, exp (exp_neon.h) and sum, then
+// P·V accumulated 16 dims at a time in registers. Padding keys get -inf, whose exp is exactly
+// 0, so they add nothing; a sequence with no real key gives zeros, as in the reference.
+// Scratch: one row of scores (seq floats, rounded up to whole vectors).
+#include <cmath>
+#include <cstring>
+
+#include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/exp_neon.h"
+
+namespace encrt::kernels::arm {
+
+size_t f32_attention_scratch__neon(int seq, int /*head_dim*/) {
+  return static_cast<size_t>(round_up(seq, 4)) * sizeof(float);
+}
+
+namespace {
+
+float dot(const float* a, const float* b, int D) {
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  int d = 0;
+  for (; d + 4 <= D; d += 4) acc = vfmaq_f32(acc, vld1q_f32(a + d), vld1q_f32(b + d));
+  float s = vaddvq_f32(acc);
+  for (; d < D; ++d) s = std::fma(a[d], b[d], s);
+  return s;
+}
+
+}  // namespace
+
+void f32_attention__neon(const AttentionArgs& a, int b, int h, void* scratch) {
+  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim;
+  const int S4 = round_up(S, 4);
+  float* scores = static_cast<float*>(scratch);
+  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
+  const size_t row0 = static_cast<size_t>(b) * S;
+  bool any_real = false;
+  for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
+  auto row = [&](int j, int part) {
+    return a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(part) * H + static_cast<size_t>(h) * D;
+  };
+
+  for (int i = 0; i < S; ++i) {
+    float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
+    float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
+    if (!any_real) {
+      std::memset(out, 0, sizeof(float) * D);
+      if (probs) std::memset(probs, 0, sizeof(float) * S);
+      continue;
+    }
+    const float* q = row(i, 0);
+    float max_score = -INFINITY;
+    for (int j = 0; j < S; ++j) {
+      if (mask && mask[j] == 0) {
+        scores[j] = -INFINITY;
+        continue;
+      }
+      scores[j] = dot(q, row(j, 1), D) * a.scale;
+      max_score = scores[j] > max_score ? scores[j] : max_score;
+    }
+    for (int j = S; j < S4; ++j) scores[j] = -INFINITY;
+    const float32x4_t vmax = vdupq_n_f32(max_score);
+    float32x4_t vsum = vdupq_n_f32(0.0f);
+    for (int j = 0; j < S4; j += 4) {
+      const float32x4_t e = exp_neon(vsubq_f32(vld1q_f32(scores + j), vmax));
+      vst1q_f32(scores + j, e);
+      vsum = vaddq_f32(vsum, e);
+    }
+    const float inv_sum = 1.0f / vaddvq_f32(vsum);
+    for (int j = 0; j < S; ++j) scores[j] *= inv_sum;
+    if (probs) std::memcpy(probs, scores, sizeof(float) * S);
+    // P·V, 16 dims at a time in 4 registers, then the dims left over.
+    int d0 = 0;
+    for (; d0 + 16 <= D; d0 += 16) {
+      float32x4_t acc[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+      for (int j = 0; j < S; ++j) {
+        if (scores[j] == 0.0f) continue;
+        const float* v = row(j, 2) + d0;
+        for (int c = 0; c < 4; ++c) acc[c] = vfmaq_n_f32(acc[c], vld1q_f32(v + 4 * c), scores[j]);
+      }
+      for (int c = 0; c < 4; ++c) vst1q_f32(out + d0 + 4 * c, acc[c]);
+    }
+    for (; d0 < D; ++d0) {
+      float s = 0.0f;
+      for (int j = 0; j < S; ++j)
+        if (scores[j] != 0.0f) s = std::fma(scores[j], row(j, 2)[d0], s);
+      out[d0] = s;
+    }
+  }
+}
+
+void f32_exp__neon(int n, const float* x, float* y) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, exp_neon(vld1q_f32(x + i)));
+  if (i < n) {
+    float in[4] = {0, 0, 0, 0}, out[4];
+    std::memcpy(in, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    vst1q_f32(out, exp_neon(vld1q_f32(in)));
+    std::memcpy(y + i, out, sizeof(float) * static_cast<size_t>(n - i));
+  }
+}
+
+}  // namespace encrt::kernels::arm

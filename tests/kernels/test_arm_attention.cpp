@@ -1,0 +1,104 @@
+// ARM NEON fp32 attention and its exp, against the reference (under qemu-user on x86 hosts).
+//   exp: relative error below kExpNeonMaxRelError wherever exp(x) is a normal float, sampled
+//        densely over [-104, 89]; special values as documented.
+//   attention: outputs within 2e-5 of the largest |V| of the head plus 1e-7, probabilities within
+//        1e-6 + 1e-5·p, on odd sequence lengths and head sizes, padded batches, an all-padding
+//        sequence (zeros) and the probabilities path. A wrong index or a lost key moves outputs
+//        by a sizeable fraction of |V|, far beyond that.
+#include <catch2/catch.hpp>
+
+#if defined(ENCRT_ARCH_ARM64)
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/arm/arm_kernels.h"
+#include "kernels/kernel_table.h"
+#include "kernels/ref/ref_kernels.h"
+#include "simd_test_levels.h"
+
+namespace arm = encrt::kernels::arm;
+using namespace encrt::kernels;
+
+TEST_CASE("ARM vector exp: relative error below kExpNeonMaxRelError", "[arm][attention][exp]") {
+  std::vector<float> x, y;
+  for (double v = -104.0; v <= 89.0; v += 0.000731) x.push_back(static_cast<float>(v));
+  y.resize(x.size());
+  arm::f32_exp__neon(static_cast<int>(x.size()), x.data(), y.data());
+  double worst = 0;
+  int bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    if (want < FLT_MIN || want > FLT_MAX) continue;  // subnormal or overflowing results
+    const double rel = std::fabs(y[i] - want) / want;
+    worst = std::max(worst, rel);
+    bad += !(rel <= arm::kExpNeonMaxRelError);
+  }
+  INFO(x.size() << " samples, worst relative error " << worst);
+  CHECK(bad == 0);
+  const float special[] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), -200.0f, 200.0f, 0.0f};
+  float out[6];
+  arm::f32_exp__neon(6, special, out);
+  CHECK(out[0] == 0.0f);
+  CHECK(out[1] == std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(out[2]));
+  CHECK(out[3] == 0.0f);
+  CHECK(out[4] == std::numeric_limits<float>::infinity());
+  CHECK(out[5] == 1.0f);
+}
+
+TEST_CASE("ARM f32 attention matches the reference", "[arm][attention][f32]") {
+  if (!isa_level_supported(IsaLevel::kNeon)) {
+    WARN("not tested: no NEON");
+    return;
+  }
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int S : {1, 3, 17, 129})
+    for (int D : {20, 32, 64})
+      for (bool with_probs : {false, true}) {
+        const int B = 3, heads = 2, H = heads * D;
+        AttentionArgs args;
+        args.seq = S, args.heads = heads, args.head_dim = D;
+        args.ld_qkv = 3 * H + 5;
+        std::vector<float> qkv(static_cast<size_t>(B) * S * args.ld_qkv);
+        for (float& v : qkv) v = 1.5f * dist(rng);
+        std::vector<int32_t> mask(static_cast<size_t>(B) * S, 1);
+        for (int j = S / 2 + 1; j < S; ++j) mask[static_cast<size_t>(S) + j] = 0;  // row 1: padded
+        for (int j = 0; j < S; ++j) mask[static_cast<size_t>(2) * S + j] = 0;      // row 2: no real token
+        args.qkv = qkv.data();
+        args.mask = mask.data();
+        args.scale = 1.0f / std::sqrt(static_cast<float>(D));
+        args.ld_out = H + 3;
+        std::vector<float> want(static_cast<size_t>(B) * S * args.ld_out, 7.0f), got(want);
+        std::vector<float> want_p(static_cast<size_t>(B) * heads * S * S, 7.0f), got_p(want_p);
+        std::vector<unsigned char> scratch_ref(ref::attention_f32_scratch(S, D) + 64);
+        std::vector<unsigned char> scratch(arm::f32_attention_scratch__neon(S, D) + 64);
+        auto aligned = [](std::vector<unsigned char>& v) {
+          return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
+        };
+        for (int b = 0; b < B; ++b)
+          for (int h = 0; h < heads; ++h) {
+            args.out = want.data(), args.probs = with_probs ? want_p.data() : nullptr;
+            ref::attention_f32(args, b, h, aligned(scratch_ref));
+            args.out = got.data(), args.probs = with_probs ? got_p.data() : nullptr;
+            arm::f32_attention__neon(args, b, h, aligned(scratch));
+          }
+        double vmax = 0;
+        for (int r = 0; r < B * S; ++r)
+          for (int c = 2 * H; c < 3 * H; ++c) vmax = std::max(vmax, std::fabs(static_cast<double>(qkv[static_cast<size_t>(r) * args.ld_qkv + c])));
+        int bad = 0, bad_p = 0;
+        for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * vmax + 1e-7);
+        for (size_t i = 0; i < want_p.size(); ++i)
+          bad_p += !(std::fabs(got_p[i] - want_p[i]) <= 1e-6 + 1e-5 * std::fabs(want_p[i]));
+        INFO("S=" << S << " D=" << D << " probs=" << with_probs);
+        CHECK(bad == 0);
+        CHECK(bad_p == 0);
+      }
+}
+
+#endif  // ENCRT_ARCH_ARM64
