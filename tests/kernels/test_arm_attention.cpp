@@ -1,4 +1,7 @@
-// ARM NEON fp32 attention and its exp, against the reference (under qemu-user on x86 hosts).
+// ARM NEON attention and its exp, against the reference (under qemu-user on x86 hosts).
+//   int8 attention: bit for bit the reference's outputs and probabilities (same quantization,
+//        exact integer products, the same float steps and the same scalar expf), including zero,
+//        NaN and infinite inputs.
 //   exp: relative error below kExpNeonMaxRelError wherever exp(x) is a normal float, sampled
 //        densely over [-104, 89]; special values as documented.
 //   attention: outputs within 2e-5 of the largest |V| of the head plus 1e-7, probabilities within
@@ -95,6 +98,57 @@ TEST_CASE("ARM f32 attention matches the reference", "[arm][attention][f32]") {
         for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * vmax + 1e-7);
         for (size_t i = 0; i < want_p.size(); ++i)
           bad_p += !(std::fabs(got_p[i] - want_p[i]) <= 1e-6 + 1e-5 * std::fabs(want_p[i]));
+        INFO("S=" << S << " D=" << D << " probs=" << with_probs);
+        CHECK(bad == 0);
+        CHECK(bad_p == 0);
+      }
+}
+
+TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i8]") {
+  if (!isa_level_supported(IsaLevel::kNeonDot)) {
+    WARN("not tested: no dot product extension");
+    return;
+  }
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int S : {1, 3, 17, 129})
+    for (int D : {20, 32, 64})
+      for (bool with_probs : {false, true}) {
+        const int B = 3, heads = 2, H = heads * D;
+        AttentionArgs args;
+        args.seq = S, args.heads = heads, args.head_dim = D;
+        args.ld_qkv = 3 * H + 5;
+        std::vector<float> qkv(static_cast<size_t>(B) * S * args.ld_qkv);
+        for (float& v : qkv) v = 2.0f * dist(rng);
+        // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
+        for (int c = H; c < 3 * H; ++c) qkv[c] = 0.0f;
+        qkv[1] = std::numeric_limits<float>::quiet_NaN();
+        qkv[2] = std::numeric_limits<float>::infinity();
+        std::vector<int32_t> mask(static_cast<size_t>(B) * S, 1);
+        for (int j = S / 2 + 1; j < S; ++j) mask[static_cast<size_t>(S) + j] = 0;
+        for (int j = 0; j < S; ++j) mask[static_cast<size_t>(2) * S + j] = 0;
+        args.qkv = qkv.data();
+        args.mask = mask.data();
+        args.scale = 1.0f / std::sqrt(static_cast<float>(D));
+        args.ld_out = H + 3;
+        std::vector<float> want(static_cast<size_t>(B) * S * args.ld_out, 7.0f), got(want);
+        std::vector<float> want_p(static_cast<size_t>(B) * heads * S * S, 7.0f), got_p(want_p);
+        std::vector<unsigned char> scratch_ref(ref::attention_i8_scratch(S, D) + 64);
+        std::vector<unsigned char> scratch(arm::qs8_attention_scratch__neondot(S, D) + 64);
+        auto aligned = [](std::vector<unsigned char>& v) {
+          return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
+        };
+        for (int b = 0; b < B; ++b)
+          for (int h = 0; h < heads; ++h) {
+            args.out = want.data(), args.probs = with_probs ? want_p.data() : nullptr;
+            ref::attention_i8(args, b, h, aligned(scratch_ref));
+            args.out = got.data(), args.probs = with_probs ? got_p.data() : nullptr;
+            arm::qs8_attention__neondot(args, b, h, aligned(scratch));
+          }
+        int bad = 0, bad_p = 0;
+        auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+        for (size_t i = 0; i < want.size(); ++i) bad += !same(got[i], want[i]);
+        for (size_t i = 0; i < want_p.size(); ++i) bad_p += !same(got_p[i], want_p[i]);
         INFO("S=" << S << " D=" << D << " probs=" << with_probs);
         CHECK(bad == 0);
         CHECK(bad_p == 0);

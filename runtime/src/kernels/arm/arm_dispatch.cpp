@@ -1,6 +1,6 @@
 // Chooses, per ARM level, the kernels that replace the reference ones: kNeon gets the float
-// GEMMs, quantization, LayerNorm and fp32 attention, kNeonDot also the int8 GEMM. The int8
-// attention and the embedding gather keep their portable reference kernels for now.
+// GEMMs, quantization, LayerNorm and fp32 attention, kNeonDot also the int8 GEMM and int8
+// attention. The embedding gather keeps its portable reference kernel.
 #include "kernels/arm/arm_kernels.h"
 
 namespace encrt::kernels::arm {
@@ -16,6 +16,8 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
   }
   if (level >= IsaLevel::kNeonDot) {
     table->gemm_u8s8 = qu8s8_gemm_4x16__neondot, table->gemm_u8s8_name = "qu8s8-gemm-4x16__neondot";
+    table->attention_i8 = qs8_attention__neondot, table->attention_i8_name = "qs8-attention__neondot";
+    table->attention_i8_scratch = qs8_attention_scratch__neondot;
   }
 }
 

@@ -38,6 +38,11 @@ void f32_exp__neon(int n, const float* x, float* y);
 // exp, whose measured worst case is 8.91e-8).
 constexpr float kExpNeonMaxRelError = 1.0e-7f;
 
+// int8 attention (AttentionFn), bit for bit ref::attention_i8: sdot for Q·K, widening
+// multiply-adds for P·V, the reference's scalar expf for the softmax.
+void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__neondot(int seq, int head_dim);
+
 // int8 GEMM (GemmU8S8Fn) with sdot: 4 rows × 16 columns. sdot multiplies signed by signed, so
 // the uint8 activations are flipped to q - 128 (one eor) and 128·w_sum[n] is added back:
 //   Σ_k q·w - zp·w_sum = Σ_k (q - 128)·w + (128 - zp)·w_sum   (exact in int32).
