@@ -1,6 +1,6 @@
 // Chooses, per ARM level, the kernels that replace the reference ones: kNeon gets the float
-// GEMMs, quantization, LayerNorm and fp32 attention, kNeonDot also the int8 GEMM and int8
-// attention. The embedding gather keeps its portable reference kernel.
+// GEMMs, quantization, LayerNorm, fp32 attention and the fp16 embedding gather, kNeonDot also the
+// int8 GEMM and int8 attention.
 #include "kernels/arm/arm_kernels.h"
 
 namespace encrt::kernels::arm {
@@ -11,6 +11,7 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->gemm_f16 = f16w_gemm_6x16__neon, table->gemm_f16_name = "f16w-gemm-6x16__neon";
     table->quantize_rows_u8 = qu8_quantize_rows__neon;
     table->layer_norm = f32_layer_norm__neon;
+    table->add_row_f16 = f16_add_row__neon;
     table->attention_f32 = f32_attention__neon, table->attention_name = "f32-attention__neon";
     table->attention_f32_scratch = f32_attention_scratch__neon;
   }

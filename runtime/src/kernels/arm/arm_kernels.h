@@ -38,6 +38,9 @@ void f32_exp__neon(int n, const float* x, float* y);
 // exp, whose measured worst case is 8.91e-8).
 constexpr float kExpNeonMaxRelError = 1.0e-7f;
 
+// Embedding rows stored as IEEE half (AddRowF16Fn), bit for bit the reference.
+void f16_add_row__neon(int n, const uint16_t* src, float scale, float* dst);
+
 // int8 attention (AttentionFn), bit for bit ref::attention_i8: sdot for Q·K, widening
 // multiply-adds for P·V, the reference's scalar expf for the softmax.
 void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
