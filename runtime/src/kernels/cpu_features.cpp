@@ -38,10 +38,12 @@ CpuFeatures detect() {
   }
 #elif defined(ENCRT_ARCH_ARM64)
   // Linux reports the CPU's features in the auxiliary vector (HWCAP bits of asm/hwcap.h).
-  constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapAsimdDp = 1ul << 20;
+  constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapFphp = 1ul << 9, kHwcapAsimdHp = 1ul << 10,
+                          kHwcapAsimdDp = 1ul << 20;
   const unsigned long hwcap = getauxval(AT_HWCAP);
   f.neon = (hwcap & kHwcapAsimd) != 0;
   f.neon_dotprod = f.neon && (hwcap & kHwcapAsimdDp) != 0;
+  f.neon_fp16 = f.neon && (hwcap & kHwcapFphp) != 0 && (hwcap & kHwcapAsimdHp) != 0;
 #endif
   return f;
 }
@@ -65,6 +67,7 @@ bool cpu_supports_isa_level(IsaLevel level) {
     case IsaLevel::kAvx512Fp16: return avx512 && f.avx512vnni && f.avx512fp16;
     case IsaLevel::kNeon: return f.neon;
     case IsaLevel::kNeonDot: return f.neon_dotprod;
+    case IsaLevel::kNeonFp16: return f.neon_dotprod && f.neon_fp16;
   }
   return false;
 }

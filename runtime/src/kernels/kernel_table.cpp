@@ -27,6 +27,7 @@ const char* isa_level_name(IsaLevel level) {
     case IsaLevel::kAvx512Fp16: return "avx512fp16";
     case IsaLevel::kNeon: return "neon";
     case IsaLevel::kNeonDot: return "neondot";
+    case IsaLevel::kNeonFp16: return "neonfp16";
   }
   return "unknown";
 }
@@ -85,8 +86,9 @@ const KernelTable& kernel_table(IsaLevel level) {
   static const KernelTable tables[] = {build_table(IsaLevel::kScalar),     build_table(IsaLevel::kAvx2),
                                        build_table(IsaLevel::kAvx2Vnni),   build_table(IsaLevel::kAvx512),
                                        build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16),
-                                       build_table(IsaLevel::kNeon),       build_table(IsaLevel::kNeonDot)};
-  static_assert(std::size(kAllIsaLevels) == 8, "one table per level");
+                                       build_table(IsaLevel::kNeon),       build_table(IsaLevel::kNeonDot),
+                                       build_table(IsaLevel::kNeonFp16)};
+  static_assert(std::size(kAllIsaLevels) == 9, "one table per level");
   return tables[static_cast<int>(level)];
 }
 

@@ -22,16 +22,17 @@ enum class IsaLevel : int {
   // 64-bit ARM:
   kNeon = 6,        // ARMv8.0 Advanced SIMD (every aarch64 core)
   kNeonDot = 7,     // + the dot product extension (sdot; Cortex-A55/A75 and later)
+  kNeonFp16 = 8,    // + half-precision arithmetic (fmla .8h): fp16 models run in fp16 arithmetic
 };
 constexpr IsaLevel kAllIsaLevels[] = {IsaLevel::kScalar,     IsaLevel::kAvx2,       IsaLevel::kAvx2Vnni,
                                       IsaLevel::kAvx512,     IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16,
-                                      IsaLevel::kNeon,       IsaLevel::kNeonDot};
+                                      IsaLevel::kNeon,       IsaLevel::kNeonDot,    IsaLevel::kNeonFp16};
 inline bool is_x86_level(IsaLevel l) { return l >= IsaLevel::kAvx2 && l <= IsaLevel::kAvx512Fp16; }
 inline bool is_arm_level(IsaLevel l) { return l >= IsaLevel::kNeon; }
 
 const char* isa_level_name(IsaLevel level);
-// Parses "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot"
-// (case-insensitive). Returns false if unknown.
+// Parses "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot",
+// "neonfp16" (case-insensitive). Returns false if unknown.
 bool parse_isa_level(const std::string& text, IsaLevel* level);
 
 // The best level this CPU and OS support (cpuid + xgetbv), detected once.

@@ -1,6 +1,6 @@
 // Chooses, per ARM level, the kernels that replace the reference ones: kNeon gets the float
 // GEMMs, quantization, LayerNorm, fp32 attention and the fp16 embedding gather, kNeonDot also the
-// int8 GEMM and int8 attention.
+// int8 GEMM and int8 attention, kNeonFp16 the fp16-arithmetic GEMM for fp16 models.
 #include "kernels/arm/arm_kernels.h"
 
 namespace encrt::kernels::arm {
@@ -19,6 +19,9 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
     table->gemm_u8s8 = qu8s8_gemm_4x16__neondot, table->gemm_u8s8_name = "qu8s8-gemm-4x16__neondot";
     table->attention_i8 = qs8_attention__neondot, table->attention_i8_name = "qs8-attention__neondot";
     table->attention_i8_scratch = qs8_attention_scratch__neondot;
+  }
+  if (level >= IsaLevel::kNeonFp16) {
+    table->gemm_f16 = f16_gemm_6x16__neonfp16, table->gemm_f16_name = "f16-gemm-6x16__neonfp16";
   }
 }
 

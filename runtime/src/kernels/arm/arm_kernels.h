@@ -22,6 +22,11 @@ void f32_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const flo
 void f16w_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                           const GemmEpilogue& ep);
 
+// fp16-arithmetic GEMM (GemmF16Fn at level kNeonFp16): the semantics of ref::gemm_f16_arith
+// (kernel_types.h, kF16ArithBlockK), bit for bit, 6 rows × 16 columns of fmla .8h.
+void f16_gemm_6x16__neonfp16(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
+                             const GemmEpilogue& ep);
+
 // Per-row uint8 quantization (QuantizeRowsU8Fn), bit-exact with the reference.
 void qu8_quantize_rows__neon(int M, int K, const float* X, int ldx, const float* multipliers, uint8_t* Q, int ldq,
                              float* scale, int32_t* zero_point);
