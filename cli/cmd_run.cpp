@@ -37,7 +37,7 @@ int cmd_run(int argc, char** argv) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy\n"
                  "                 [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
-                 "                 [--isa scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|neon|neondot|neonfp16]\n"
+                 "                 [--isa scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|neon|neondot|neonfp16|neoni8mm]\n"
                  "  IDS/MASK/TT: int32 or int64 .npy arrays [batch, seq] (mask: 1 real token, 0 padding)\n"
                  "  OUT: float32 .npy: hidden [batch, seq, hidden], pooled [batch, hidden],\n"
                  "       attention [batch, heads, seq, seq] of --attention-layer (default 0)\n");

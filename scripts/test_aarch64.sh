@@ -14,7 +14,7 @@ fi
 cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
   -DENCRT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release
 cmake --build build-aarch64 -j "$(nproc)"
-# qemu's default CPU has every extension (the neonfp16 level); a Cortex-A53 has no dot product
+# qemu's default CPU has every extension (the neoni8mm level); a Cortex-A53 has no dot product
 # instructions, so there the best level is neon and the int8 GEMM falls back to the reference.
 for suite in encrt_kernel_tests encrt_converter_tests encrt_runtime_tests; do
   echo "aarch64 (qemu): $suite"

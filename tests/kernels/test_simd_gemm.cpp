@@ -243,7 +243,7 @@ void run_float_case(const Problem& p, const std::vector<IsaLevel>& levels) {
     if constexpr (std::is_same_v<WT, float>) {
       t.gemm_f32(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
       compare(p, got, want, t.gemm_f32_name, tolerance_here);
-    } else if (level == IsaLevel::kAvx512Fp16 || level == IsaLevel::kNeonFp16) {  // fp16 arithmetic
+    } else if (fp16_arithmetic(level)) {
       t.gemm_f16(p.M, p.N, p.K, p.a.data(), p.lda, w.data(), got.data(), p.ldc, ep);
       compare_f16_arith(p, w, got, level, t.gemm_f16_name);
     } else {
@@ -463,6 +463,8 @@ TEST_CASE("ARM kernel tables name the kernels they hold", "[arm][dispatch]") {
   CHECK(std::string(kernel_table(IsaLevel::kNeonDot).gemm_u8s8_name) == "qu8s8-gemm-4x16__neondot");
   CHECK(std::string(kernel_table(IsaLevel::kNeonFp16).gemm_f16_name) == "f16-gemm-6x16__neonfp16");
   CHECK(std::string(kernel_table(IsaLevel::kNeonFp16).gemm_u8s8_name) == "qu8s8-gemm-4x16__neondot");
+  CHECK(std::string(kernel_table(IsaLevel::kNeonI8mm).gemm_u8s8_name) == "qu8s8-gemm-4x16__neoni8mm");
+  CHECK(std::string(kernel_table(IsaLevel::kNeonI8mm).gemm_f16_name) == "f16-gemm-6x16__neonfp16");
 }
 #endif  // ENCRT_ARCH_ARM64
 

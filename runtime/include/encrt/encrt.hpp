@@ -121,7 +121,7 @@ struct SessionOptions {
   // >= 0: keep the attention probabilities of this layer ([batch, heads, seq, seq]).
   int attention_layer = -1;
   // "" = the best kernels for this CPU (ENCRT_ISA may force a lower level); else one of
-  // "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot", "neonfp16" (an error if this CPU lacks it).
+  // "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot", "neonfp16", "neoni8mm" (an error if this CPU lacks it).
   std::string isa;
   // Optional caller-owned arena: at least Session::arena_size() bytes, 64-byte aligned, alive and
   // untouched by the caller while the session lives. Null: the session allocates its own.

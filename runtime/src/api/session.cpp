@@ -36,7 +36,7 @@ Status check_options(const ModelConfig& c, const SessionOptions& o, const kernel
     kernels::IsaLevel level;
     if (!kernels::parse_isa_level(o.isa, &level))
       return invalid_argument("unknown ISA level '" + o.isa +
-                              "' (scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16)");
+                              "' (scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16, neoni8mm)");
     if (!kernels::isa_level_supported(level))
       return unsupported(std::string("this CPU does not support ISA level '") + o.isa + "' (best: " +
                          kernels::isa_level_name(kernels::detect_isa_level()) + ")");

@@ -44,6 +44,8 @@ CpuFeatures detect() {
   f.neon = (hwcap & kHwcapAsimd) != 0;
   f.neon_dotprod = f.neon && (hwcap & kHwcapAsimdDp) != 0;
   f.neon_fp16 = f.neon && (hwcap & kHwcapFphp) != 0 && (hwcap & kHwcapAsimdHp) != 0;
+  constexpr unsigned long kHwcap2I8mm = 1ul << 13;
+  f.neon_i8mm = f.neon && (getauxval(AT_HWCAP2) & kHwcap2I8mm) != 0;
 #endif
   return f;
 }
@@ -68,6 +70,7 @@ bool cpu_supports_isa_level(IsaLevel level) {
     case IsaLevel::kNeon: return f.neon;
     case IsaLevel::kNeonDot: return f.neon_dotprod;
     case IsaLevel::kNeonFp16: return f.neon_dotprod && f.neon_fp16;
+    case IsaLevel::kNeonI8mm: return f.neon_dotprod && f.neon_fp16 && f.neon_i8mm;
   }
   return false;
 }

@@ -10,7 +10,7 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512vnni = false, avx_vnni = false, avx512fp16 = false;
   bool os_saves_ymm = false, os_saves_zmm = false;
-  bool neon = false, neon_dotprod = false, neon_fp16 = false;  // aarch64: Advanced SIMD, dot product, FP16
+  bool neon = false, neon_dotprod = false, neon_fp16 = false, neon_i8mm = false;  // aarch64
 };
 
 const CpuFeatures& cpu_features();

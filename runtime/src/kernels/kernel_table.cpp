@@ -28,6 +28,7 @@ const char* isa_level_name(IsaLevel level) {
     case IsaLevel::kNeon: return "neon";
     case IsaLevel::kNeonDot: return "neondot";
     case IsaLevel::kNeonFp16: return "neonfp16";
+    case IsaLevel::kNeonI8mm: return "neoni8mm";
   }
   return "unknown";
 }
@@ -87,8 +88,8 @@ const KernelTable& kernel_table(IsaLevel level) {
                                        build_table(IsaLevel::kAvx2Vnni),   build_table(IsaLevel::kAvx512),
                                        build_table(IsaLevel::kAvx512Vnni), build_table(IsaLevel::kAvx512Fp16),
                                        build_table(IsaLevel::kNeon),       build_table(IsaLevel::kNeonDot),
-                                       build_table(IsaLevel::kNeonFp16)};
-  static_assert(std::size(kAllIsaLevels) == 9, "one table per level");
+                                       build_table(IsaLevel::kNeonFp16),   build_table(IsaLevel::kNeonI8mm)};
+  static_assert(std::size(kAllIsaLevels) == 10, "one table per level");
   return tables[static_cast<int>(level)];
 }
 

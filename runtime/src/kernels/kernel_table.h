@@ -23,16 +23,21 @@ enum class IsaLevel : int {
   kNeon = 6,        // ARMv8.0 Advanced SIMD (every aarch64 core)
   kNeonDot = 7,     // + the dot product extension (sdot; Cortex-A55/A75 and later)
   kNeonFp16 = 8,    // + half-precision arithmetic (fmla .8h): fp16 models run in fp16 arithmetic
+  kNeonI8mm = 9,    // + the int8 matrix multiply extension (usmmla; Armv8.6 cores)
 };
 constexpr IsaLevel kAllIsaLevels[] = {IsaLevel::kScalar,     IsaLevel::kAvx2,       IsaLevel::kAvx2Vnni,
                                       IsaLevel::kAvx512,     IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Fp16,
-                                      IsaLevel::kNeon,       IsaLevel::kNeonDot,    IsaLevel::kNeonFp16};
+                                      IsaLevel::kNeon,       IsaLevel::kNeonDot,    IsaLevel::kNeonFp16,
+                                      IsaLevel::kNeonI8mm};
 inline bool is_x86_level(IsaLevel l) { return l >= IsaLevel::kAvx2 && l <= IsaLevel::kAvx512Fp16; }
 inline bool is_arm_level(IsaLevel l) { return l >= IsaLevel::kNeon; }
+// Levels whose GemmF16Fn computes in fp16 arithmetic (ref::gemm_f16_arith's semantics) rather
+// than widening the weights to fp32.
+inline bool fp16_arithmetic(IsaLevel l) { return l == IsaLevel::kAvx512Fp16 || l >= IsaLevel::kNeonFp16; }
 
 const char* isa_level_name(IsaLevel level);
 // Parses "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot",
-// "neonfp16" (case-insensitive). Returns false if unknown.
+// "neonfp16", "neoni8mm" (case-insensitive). Returns false if unknown.
 bool parse_isa_level(const std::string& text, IsaLevel* level);
 
 // The best level this CPU and OS support (cpuid + xgetbv), detected once.

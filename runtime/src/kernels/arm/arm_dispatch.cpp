@@ -1,6 +1,7 @@
 // Chooses, per ARM level, the kernels that replace the reference ones: kNeon gets the float
 // GEMMs, quantization, LayerNorm, fp32 attention and the fp16 embedding gather, kNeonDot also the
-// int8 GEMM and int8 attention, kNeonFp16 the fp16-arithmetic GEMM for fp16 models.
+// int8 GEMM and int8 attention, kNeonFp16 the fp16-arithmetic GEMM for fp16 models, kNeonI8mm
+// the int8 GEMM with usmmla.
 #include "kernels/arm/arm_kernels.h"
 
 namespace encrt::kernels::arm {
@@ -22,6 +23,9 @@ void fill_kernel_table(IsaLevel level, KernelTable* table) {
   }
   if (level >= IsaLevel::kNeonFp16) {
     table->gemm_f16 = f16_gemm_6x16__neonfp16, table->gemm_f16_name = "f16-gemm-6x16__neonfp16";
+  }
+  if (level >= IsaLevel::kNeonI8mm) {
+    table->gemm_u8s8 = qu8s8_gemm_4x16__neoni8mm, table->gemm_u8s8_name = "qu8s8-gemm-4x16__neoni8mm";
   }
 }
 

@@ -57,4 +57,9 @@ size_t qs8_attention_scratch__neondot(int seq, int head_dim);
 void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
 
+// int8 GEMM with usmmla (u8 × s8 2×8 · 8×2 blocks): 4 rows × 16 columns, same layout and
+// semantics as the sdot kernel.
+void qu8s8_gemm_4x16__neoni8mm(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
+
 }  // namespace encrt::kernels::arm
