@@ -54,46 +54,66 @@ TEST_CASE("ARM vector exp: relative error below kExpNeonMaxRelError", "[arm][att
   CHECK(out[5] == 1.0f);
 }
 
+namespace {
+
+// One attention problem: batch 3 (row 0 all real, row 1 padded after S/2 + 1, row 2 no real
+// token), 2 heads, random Q/K/V with padding between rows; `spread` scales the values.
+struct AttentionProblem {
+  static constexpr int kBatch = 3, kHeads = 2;
+  AttentionArgs args;
+  std::vector<float> qkv;
+  std::vector<int32_t> mask;
+
+  AttentionProblem(int S, int D, float spread, std::mt19937& rng) {
+    const int H = kHeads * D;
+    args.seq = S, args.heads = kHeads, args.head_dim = D;
+    args.ld_qkv = 3 * H + 5;
+    args.ld_out = H + 3;
+    args.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    qkv.resize(static_cast<size_t>(kBatch) * S * args.ld_qkv);
+    for (float& v : qkv) v = spread * dist(rng);
+    mask.assign(static_cast<size_t>(kBatch) * S, 1);
+    for (int j = S / 2 + 1; j < S; ++j) mask[static_cast<size_t>(S) + j] = 0;
+    for (int j = 0; j < S; ++j) mask[static_cast<size_t>(2) * S + j] = 0;
+  }
+
+  // Runs `kernel` on every (sequence, head) into out (and probs when not null).
+  void run(AttentionFn kernel, AttentionScratchFn scratch_bytes, std::vector<float>* out, std::vector<float>* probs) {
+    const int S = args.seq;
+    out->assign(static_cast<size_t>(kBatch) * S * args.ld_out, 7.0f);
+    if (probs) probs->assign(static_cast<size_t>(kBatch) * kHeads * S * S, 7.0f);
+    std::vector<unsigned char> storage(scratch_bytes(S, args.head_dim) + 64);
+    void* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    args.qkv = qkv.data();
+    args.mask = mask.data();
+    args.out = out->data();
+    args.probs = probs ? probs->data() : nullptr;
+    for (int b = 0; b < kBatch; ++b)
+      for (int h = 0; h < kHeads; ++h) kernel(args, b, h, scratch);
+  }
+};
+
+}  // namespace
+
 TEST_CASE("ARM f32 attention matches the reference", "[arm][attention][f32]") {
   if (!isa_level_supported(IsaLevel::kNeon)) {
     WARN("not tested: no NEON");
     return;
   }
   std::mt19937 rng(5);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int S : {1, 3, 17, 129})
     for (int D : {20, 32, 64})
       for (bool with_probs : {false, true}) {
-        const int B = 3, heads = 2, H = heads * D;
-        AttentionArgs args;
-        args.seq = S, args.heads = heads, args.head_dim = D;
-        args.ld_qkv = 3 * H + 5;
-        std::vector<float> qkv(static_cast<size_t>(B) * S * args.ld_qkv);
-        for (float& v : qkv) v = 1.5f * dist(rng);
-        std::vector<int32_t> mask(static_cast<size_t>(B) * S, 1);
-        for (int j = S / 2 + 1; j < S; ++j) mask[static_cast<size_t>(S) + j] = 0;  // row 1: padded
-        for (int j = 0; j < S; ++j) mask[static_cast<size_t>(2) * S + j] = 0;      // row 2: no real token
-        args.qkv = qkv.data();
-        args.mask = mask.data();
-        args.scale = 1.0f / std::sqrt(static_cast<float>(D));
-        args.ld_out = H + 3;
-        std::vector<float> want(static_cast<size_t>(B) * S * args.ld_out, 7.0f), got(want);
-        std::vector<float> want_p(static_cast<size_t>(B) * heads * S * S, 7.0f), got_p(want_p);
-        std::vector<unsigned char> scratch_ref(ref::attention_f32_scratch(S, D) + 64);
-        std::vector<unsigned char> scratch(arm::f32_attention_scratch__neon(S, D) + 64);
-        auto aligned = [](std::vector<unsigned char>& v) {
-          return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
-        };
-        for (int b = 0; b < B; ++b)
-          for (int h = 0; h < heads; ++h) {
-            args.out = want.data(), args.probs = with_probs ? want_p.data() : nullptr;
-            ref::attention_f32(args, b, h, aligned(scratch_ref));
-            args.out = got.data(), args.probs = with_probs ? got_p.data() : nullptr;
-            arm::f32_attention__neon(args, b, h, aligned(scratch));
-          }
+        AttentionProblem p(S, D, 1.5f, rng);
+        std::vector<float> want, got, want_p, got_p;
+        p.run(ref::attention_f32, ref::attention_f32_scratch, &want, with_probs ? &want_p : nullptr);
+        p.run(arm::f32_attention__neon, arm::f32_attention_scratch__neon, &got, with_probs ? &got_p : nullptr);
+        const int H = AttentionProblem::kHeads * D;
         double vmax = 0;
-        for (int r = 0; r < B * S; ++r)
-          for (int c = 2 * H; c < 3 * H; ++c) vmax = std::max(vmax, std::fabs(static_cast<double>(qkv[static_cast<size_t>(r) * args.ld_qkv + c])));
+        for (int r = 0; r < AttentionProblem::kBatch * S; ++r)
+          for (int c = 2 * H; c < 3 * H; ++c)
+            vmax = std::max(vmax, std::fabs(static_cast<double>(p.qkv[static_cast<size_t>(r) * p.args.ld_qkv + c])));
         int bad = 0, bad_p = 0;
         for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * vmax + 1e-7);
         for (size_t i = 0; i < want_p.size(); ++i)
@@ -110,41 +130,18 @@ TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i
     return;
   }
   std::mt19937 rng(11);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int S : {1, 3, 17, 129})
     for (int D : {20, 32, 64})
       for (bool with_probs : {false, true}) {
-        const int B = 3, heads = 2, H = heads * D;
-        AttentionArgs args;
-        args.seq = S, args.heads = heads, args.head_dim = D;
-        args.ld_qkv = 3 * H + 5;
-        std::vector<float> qkv(static_cast<size_t>(B) * S * args.ld_qkv);
-        for (float& v : qkv) v = 2.0f * dist(rng);
+        AttentionProblem p(S, D, 2.0f, rng);
         // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
-        for (int c = H; c < 3 * H; ++c) qkv[c] = 0.0f;
-        qkv[1] = std::numeric_limits<float>::quiet_NaN();
-        qkv[2] = std::numeric_limits<float>::infinity();
-        std::vector<int32_t> mask(static_cast<size_t>(B) * S, 1);
-        for (int j = S / 2 + 1; j < S; ++j) mask[static_cast<size_t>(S) + j] = 0;
-        for (int j = 0; j < S; ++j) mask[static_cast<size_t>(2) * S + j] = 0;
-        args.qkv = qkv.data();
-        args.mask = mask.data();
-        args.scale = 1.0f / std::sqrt(static_cast<float>(D));
-        args.ld_out = H + 3;
-        std::vector<float> want(static_cast<size_t>(B) * S * args.ld_out, 7.0f), got(want);
-        std::vector<float> want_p(static_cast<size_t>(B) * heads * S * S, 7.0f), got_p(want_p);
-        std::vector<unsigned char> scratch_ref(ref::attention_i8_scratch(S, D) + 64);
-        std::vector<unsigned char> scratch(arm::qs8_attention_scratch__neondot(S, D) + 64);
-        auto aligned = [](std::vector<unsigned char>& v) {
-          return v.data() + (64 - reinterpret_cast<uintptr_t>(v.data()) % 64) % 64;
-        };
-        for (int b = 0; b < B; ++b)
-          for (int h = 0; h < heads; ++h) {
-            args.out = want.data(), args.probs = with_probs ? want_p.data() : nullptr;
-            ref::attention_i8(args, b, h, aligned(scratch_ref));
-            args.out = got.data(), args.probs = with_probs ? got_p.data() : nullptr;
-            arm::qs8_attention__neondot(args, b, h, aligned(scratch));
-          }
+        const int H = AttentionProblem::kHeads * D;
+        for (int c = H; c < 3 * H; ++c) p.qkv[c] = 0.0f;
+        p.qkv[1] = std::numeric_limits<float>::quiet_NaN();
+        p.qkv[2] = std::numeric_limits<float>::infinity();
+        std::vector<float> want, got, want_p, got_p;
+        p.run(ref::attention_i8, ref::attention_i8_scratch, &want, with_probs ? &want_p : nullptr);
+        p.run(arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot, &got, with_probs ? &got_p : nullptr);
         int bad = 0, bad_p = 0;
         auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
         for (size_t i = 0; i < want.size(); ++i) bad += !same(got[i], want[i]);

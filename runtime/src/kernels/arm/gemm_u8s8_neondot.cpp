@@ -11,29 +11,12 @@
 #include <cstring>
 
 #include "kernels/arm/arm_kernels.h"
-#include "kernels/arm/neon_common.h"
-#include "kernels/tiling.h"
+#include "kernels/arm/gemm_u8s8_neon_common.h"
 
 namespace encrt::kernels::arm {
 namespace {
 
 constexpr int kMR = 4;
-
-struct TileArgs {
-  int K4;               // k-groups of 4
-  const uint8_t* a;     // row m0 of the quantized activations
-  size_t lda;
-  const int8_t* w;      // the panel
-  const float* a_scale;
-  const int32_t* a_zp;
-  const int32_t* w_sum;
-  const float* w_scale;
-  float* C;
-  size_t ldc;
-  int m0, n0;
-  int cols;             // valid columns of the panel, 1..16
-  const GemmEpilogue* ep;
-};
 
 // 16 bytes of a row from k-group g on, as q - 128; past the row's last group the bytes are zero
 // (their weights are never used).
@@ -46,7 +29,7 @@ ENCRT_ARM_INLINE int8x16_t load_row(const uint8_t* row, int g, int K4) {
 }
 
 template <int MR>
-__attribute__((noinline)) void tile(const TileArgs& t) {
+__attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   int32x4_t acc[MR][4];
   for (int r = 0; r < MR; ++r)
     for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
@@ -68,53 +51,15 @@ __attribute__((noinline)) void tile(const TileArgs& t) {
     ENCRT_SDOT_GROUP(3)
 #undef ENCRT_SDOT_GROUP
   }
-  for (int j = 0; j < 4 && 4 * j < t.cols; ++j) {
-    const int n = t.n0 + 4 * j;
-    const int valid = t.cols - 4 * j;
-    int32_t ws[4] = {0, 0, 0, 0};
-    float wsc[4] = {0, 0, 0, 0};
-    for (int i = 0; i < 4 && i < valid; ++i) ws[i] = t.w_sum[n + i], wsc[i] = t.w_scale[n + i];
-    const int32x4_t w_sum = vld1q_s32(ws);
-    const float32x4_t w_scale = vld1q_f32(wsc);
-    for (int r = 0; r < MR; ++r) {
-      const int m = t.m0 + r;
-      const int32x4_t exact = vmlaq_n_s32(acc[r][j], w_sum, 128 - t.a_zp[m]);
-      const float32x4_t v = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), t.a_scale[m]), w_scale);
-      finish_store_neon(v, *t.ep, m, n, valid, t.C + static_cast<size_t>(m) * t.ldc);
-    }
-  }
+  u8s8_epilogue<MR>(t, 128, [&](int r, int j) { return acc[r][j]; });
 }
 
 }  // namespace
 
 void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep) {
-  if (M <= 0 || N <= 0) return;
-  using TileFn = void (*)(const TileArgs&);
-  static const TileFn tiles[kMR] = {tile<1>, tile<2>, tile<3>, tile<4>};
-  TileArgs t{};
-  t.K4 = (K + kPanelK - 1) / kPanelK;
-  t.lda = static_cast<size_t>(A.ld);
-  t.a_scale = A.scale;
-  t.a_zp = A.zero_point;
-  t.w_sum = w_sum;
-  t.w_scale = w_scale;
-  t.C = C;
-  t.ldc = static_cast<size_t>(ldc);
-  t.ep = &ep;
-  const size_t panel_bytes = static_cast<size_t>(t.K4) * kPanelN * kPanelK;
-  for (int n0 = 0; n0 < N; n0 += kPanelN) {
-    t.n0 = n0;
-    t.cols = N - n0 < kPanelN ? N - n0 : kPanelN;
-    t.w = W + static_cast<size_t>(n0 / kPanelN) * panel_bytes;
-    for (int m0 = 0; m0 < M;) {
-      const int mr = next_tile_rows(M - m0, kMR);
-      t.m0 = m0;
-      t.a = A.data + static_cast<size_t>(m0) * t.lda;
-      tiles[mr - 1](t);
-      m0 += mr;
-    }
-  }
+  static const U8S8TileFn tiles[kMR] = {tile<1>, tile<2>, tile<3>, tile<4>};
+  u8s8_gemm_panels<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, tiles);
 }
 
 }  // namespace encrt::kernels::arm

@@ -1,0 +1,83 @@
+// What the ARM int8 GEMMs (gemm_u8s8_neondot.cpp, gemm_u8s8_neoni8mm.cpp) share: the tile
+// arguments, the walk over 16-column panels and row tiles, and the epilogue of the reference's
+// float order. Internal linkage, as neon_common.h.
+#pragma once
+
+#include "kernels/arm/neon_common.h"
+#include "kernels/tiling.h"
+
+namespace encrt::kernels::arm {
+namespace {
+
+struct U8S8TileArgs {
+  int K4;                 // k-groups of 4
+  const uint8_t* a;       // row m0 of the quantized activations
+  size_t lda;
+  const int8_t* w;        // the panel
+  const float* a_scale;
+  const int32_t* a_zp;
+  const int32_t* w_sum;
+  const float* w_scale;
+  float* C;
+  size_t ldc;
+  int m0, n0;
+  int cols;               // valid columns of the panel, 1..16
+  const GemmEpilogue* ep;
+};
+
+using U8S8TileFn = void (*)(const U8S8TileArgs&);
+
+// Panels outside, row tiles of at most MR rows inside; tiles[r - 1] computes a tile of r rows.
+template <int MR>
+void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                      const float* w_scale, float* C, int ldc, const GemmEpilogue& ep, const U8S8TileFn (&tiles)[MR]) {
+  if (M <= 0 || N <= 0) return;
+  U8S8TileArgs t{};
+  t.K4 = (K + kPanelK - 1) / kPanelK;
+  t.lda = static_cast<size_t>(A.ld);
+  t.a_scale = A.scale;
+  t.a_zp = A.zero_point;
+  t.w_sum = w_sum;
+  t.w_scale = w_scale;
+  t.C = C;
+  t.ldc = static_cast<size_t>(ldc);
+  t.ep = &ep;
+  const size_t panel_bytes = static_cast<size_t>(t.K4) * kPanelN * kPanelK;
+  for (int n0 = 0; n0 < N; n0 += kPanelN) {
+    t.n0 = n0;
+    t.cols = N - n0 < kPanelN ? N - n0 : kPanelN;
+    t.w = W + static_cast<size_t>(n0 / kPanelN) * panel_bytes;
+    for (int m0 = 0; m0 < M;) {
+      const int mr = next_tile_rows(M - m0, MR);
+      t.m0 = m0;
+      t.a = A.data + static_cast<size_t>(m0) * t.lda;
+      tiles[mr - 1](t);
+      m0 += mr;
+    }
+  }
+}
+
+// The epilogue of a tile of MR rows: sums(r, j) gives the int32 sums of row r, columns 4j..4j+3
+// of the panel, each Σ_k (q - offset)·w. Exact: + (offset - zp[m])·w_sum[n]; then the
+// reference's float order: · scale[m] · w_scale[n], + bias, activation, + residual.
+template <int MR, typename SumsFn>
+ENCRT_ARM_INLINE void u8s8_epilogue(const U8S8TileArgs& t, int offset, SumsFn sums) {
+  for (int j = 0; j < 4 && 4 * j < t.cols; ++j) {
+    const int n = t.n0 + 4 * j;
+    const int valid = t.cols - 4 * j;
+    int32_t ws[4] = {0, 0, 0, 0};
+    float wsc[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4 && i < valid; ++i) ws[i] = t.w_sum[n + i], wsc[i] = t.w_scale[n + i];
+    const int32x4_t w_sum = vld1q_s32(ws);
+    const float32x4_t w_scale = vld1q_f32(wsc);
+    for (int r = 0; r < MR; ++r) {
+      const int m = t.m0 + r;
+      const int32x4_t exact = vmlaq_n_s32(sums(r, j), w_sum, offset - t.a_zp[m]);
+      const float32x4_t v = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), t.a_scale[m]), w_scale);
+      finish_store_neon(v, *t.ep, m, n, valid, t.C + static_cast<size_t>(m) * t.ldc);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace encrt::kernels::arm
