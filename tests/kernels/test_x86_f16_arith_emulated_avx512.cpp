@@ -3,7 +3,7 @@
 // movement (the vpermw interleave of weight rows, the pair broadcasts, block conversion, the
 // even/odd split of the fp32 sums, tails and tiles) bit for bit against ref::gemm_f16_arith on any
 // AVX-512 CPU, including those without AVX512-FP16 where the native kernel cannot run; the native
-// kernel itself is held to the same reference in test_x86_gemm.cpp where the CPU has it.
+// kernel itself is held to the same reference in test_simd_gemm.cpp where the CPU has it.
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)

@@ -2,7 +2,7 @@
 // emulated vpdpbusd: every int32 lane adds its four u8 × s8 products. This checks the kernel's
 // tiling, tails, epilogue and panel addressing bit for bit against ref::gemm_u8s8 on any AVX2
 // CPU, including those without AVX-VNNI where the native kernel cannot run; the native kernel is
-// held to the same reference in test_x86_gemm.cpp where the CPU has AVX-VNNI.
+// held to the same reference in test_simd_gemm.cpp where the CPU has AVX-VNNI.
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)
@@ -85,7 +85,7 @@ TEST_CASE("AVX-VNNI int8 GEMM code with emulated vpdpbusd matches ref::gemm_u8s8
         }
         // With an epilogue: the same kernel code path as the native one, checked for running
         // and for the padding past N (the values themselves are held to the reference with
-        // tolerances in test_x86_gemm.cpp).
+        // tolerances in test_simd_gemm.cpp).
         if (ep.bias) {
           std::vector<float> with_ep(static_cast<size_t>(M) * ldc, -5.0f);
           x86::qu8s8_vnni_ymm_gemm<EmulatedDot>(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(),

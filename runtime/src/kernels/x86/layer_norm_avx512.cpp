@@ -6,7 +6,7 @@
 // (x - m0) - Σd/N rather than x - mean: x - m0 is exact for x near m0 (Sterbenz), so rows with a
 // large common offset (|mean| ≫ std) keep their accuracy instead of losing it to the rounding of
 // mean itself. Matches ref::layer_norm (computed in double) within 1e-5
-// relative (tests/kernels/test_x86_layer_norm.cpp). X == Y is allowed: each element is read
+// relative (tests/kernels/test_simd_layer_norm.cpp). X == Y is allowed: each element is read
 // before it is written.
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"

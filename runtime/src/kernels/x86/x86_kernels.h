@@ -4,7 +4,7 @@
 //
 // Names follow XNNPACK: <dtype>_<op>_<MR>x<NR>__<isa>, MR rows × NR columns per register tile.
 // Every kernel computes what its reference in kernels/ref/ computes (see kernel_types.h); the
-// tests in tests/kernels/test_x86_*.cpp hold each one to its reference.
+// tests in tests/kernels/test_simd_*.cpp and test_x86_*.cpp hold each one to its reference.
 #pragma once
 
 #include <cstdint>
