@@ -68,11 +68,14 @@ template <class Fp16, int MR, int NV>
 ENCRT_X86_INLINE void block_pairs(int pairs, bool odd_tail, const uint16_t (*ah)[kBlock], const uint16_t* w,
                                   size_t ps, typename Fp16::Vec (&acc)[MR][NV]) {
   const __m512i interleave = interleave_rows_index();
-  for (int p = 0; p < pairs; ++p) {
+  // One depth pair p; `rows` selects the halves of the panel to load: all 32 (rows k and k+1),
+  // or the first 16 for the last value of an odd K (row k+1 lies past the panel; the activation
+  // buffer is zero there too). Inlined with a constant mask, the full loads are plain loads.
+  auto step = [&](int p, __mmask32 rows) __attribute__((always_inline)) {
     typename Fp16::Vec wv[NV];
 #pragma GCC unroll 3
     for (int j = 0; j < NV; ++j) {
-      wv[j] = Fp16::from_bits(_mm512_permutexvar_epi16(interleave, _mm512_loadu_si512(w + j * ps + 32 * p)));
+      wv[j] = Fp16::from_bits(_mm512_permutexvar_epi16(interleave, _mm512_maskz_loadu_epi16(rows, w + j * ps + 32 * p)));
       _mm_prefetch(reinterpret_cast<const char*>(w + j * ps + 32 * p + kPrefetchHalves), _MM_HINT_T0);
     }
 #pragma GCC unroll 8
@@ -83,22 +86,9 @@ ENCRT_X86_INLINE void block_pairs(int pairs, bool odd_tail, const uint16_t (*ah)
 #pragma GCC unroll 3
       for (int j = 0; j < NV; ++j) acc[r][j] = Fp16::fmadd(ab, wv[j], acc[r][j]);
     }
-  }
-  if (odd_tail) {  // the last depth value of an odd K: row k only (row k+1 is past the panel)
-    typename Fp16::Vec wv[NV];
-#pragma GCC unroll 3
-    for (int j = 0; j < NV; ++j)
-      wv[j] = Fp16::from_bits(
-          _mm512_permutexvar_epi16(interleave, _mm512_maskz_loadu_epi16(0x0000ffffu, w + j * ps + 32 * pairs)));
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t pair;  // (a[k], 0): the buffer is zero past the block's depth
-      std::memcpy(&pair, ah[r] + 2 * pairs, sizeof pair);
-      const typename Fp16::Vec ab = Fp16::from_bits(_mm512_set1_epi32(pair));
-#pragma GCC unroll 3
-      for (int j = 0; j < NV; ++j) acc[r][j] = Fp16::fmadd(ab, wv[j], acc[r][j]);
-    }
-  }
+  };
+  for (int p = 0; p < pairs; ++p) step(p, 0xffffffffu);
+  if (odd_tail) step(pairs, 0x0000ffffu);
 }
 
 // The depth loop of one tile, out of line so that GCC keeps the 24 accumulators in registers.
