@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/backend_args.h"
 #include "cli/commands.h"
-#include "cli/npy.h"
+#include "npy/npy.h"
 #include "encrt/encrt.hpp"
 
 namespace encrt::cli {
@@ -39,14 +40,17 @@ double percentile(std::vector<double> sorted, double p) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args({"batch", "seq", "threads", "iters", "warmup", "isa", "ids", "mask"}, {"help", "json", "profile"});
+  Args args({"batch", "seq", "threads", "iters", "warmup", "backend", "isa", "backend-options", "ids", "mask"},
+            {"help", "json", "profile"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
-                 "usage: encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--isa LEVEL]\n"
+                 "usage: encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N]\n"
                  "                   [--ids IDS.npy [--mask MASK.npy]] [--json] [--profile]\n"
+                 "                   %s\n"
                  "  Without --ids: random ids (fixed seed), every token real. With --ids: those ids\n"
-                 "  ([batch, seq] int32/int64 .npy; batch and seq come from the array).\n");
+                 "  ([batch, seq] int32/int64 .npy; batch and seq come from the array).\n",
+                 kBackendUsage);
     return args.has("help") ? 0 : 2;
   }
   int batch, seq, threads, iters, warmup;
@@ -83,7 +87,7 @@ int cmd_bench(int argc, char** argv) {
   opt.max_batch = batch;
   opt.max_seq = seq;
   opt.threads = threads;
-  opt.isa = args.get("isa");
+  if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
   opt.profile = args.has("profile");
   const auto t1 = std::chrono::steady_clock::now();
   std::unique_ptr<Session> session;
@@ -117,11 +121,12 @@ int cmd_bench(int argc, char** argv) {
   const double arena_mib = static_cast<double>(session->arena_bytes()) / (1024.0 * 1024.0);
 
   if (args.has("json")) {
-    std::printf("{\"model\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, \"iters\": %d, "
+    std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, \"iters\": %d, "
                 "\"kernels\": \"%s\", \"load_ms\": %.3f, \"session_ms\": %.3f, "
                 "\"latency_ms\": {\"min\": %.4f, \"median\": %.4f, \"p90\": %.4f, \"max\": %.4f}, "
                 "\"sequences_per_s\": %.2f, \"model_mib\": %.3f, \"arena_mib\": %.3f, \"peak_rss_mib\": %.2f",
-                args.positional()[0].c_str(), batch, seq, threads, iters, session->kernel_summary().c_str(), load_ms,
+                args.positional()[0].c_str(), opt.backend.c_str(), batch, seq, threads, iters,
+                session->kernel_summary().c_str(), load_ms,
                 session_ms, ms.front(), median, percentile(ms, 0.9), ms.back(), seq_per_s, model_mib, arena_mib, rss);
     if (opt.profile) {
       std::printf(", \"profile\": [");
@@ -138,6 +143,7 @@ int cmd_bench(int argc, char** argv) {
   }
   std::printf("model        %s (%.2f MiB), loaded in %.2f ms; session created in %.2f ms\n",
               args.positional()[0].c_str(), model_mib, load_ms, session_ms);
+  std::printf("backend      %s\n", opt.backend.c_str());
   std::printf("kernels      %s\n", session->kernel_summary().c_str());
   std::printf("shape        batch %d, seq %d, %d iterations after %d warm-up\n", batch, seq, iters, warmup);
   std::printf("latency ms   min %.3f  median %.3f  p90 %.3f  max %.3f\n", ms.front(), median, percentile(ms, 0.9),

@@ -1,7 +1,9 @@
-// encrt inspect MODEL [--batch B] [--seq S] [--threads T]: config, tensors, metadata, arena plan.
+// encrt inspect MODEL [--batch B] [--seq S] [--threads T] [--backend B] [--buffers]: config,
+// tensors, metadata, which backend runs each op, what each backend holds, the arena plans.
 #include <cstdio>
 
 #include "cli/args.h"
+#include "cli/backend_args.h"
 #include "cli/commands.h"
 #include "encrt/encrt.hpp"
 
@@ -16,11 +18,13 @@ double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0)
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  Args args({"batch", "seq", "threads"}, {"help", "buffers"});
+  Args args({"batch", "seq", "threads", "backend", "isa", "backend-options"}, {"help", "buffers"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
-                 "usage: encrt inspect MODEL [--batch B] [--seq S] [--threads T] [--buffers]\n");
+                 "usage: encrt inspect MODEL [--batch B] [--seq S] [--threads T] [--buffers]\n"
+                 "                     %s\n",
+                 kBackendUsage);
     return args.has("help") ? 0 : 2;
   }
   std::unique_ptr<Model> model;
@@ -30,6 +34,7 @@ int cmd_inspect(int argc, char** argv) {
   if (Status s = args.get_int("batch", 1, &opt.max_batch); !s) return fail(s);
   if (Status s = args.get_int("seq", std::min(128, c.max_seq_len), &opt.max_seq); !s) return fail(s);
   if (Status s = args.get_int("threads", 1, &opt.threads); !s) return fail(s);
+  if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
 
   std::printf("model: %s (%.2f MiB)\n", args.positional()[0].c_str(), mib(model->file_size()));
   std::printf("config:\n");
@@ -68,14 +73,24 @@ int cmd_inspect(int argc, char** argv) {
 
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*model, opt, &session); !s) return fail(s);
-  std::printf("arena for batch %d, seq %d, %d thread(s): %zu bytes (%.2f MiB); %zu intermediates totalling %.2f MiB\n",
-              opt.max_batch, opt.max_seq, opt.threads, session->arena_bytes(), mib(session->arena_bytes()),
-              session->planned_buffers().size(), mib(session->intermediates_total_bytes()));
+  std::printf("session for batch %d, seq %d, %d thread(s), backend %s\n", opt.max_batch, opt.max_seq, opt.threads,
+              opt.backend.c_str());
+  std::printf("placement (op, kind, backend, implementation):\n");
+  for (const OpPlacement& p : session->placement())
+    std::printf("  %-36s %-11s %-8s %s\n", p.label.c_str(), p.kind.c_str(), p.backend.c_str(), p.implementation.c_str());
+  std::printf("backends (weights read in place / copied / repacked, arena of its memory):\n");
+  for (const BackendUsage& b : session->backends())
+    std::printf("  %-8s %-6s weights %.2f / %.2f / %.2f MiB, arena %zu bytes (%.2f MiB)\n    %s\n", b.name.c_str(),
+                b.memory.c_str(), mib(b.weights_in_place), mib(b.weights_copied), mib(b.weights_packed), b.arena,
+                mib(b.arena), b.summary.c_str());
+  std::printf("host arena: %zu bytes (%.2f MiB); %zu intermediates totalling %.2f MiB\n", session->arena_bytes(),
+              mib(session->arena_bytes()), session->planned_buffers().size(), mib(session->intermediates_total_bytes()));
   std::printf("kernels: %s\n", session->kernel_summary().c_str());
   if (args.has("buffers")) {
-    std::printf("planned buffers (offset, size, ops alive):\n");
+    std::printf("planned buffers (memory, offset, size, ops alive):\n");
     for (const PlannedBuffer& b : session->planned_buffers())
-      std::printf("  %-40s %10zu %10zu  [%d, %d]\n", b.name.c_str(), b.offset, b.size, b.first_op, b.last_op);
+      std::printf("  %-40s %-6s %10zu %10zu  [%d, %d]\n", b.name.c_str(), b.memory.c_str(), b.offset, b.size, b.first_op,
+                  b.last_op);
   }
   return 0;
 }

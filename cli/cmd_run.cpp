@@ -1,10 +1,12 @@
 // encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy
-//           [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--isa LEVEL]
+//           [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--backend B] [--isa LEVEL]
 #include <cstdio>
+#include <vector>
 
 #include "cli/args.h"
+#include "cli/backend_args.h"
 #include "cli/commands.h"
-#include "cli/npy.h"
+#include "npy/npy.h"
 #include "encrt/encrt.hpp"
 
 namespace encrt::cli {
@@ -30,17 +32,19 @@ Status read_2d(const std::string& path, const char* what, npy::Int32Array* a, in
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args args({"ids", "mask", "token-type-ids", "output", "out", "attention-layer", "threads", "isa"}, {"help"},
-            {{"-o", "--out"}});
+  Args args({"ids", "mask", "token-type-ids", "output", "out", "attention-layer", "threads", "backend", "isa",
+             "backend-options"},
+            {"help"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("ids") || !args.has("out")) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy\n"
                  "                 [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
-                 "                 [--isa scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|neon|neondot|neonfp16|neoni8mm]\n"
+                 "                 %s\n"
                  "  IDS/MASK/TT: int32 or int64 .npy arrays [batch, seq] (mask: 1 real token, 0 padding)\n"
                  "  OUT: float32 .npy: hidden [batch, seq, hidden], pooled [batch, hidden],\n"
-                 "       attention [batch, heads, seq, seq] of --attention-layer (default 0)\n");
+                 "       attention [batch, heads, seq, seq] of --attention-layer (default 0)\n",
+                 kBackendUsage);
     return args.has("help") ? 0 : 2;
   }
   const std::string output = args.get("output", "hidden");
@@ -62,7 +66,7 @@ int cmd_run(int argc, char** argv) {
   if (batch > 1 << 20 || seq > 1 << 20) return fail(invalid_argument("--ids is too large"));
   opt.max_batch = static_cast<int>(batch);
   opt.max_seq = static_cast<int>(seq);
-  opt.isa = args.get("isa");
+  if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
   if (Status s = args.get_int("threads", 1, &opt.threads); !s) return fail(s);
   if (output == "attention")
     if (Status s = args.get_int("attention-layer", 0, &opt.attention_layer); !s) return fail(s);
@@ -77,15 +81,11 @@ int cmd_run(int argc, char** argv) {
   in.token_type_ids = args.has("token-type-ids") ? types.data.data() : nullptr;
   if (Status s = session->run(in); !s) return fail(s);
 
-  const ModelConfig& c = model->config();
-  Status s;
-  if (output == "hidden")
-    s = npy::write_float32(args.get("out"), {batch, seq, c.hidden_size}, session->last_hidden_state());
-  else if (output == "pooled")
-    s = npy::write_float32(args.get("out"), {batch, c.hidden_size}, session->pooled());
-  else
-    s = npy::write_float32(args.get("out"), {batch, c.num_heads, seq, seq}, session->attention_probs());
-  if (!s) return fail(s);
+  OutputInfo info;
+  if (Status s = session->output(output, &info); !s) return fail(s);
+  std::vector<float> host(info.bytes / sizeof(float));
+  if (Status s = session->copy_output(output, host.data(), info.bytes); !s) return fail(s);
+  if (Status s = npy::write_float32(args.get("out"), info.shape, host.data()); !s) return fail(s);
   return 0;
 }
 

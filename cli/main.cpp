@@ -15,9 +15,10 @@ void usage(FILE* out) {
                "  convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]\n"
                "          [--calibration IDS.npy] [--min-cosine X]\n"
                "  run     MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] -o OUT.npy\n"
-               "          [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--isa LEVEL]\n"
-               "  inspect MODEL [--batch B] [--seq S] [--threads T]\n"
+               "          [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
+               "  inspect MODEL [--batch B] [--seq S] [--threads T] [--buffers]\n"
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
+               "  (run, inspect, bench: [--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...])\n"
                "  tokenize MODEL (--text TEXT | --file FILE) [--max-length N] [--pieces]\n"
                "\n"
                "Run a command with --help for its details.\n",

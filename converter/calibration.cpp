@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "cli/npy.h"
+#include "npy/npy.h"
 
 namespace encrt::converter {
 

@@ -43,7 +43,7 @@ TEST_CASE("arena of a known model is smaller than its intermediates and pinned",
   SessionOptions opt;
   opt.max_batch = 4;
   opt.max_seq = 32;
-  opt.isa = "scalar";  // the scratch size of attention depends on the kernel level
+  opt.backend_options["isa"] = "scalar";  // the scratch size of attention depends on the kernel level
   std::unique_ptr<Session> session;
   REQUIRE(Session::create(*model, opt, &session).is_ok());
   INFO("arena " << session->arena_bytes() << " bytes, intermediates " << session->intermediates_total_bytes());

@@ -220,7 +220,7 @@ TEST_CASE("invalid run inputs give clear errors", "[bad-input]") {
     bad.attention_layer = 7;
     CHECK(Session::create(*model, bad, &other).code() == StatusCode::kInvalidArgument);
     bad = opt;
-    bad.isa = "avx9000";
+    bad.backend_options["isa"] = "avx9000";
     CHECK(Session::create(*model, bad, &other).code() == StatusCode::kInvalidArgument);
     CHECK(Session::create(*model, opt, nullptr).code() == StatusCode::kInvalidArgument);
   }

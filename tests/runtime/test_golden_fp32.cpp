@@ -33,7 +33,7 @@ TEST_CASE("fp32 models match PyTorch on every fixture", "[golden]") {
         opt.max_batch = f.batch;
         opt.max_seq = f.seq;
         opt.threads = threads;
-        opt.isa = isa;
+        opt.backend_options["isa"] = isa;
         opt.attention_layer = f.has_probs ? 1 : -1;
         auto session = test::run_fixture(*model, f, opt);
 

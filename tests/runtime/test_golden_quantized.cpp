@@ -40,7 +40,7 @@ void check_type(converter::WeightType type, double min_bar, double mean_bar) {
       SessionOptions opt;
       opt.max_batch = f.batch;
       opt.max_seq = f.seq;
-      opt.isa = isa;
+      opt.backend_options["isa"] = isa;
       auto session = test::run_fixture(*model, f, opt);
       const TokenCosines c = token_cosines(session->last_hidden_state(), f);
       INFO(name << " " << converter::weight_type_name(type) << " on " << isa << ": token cosine mean " << c.mean

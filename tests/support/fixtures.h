@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/npy.h"
+#include "npy/npy.h"
 #include "converter/convert.h"
 #include "converter/int8_quantizer.h"
 #include "encrt/encrt.hpp"

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "encrt/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,6 +38,14 @@ typedef enum encrt_output {
   ENCRT_OUTPUT_ATTENTION = 2,  /* [batch, heads, seq, seq]; needs attention_layer >= 0 */
 } encrt_output;
 
+typedef enum encrt_dtype {
+  ENCRT_DTYPE_F32 = 0,
+  ENCRT_DTYPE_F16 = 1,
+  ENCRT_DTYPE_I8 = 2,
+  ENCRT_DTYPE_U8 = 3,
+  ENCRT_DTYPE_I32 = 4,
+} encrt_dtype;
+
 typedef struct encrt_model encrt_model;
 typedef struct encrt_session encrt_session;
 
@@ -47,25 +57,45 @@ typedef struct encrt_session_options {
   int max_seq;          /* 1..model max; default 128 (or the model's maximum if smaller) */
   int threads;          /* >= 1; default 1 */
   int attention_layer;  /* -1 = none (default); else keep that layer's attention probabilities */
-  void* arena;          /* optional caller-owned, 64-byte aligned; NULL = allocate */
+  void* arena;          /* optional caller-owned host arena, 64-byte aligned; NULL = allocate */
   size_t arena_size;    /* bytes at arena; see encrt_session_arena_size */
+  /* The backend: NULL or "auto" (default), "cpu", "xnnpack" (when built in). An unknown, unbuilt
+   * or unavailable backend is an error at encrt_session_create that names it. */
+  const char* backend;
+  /* NULL, or backend options as "name=value" pairs separated by commas, e.g. "isa=avx2" (the CPU
+   * backend's kernel level). A name that none of the session's backends knows is an error. */
+  const char* backend_options;
 } encrt_session_options;
 
-const char* encrt_version(void);
-const char* encrt_last_error(void);
+/* An output of a session's last run, by name. The strings stay valid while the session lives;
+ * data points into the output's memory (host-readable only when device is "host") and stays
+ * valid until the next run. Set struct_size = sizeof(encrt_tensor_info). */
+typedef struct encrt_tensor_info {
+  size_t struct_size;
+  const char* name;
+  encrt_dtype dtype;
+  int rank;
+  int64_t shape[8];
+  const char* device;
+  const void* data;
+  size_t bytes;
+} encrt_tensor_info;
 
-encrt_status encrt_model_load(const char* path, encrt_model** out_model);
-void encrt_model_free(encrt_model* model); /* NULL is a no-op */
+ENCRT_API const char* encrt_version(void);
+ENCRT_API const char* encrt_last_error(void);
+
+ENCRT_API encrt_status encrt_model_load(const char* path, encrt_model** out_model);
+ENCRT_API void encrt_model_free(encrt_model* model); /* NULL is a no-op */
 /* Basic dimensions; any pointer may be NULL. */
-encrt_status encrt_model_dims(const encrt_model* model, int* vocab_size, int* hidden_size, int* num_heads,
+ENCRT_API encrt_status encrt_model_dims(const encrt_model* model, int* vocab_size, int* hidden_size, int* num_heads,
                               int* num_layers, int* max_seq_len);
 
-void encrt_session_options_init(encrt_session_options* options);
-encrt_status encrt_session_arena_size(const encrt_model* model, const encrt_session_options* options,
+ENCRT_API void encrt_session_options_init(encrt_session_options* options);
+ENCRT_API encrt_status encrt_session_arena_size(const encrt_model* model, const encrt_session_options* options,
                                       size_t* out_bytes);
-encrt_status encrt_session_create(const encrt_model* model, const encrt_session_options* options,
+ENCRT_API encrt_status encrt_session_create(const encrt_model* model, const encrt_session_options* options,
                                   encrt_session** out_session);
-void encrt_session_free(encrt_session* session); /* NULL is a no-op */
+ENCRT_API void encrt_session_free(encrt_session* session); /* NULL is a no-op */
 
 /* Text to input ids with the model's vocabulary (BERT WordPiece, as Hugging Face's
  * BertTokenizerFast): writes [CLS] pieces [SEP], at most max_length ids, to ids[0..capacity) and
@@ -73,18 +103,30 @@ void encrt_session_free(encrt_session* session); /* NULL is a no-op */
  * the count (then *count still tells how many are needed); ENCRT_UNSUPPORTED when the model file
  * has no vocabulary. */
 typedef struct encrt_tokenizer encrt_tokenizer;
-encrt_status encrt_tokenizer_create(const encrt_model* model, encrt_tokenizer** out_tokenizer);
-void encrt_tokenizer_free(encrt_tokenizer* tokenizer); /* NULL is a no-op */
-encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char* text, int max_length,
+ENCRT_API encrt_status encrt_tokenizer_create(const encrt_model* model, encrt_tokenizer** out_tokenizer);
+ENCRT_API void encrt_tokenizer_free(encrt_tokenizer* tokenizer); /* NULL is a no-op */
+ENCRT_API encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char* text, int max_length,
                                     int32_t* ids, size_t capacity, size_t* count);
 
 /* Runs the encoder on [batch, seq] arrays owned by the caller. mask and token_type_ids may be NULL. */
-encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
+ENCRT_API encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
                                const int32_t* attention_mask, const int32_t* token_type_ids);
 
-/* Points *data at an output of the last successful run and writes its shape (up to 4 dims). */
-encrt_status encrt_session_output(const encrt_session* session, encrt_output which, const float** data,
+/* Points *data at an output of the last successful run and writes its shape (up to 4 dims); the
+ * output must be in host memory (else ENCRT_UNSUPPORTED: use encrt_session_copy_output). */
+ENCRT_API encrt_status encrt_session_output(const encrt_session* session, encrt_output which, const float** data,
                                   int64_t shape[4], int* rank);
+
+/* The outputs a session produces: their number, and each one's name ("hidden", "pooled",
+ * "attention"). */
+ENCRT_API encrt_status encrt_session_output_count(const encrt_session* session, size_t* count);
+ENCRT_API encrt_status encrt_session_output_name(const encrt_session* session, size_t index, const char** name);
+/* Name, dtype, shape, device and address of an output of the last successful run. */
+ENCRT_API encrt_status encrt_session_output_info(const encrt_session* session, const char* name,
+                                                 encrt_tensor_info* info);
+/* Copies an output of the last successful run into host memory dst of capacity bytes. */
+ENCRT_API encrt_status encrt_session_copy_output(const encrt_session* session, const char* name, void* dst,
+                                                 size_t capacity);
 
 #ifdef __cplusplus
 }

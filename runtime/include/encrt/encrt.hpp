@@ -1,33 +1,36 @@
 // encrt C++ API: load a .encrt model (mmap, zero-copy), create a session planned for a maximum
-// batch and sequence length, run it, read the outputs. Errors are values (encrt::Status); nothing
-// here throws, aborts or exits the host process on bad input.
+// batch and sequence length on a backend, run it, read the outputs by name. Errors are values
+// (encrt::Status); nothing here throws, aborts or exits the host process on bad input.
 //
 //   std::unique_ptr<encrt::Model> model;
 //   if (auto s = encrt::Model::load("minilm.encrt", &model); !s) { log(s.to_string()); return; }
-//   encrt::SessionOptions opt;  opt.max_batch = 8;  opt.max_seq = 128;
+//   encrt::SessionOptions opt;  opt.max_batch = 8;  opt.max_seq = 128;   // backend "auto"
 //   std::unique_ptr<encrt::Session> session;
 //   if (auto s = encrt::Session::create(*model, opt, &session); !s) ...
 //   encrt::Inputs in{batch, seq, ids, mask, nullptr};
 //   if (auto s = session->run(in); !s) ...
-//   const float* embeddings = session->pooled();   // [batch, hidden], valid until the next run()
+//   encrt::OutputInfo pooled;
+//   session->output("pooled", &pooled);   // [batch, hidden] f32, valid until the next run()
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "encrt/export.h"
 #include "encrt/status.hpp"
 
 namespace encrt {
 
-namespace detail {
-struct ModelImpl;
-struct SessionImpl;
-}  // namespace detail
+// Element types of model tensors and session outputs.
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2, kU8 = 3, kI32 = 4 };
+ENCRT_API const char* dtype_name(DType dtype);  // "f32", "f16", "i8", "u8", "i32"
+ENCRT_API size_t dtype_size(DType dtype);       // bytes per element
 
 // The encoder's configuration as stored in the model file.
 struct ModelConfig {
@@ -59,7 +62,7 @@ struct TensorInfo {
   size_t bytes = 0;    // size of the data in the file
 };
 
-class Model {
+class ENCRT_API Model {
  public:
   // Maps the file read-only, runs the FlatBuffers verifier and encrt's semantic checks. Weights
   // are used in place from the mapping for the model's whole life.
@@ -79,21 +82,19 @@ class Model {
   // Token strings by id, empty when the file carries no vocabulary.
   const std::vector<std::string>& vocabulary() const;
 
-  const detail::ModelImpl& impl() const { return *impl_; }
+  struct Impl;  // the library's own (opaque here)
 
  private:
-  explicit Model(std::unique_ptr<detail::ModelImpl> impl);
-  std::unique_ptr<detail::ModelImpl> impl_;
+  friend class Session;
+  friend class Tokenizer;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
-
-namespace text {
-class BertTokenizer;
-}
 
 // Text to input ids with the model's own vocabulary: BERT's WordPiece, giving the ids Hugging
 // Face's BertTokenizerFast gives (normalization settings from the file: lowercasing, accent
 // stripping, CJK handling). Thread-safe after creation.
-class Tokenizer {
+class ENCRT_API Tokenizer {
  public:
   // An error (kUnsupported) when the model file carries no vocabulary.
   static Status create(const Model& model, std::unique_ptr<Tokenizer>* out);
@@ -108,23 +109,31 @@ class Tokenizer {
   Status tokenize(const std::string& text, std::vector<int32_t>* ids) const;
   int32_t pad_id() const;  // -1 when the vocabulary has no [PAD]
 
+  struct Impl;  // the library's own (opaque here)
+
  private:
-  explicit Tokenizer(std::unique_ptr<text::BertTokenizer> impl, int32_t pad_id);
-  std::unique_ptr<text::BertTokenizer> impl_;
-  int32_t pad_id_;
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 struct SessionOptions {
   int max_batch = 1;
   int max_seq = 128;
   int threads = 1;
-  // >= 0: keep the attention probabilities of this layer ([batch, heads, seq, seq]).
+  // >= 0: keep the attention probabilities of this layer (output "attention").
   int attention_layer = -1;
-  // "" = the best kernels for this CPU (ENCRT_ISA may force a lower level); else one of
-  // "scalar", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot", "neonfp16", "neoni8mm" (an error if this CPU lacks it).
-  std::string isa;
-  // Optional caller-owned arena: at least Session::arena_size() bytes, 64-byte aligned, alive and
-  // untouched by the caller while the session lives. Null: the session allocates its own.
+  // The backend that runs the ops: "cpu" (encrt's kernels), "xnnpack" (Google's XNNPACK, when
+  // this library was built with it; ops XNNPACK lacks run on the CPU backend), or "auto" (the
+  // fastest backend measured for each op on this kind of CPU; never fails because an optional
+  // backend is missing). An unknown, unbuilt or unavailable backend is an error at create().
+  std::string backend = "auto";
+  // Options of the backends, by name. The CPU backend knows "isa": one of "scalar", "avx2",
+  // "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot", "neonfp16",
+  // "neoni8mm" (default: the best this CPU supports; ENCRT_ISA may force a lower one). A name
+  // no backend of the session knows is an error at create().
+  std::map<std::string, std::string> backend_options;
+  // Optional caller-owned host arena: at least Session::arena_size() bytes, 64-byte aligned,
+  // alive and untouched by the caller while the session lives. Null: the session allocates.
   void* arena = nullptr;
   size_t arena_size = 0;
   // Time every op (Session::profile()); costs two clock reads per op.
@@ -140,13 +149,47 @@ struct Inputs {
   const int32_t* token_type_ids = nullptr;  // optional (BERT): each in [0, type_vocab_size)
 };
 
-// One planned intermediate: where it lives in the arena and between which ops it is alive.
+// An output of the last run, by name:
+//   "hidden"     [batch, seq, hidden]  the last hidden state
+//   "pooled"     [batch, hidden]       the model's pooling (mean, CLS or pooler)
+//   "attention"  [batch, heads, seq, seq] probabilities of SessionOptions::attention_layer
+struct OutputInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  std::string device;          // "host", or the device memory it lives in (e.g. "cuda:0")
+  const void* data = nullptr;  // in that memory: readable by the host only when device == "host"
+  size_t bytes = 0;
+};
+
+// One planned intermediate: where it lives in its memory's arena and between which ops it is
+// alive.
 struct PlannedBuffer {
   std::string name;
+  std::string memory;  // "host", or a device memory
   size_t offset = 0;
   size_t size = 0;
   int first_op = 0;
   int last_op = 0;
+};
+
+// Which backend runs an op, and with what.
+struct OpPlacement {
+  std::string label;           // e.g. "layers.3.ffn.up"
+  std::string kind;            // "linear", "attention", "copy", ...
+  std::string backend;         // "cpu", "xnnpack", ...
+  std::string implementation;  // the kernel or operator, e.g. "x86::qu8s8_gemm_8x48__avx512vnni"
+};
+
+// What each backend of a session holds.
+struct BackendUsage {
+  std::string name;
+  std::string memory;             // where its buffers live ("host", ...)
+  size_t weights_in_place = 0;    // model-file bytes it reads where they are mapped
+  size_t weights_copied = 0;      // weights it copied or uploaded as they are
+  size_t weights_packed = 0;      // weights it repacked into a layout of its own
+  size_t arena = 0;               // the arena of its memory (shared by the backends of that memory)
+  std::string summary;            // kernels or operators chosen, threads, device
 };
 
 // What an observer sees after each op of a run (for calibration and debugging tools; the
@@ -164,18 +207,19 @@ struct OpOutput {
 using OpObserver = std::function<void(const OpOutput&)>;
 
 struct OpProfile {
-  std::string name;  // op kind and the kernel it used
+  std::string name;  // op label, kind and the kernel it used
   double total_ms = 0.0;
   int64_t calls = 0;
 };
 
-class Session {
+class ENCRT_API Session {
  public:
-  // Plans the arena for (max_batch, max_seq) and binds it. Any batch <= max_batch and
-  // seq <= max_seq then runs in it without re-planning or allocating.
+  // Places every op on a backend, plans each memory's arena for (max_batch, max_seq) and
+  // prepares the backends. Any batch <= max_batch and seq <= max_seq then runs in it without
+  // re-planning or allocating.
   static Status create(const Model& model, const SessionOptions& options,
                        std::unique_ptr<Session>* out);
-  // Bytes of arena a session with these options needs (for a caller-owned arena).
+  // Bytes of host arena a session with these options needs (for a caller-owned arena).
   static Status arena_size(const Model& model, const SessionOptions& options, size_t* bytes);
   ~Session();
   Session(const Session&) = delete;
@@ -186,25 +230,47 @@ class Session {
   // As run(), calling `observer` after every op (this path may allocate; it is not for serving).
   Status run(const Inputs& inputs, const OpObserver& observer);
 
-  // Outputs of the last successful run(), valid until the next run() or the session's end.
+  // The outputs this session produces ("hidden", "pooled", and "attention" when asked for).
+  std::vector<std::string> output_names() const;
+  // An output of the last successful run (kInvalidArgument for an unknown name or before a run).
+  Status output(const std::string& name, OutputInfo* info) const;
+  // Copies an output of the last successful run to host memory `dst` of `capacity` bytes.
+  Status copy_output(const std::string& name, void* dst, size_t capacity) const;
+
+  // Host views of the last successful run's outputs, valid until the next run() or the
+  // session's end; null before a run, or when the output lives in device memory.
   const float* last_hidden_state() const;  // [batch, seq, hidden]
   const float* pooled() const;             // [batch, hidden] (the model's pooling)
   const float* attention_probs() const;    // [batch, heads, seq, seq] or null
   int batch() const;
   int seq() const;
 
-  size_t arena_bytes() const;
+  size_t arena_bytes() const;  // the host arena
   const std::vector<PlannedBuffer>& planned_buffers() const;
   size_t intermediates_total_bytes() const;  // the sum of all planned buffers' sizes
-  std::string kernel_summary() const;        // ISA level and the kernels chosen
+  std::vector<OpPlacement> placement() const;
+  std::vector<BackendUsage> backends() const;
+  std::string kernel_summary() const;  // the backends and the kernels they chose, in one line
   std::vector<OpProfile> profile() const;
   void reset_profile();
 
+  struct Impl;  // the library's own (opaque here)
+
  private:
-  explicit Session(std::unique_ptr<detail::SessionImpl> impl);
-  std::unique_ptr<detail::SessionImpl> impl_;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
-const char* version();
+// The backends this build knows, whether each is built in and available on this machine, and
+// why not. `auto` chooses among the available ones.
+struct BackendStatus {
+  std::string name;
+  bool built = false;
+  bool available = false;
+  std::string detail;  // what it is, or why it cannot run here
+};
+ENCRT_API std::vector<BackendStatus> available_backends();
+
+ENCRT_API const char* version();
 
 }  // namespace encrt

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "encrt/export.h"
+
 namespace encrt {
 
 enum class StatusCode {
@@ -17,9 +19,9 @@ enum class StatusCode {
   kInternal,          // a broken invariant inside encrt (a bug: please report it)
 };
 
-const char* status_code_name(StatusCode code);
+ENCRT_API const char* status_code_name(StatusCode code);
 
-class Status {
+class ENCRT_API Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}

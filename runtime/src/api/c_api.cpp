@@ -1,6 +1,8 @@
 #include "encrt/encrt.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@ struct encrt_tokenizer {
 struct encrt_session {
   std::unique_ptr<encrt::Session> session;
   const encrt::Model* model = nullptr;
+  std::vector<std::string> output_names;  // for the const char* the C API hands out
+  mutable std::vector<std::string> devices;  // per output: its device name of the last query
 };
 
 namespace {
@@ -36,6 +40,25 @@ encrt_status to_c(const encrt::Status& s) {
 
 encrt_status null_argument(const char* what) { return to_c(encrt::invalid_argument(std::string(what) + " is NULL")); }
 
+// "a=1,b=2" into a map; an entry without '=' or with an empty name is an error.
+encrt::Status parse_backend_options(const char* text, std::map<std::string, std::string>* out) {
+  std::string all = text;
+  size_t begin = 0;
+  while (begin <= all.size()) {
+    size_t end = all.find(',', begin);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(begin, end - begin);
+    if (!item.empty()) {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return encrt::invalid_argument("backend option '" + item + "' is not name=value");
+      (*out)[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    begin = end + 1;
+  }
+  return encrt::Status::ok();
+}
+
 encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions* out) {
   if (in->struct_size < sizeof(size_t) + 4 * sizeof(int))
     return encrt::invalid_argument("encrt_session_options.struct_size is too small (call encrt_session_options_init)");
@@ -43,11 +66,27 @@ encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions*
   out->max_seq = in->max_seq;
   out->threads = in->threads;
   out->attention_layer = in->attention_layer;
-  if (in->struct_size >= sizeof(encrt_session_options)) {
+  if (in->struct_size >= offsetof(encrt_session_options, arena_size) + sizeof(size_t)) {
     out->arena = in->arena;
     out->arena_size = in->arena_size;
   }
+  if (in->struct_size >= sizeof(encrt_session_options)) {
+    if (in->backend && *in->backend) out->backend = in->backend;
+    if (in->backend_options)
+      if (encrt::Status s = parse_backend_options(in->backend_options, &out->backend_options); !s) return s;
+  }
   return encrt::Status::ok();
+}
+
+encrt_dtype to_c(encrt::DType d) {
+  switch (d) {
+    case encrt::DType::kF32: return ENCRT_DTYPE_F32;
+    case encrt::DType::kF16: return ENCRT_DTYPE_F16;
+    case encrt::DType::kI8: return ENCRT_DTYPE_I8;
+    case encrt::DType::kU8: return ENCRT_DTYPE_U8;
+    case encrt::DType::kI32: return ENCRT_DTYPE_I32;
+  }
+  return ENCRT_DTYPE_F32;
 }
 
 }  // namespace
@@ -112,6 +151,8 @@ encrt_status encrt_session_create(const encrt_model* model, const encrt_session_
   auto handle = std::make_unique<encrt_session>();
   handle->model = model->model.get();
   if (encrt_status s = to_c(encrt::Session::create(*model->model, opt, &handle->session)); s != ENCRT_OK) return s;
+  handle->output_names = handle->session->output_names();
+  handle->devices.resize(handle->output_names.size());
   *out_session = handle.release();
   return ENCRT_OK;
 }
@@ -128,35 +169,25 @@ encrt_status encrt_session_output(const encrt_session* session, encrt_output whi
                                   int64_t shape[4], int* rank) {
   if (!session) return null_argument("session");
   if (!data) return null_argument("data");
+  *data = nullptr;
+  const char* name = which == ENCRT_OUTPUT_HIDDEN      ? "hidden"
+                     : which == ENCRT_OUTPUT_POOLED    ? "pooled"
+                     : which == ENCRT_OUTPUT_ATTENTION ? "attention"
+                                                       : nullptr;
+  if (!name) return to_c(encrt::invalid_argument("unknown output " + std::to_string(static_cast<int>(which))));
   const encrt::Session& s = *session->session;
-  const encrt::ModelConfig& c = session->model->config();
-  int64_t dims[4] = {s.batch(), s.seq(), c.hidden_size, 0};
-  int r = 3;
-  switch (which) {
-    case ENCRT_OUTPUT_HIDDEN:
-      *data = s.last_hidden_state();
-      break;
-    case ENCRT_OUTPUT_POOLED:
-      *data = s.pooled();
-      dims[1] = c.hidden_size;
-      r = 2;
-      break;
-    case ENCRT_OUTPUT_ATTENTION:
-      *data = s.attention_probs();
-      dims[1] = c.num_heads;
-      dims[2] = dims[3] = s.seq();
-      r = 4;
-      if (!*data && s.last_hidden_state())
-        return to_c(encrt::invalid_argument("no attention output: create the session with attention_layer >= 0"));
-      break;
-    default:
-      *data = nullptr;
-      return to_c(encrt::invalid_argument("unknown output " + std::to_string(static_cast<int>(which))));
-  }
-  if (!*data) return to_c(encrt::invalid_argument("no output yet: the session has not run successfully"));
+  const auto& names = session->output_names;
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    return to_c(encrt::invalid_argument("no attention output: create the session with attention_layer >= 0"));
+  encrt::OutputInfo info;
+  if (encrt_status st = to_c(s.output(name, &info)); st != ENCRT_OK) return st;
+  if (info.device != "host")
+    return to_c(encrt::unsupported(std::string("output '") + name + "' is in " + info.device +
+                                   " memory: use encrt_session_copy_output"));
+  *data = static_cast<const float*>(info.data);
   if (shape)
-    for (int i = 0; i < 4; ++i) shape[i] = i < r ? dims[i] : 0;
-  if (rank) *rank = r;
+    for (size_t i = 0; i < 4; ++i) shape[i] = i < info.shape.size() ? info.shape[i] : 0;
+  if (rank) *rank = static_cast<int>(info.shape.size());
   return ENCRT_OK;
 }
 
@@ -187,6 +218,53 @@ encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char
                                         " ids do not fit in a capacity of " + std::to_string(capacity)));
   std::copy(out.begin(), out.end(), ids);
   return ENCRT_OK;
+}
+
+encrt_status encrt_session_output_count(const encrt_session* session, size_t* count) {
+  if (!session) return null_argument("session");
+  if (!count) return null_argument("count");
+  *count = session->output_names.size();
+  return ENCRT_OK;
+}
+
+encrt_status encrt_session_output_name(const encrt_session* session, size_t index, const char** name) {
+  if (!session) return null_argument("session");
+  if (!name) return null_argument("name");
+  *name = nullptr;
+  if (index >= session->output_names.size())
+    return to_c(encrt::invalid_argument("output index " + std::to_string(index) + " is outside 0.." +
+                                        std::to_string(session->output_names.size() - 1)));
+  *name = session->output_names[index].c_str();
+  return ENCRT_OK;
+}
+
+encrt_status encrt_session_output_info(const encrt_session* session, const char* name, encrt_tensor_info* info) {
+  if (!session) return null_argument("session");
+  if (!name) return null_argument("name");
+  if (!info) return null_argument("info");
+  if (info->struct_size < sizeof(encrt_tensor_info))
+    return to_c(encrt::invalid_argument("encrt_tensor_info.struct_size is too small (set it to sizeof(encrt_tensor_info))"));
+  encrt::OutputInfo out;
+  if (encrt_status s = to_c(session->session->output(name, &out)); s != ENCRT_OK) return s;
+  if (out.shape.size() > 8) return to_c(encrt::internal_error("output '" + out.name + "' has more than 8 dimensions"));
+  size_t index = 0;
+  while (session->output_names[index] != out.name) ++index;
+  session->devices[index] = out.device;
+  info->name = session->output_names[index].c_str();
+  info->dtype = to_c(out.dtype);
+  info->rank = static_cast<int>(out.shape.size());
+  for (int i = 0; i < 8; ++i) info->shape[i] = i < info->rank ? out.shape[static_cast<size_t>(i)] : 0;
+  info->device = session->devices[index].c_str();
+  info->data = out.data;
+  info->bytes = out.bytes;
+  return ENCRT_OK;
+}
+
+encrt_status encrt_session_copy_output(const encrt_session* session, const char* name, void* dst, size_t capacity) {
+  if (!session) return null_argument("session");
+  if (!name) return null_argument("name");
+  if (!dst) return null_argument("dst");
+  return to_c(session->session->copy_output(name, dst, capacity));
 }
 
 }  // extern "C"

@@ -5,12 +5,12 @@ namespace encrt {
 
 const char* version() { return "0.1.0"; }
 
-Model::Model(std::unique_ptr<detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
 Status Model::load(const std::string& path, std::unique_ptr<Model>* out) {
   if (!out) return invalid_argument("Model::load: out is null");
-  auto impl = std::make_unique<detail::ModelImpl>();
+  auto impl = std::make_unique<Impl>();
   impl->file = std::make_unique<MappedFile>();
   if (Status s = impl->file->open(path); !s) return s;
   if (Status s = detail::load_model_buffer(impl->file->data(), impl->file->size(), path, impl.get()); !s) return s;
@@ -23,7 +23,7 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
   if (!data) return invalid_argument("Model::from_buffer: data is null");
   if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
     return invalid_argument("Model::from_buffer: data must be 64-byte aligned");
-  auto impl = std::make_unique<detail::ModelImpl>();
+  auto impl = std::make_unique<Impl>();
   if (Status s = detail::load_model_buffer(static_cast<const unsigned char*>(data), size, "<buffer>", impl.get()); !s)
     return s;
   out->reset(new Model(std::move(impl)));
@@ -44,10 +44,10 @@ std::vector<TensorInfo> Model::tensors() const {
     if (t->shape())
       for (int64_t d : *t->shape()) info.shape.push_back(d);
     switch (t->dtype()) {
-      case fb::DType::F32: info.dtype = "f32"; break;
-      case fb::DType::F16: info.dtype = "f16"; break;
-      case fb::DType::I8: info.dtype = "i8"; break;
-      case fb::DType::I32: info.dtype = "i32"; break;
+      case fb::DType::F32: info.dtype = dtype_name(DType::kF32); break;
+      case fb::DType::F16: info.dtype = dtype_name(DType::kF16); break;
+      case fb::DType::I8: info.dtype = dtype_name(DType::kI8); break;
+      case fb::DType::I32: info.dtype = dtype_name(DType::kI32); break;
       default: info.dtype = "unknown"; break;
     }
     switch (t->layout()) {

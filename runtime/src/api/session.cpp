@@ -1,7 +1,9 @@
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
+#include "backend/registry.h"
 #include "encrt/encrt.hpp"
 #include "session/session_impl.h"
 
@@ -11,7 +13,7 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 
-Status check_options(const ModelConfig& c, const SessionOptions& o, const kernels::KernelTable** table) {
+Status check_options(const ModelConfig& c, const SessionOptions& o) {
   if (o.max_batch < 1) return invalid_argument("max_batch must be >= 1 (got " + std::to_string(o.max_batch) + ")");
   if (o.max_seq < 1) return invalid_argument("max_seq must be >= 1 (got " + std::to_string(o.max_seq) + ")");
   if (o.max_seq > c.max_seq_len)
@@ -30,84 +32,45 @@ Status check_options(const ModelConfig& c, const SessionOptions& o, const kernel
     return invalid_argument("max_batch x max_seq is too large to plan an arena for");
   if (o.arena && reinterpret_cast<uintptr_t>(o.arena) % plan::kArenaAlignment != 0)
     return invalid_argument("the caller's arena must be 64-byte aligned");
-  if (o.isa.empty()) {
-    *table = &kernels::default_kernel_table();
-  } else {
-    kernels::IsaLevel level;
-    if (!kernels::parse_isa_level(o.isa, &level))
-      return invalid_argument("unknown ISA level '" + o.isa +
-                              "' (scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16, neoni8mm)");
-    if (!kernels::isa_level_supported(level))
-      return unsupported(std::string("this CPU does not support ISA level '") + o.isa + "' (best: " +
-                         kernels::isa_level_name(kernels::detect_isa_level()) + ")");
-    *table = &kernels::kernel_table(level);
-  }
   return Status::ok();
+}
+
+// The shape of a named output in the last run.
+std::vector<int64_t> shape_of(const plan::NamedTensor& t, int batch, int seq) {
+  std::vector<int64_t> shape;
+  for (const plan::Dim& d : t.shape)
+    shape.push_back(d.kind == plan::Dim::kBatch ? batch : d.kind == plan::Dim::kSeq ? seq : d.value);
+  return shape;
 }
 
 }  // namespace
 
-Session::Session(std::unique_ptr<detail::SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Status Session::arena_size(const Model& model, const SessionOptions& options, size_t* bytes) {
   if (!bytes) return invalid_argument("Session::arena_size: bytes is null");
-  const kernels::KernelTable* table = nullptr;
-  if (Status s = check_options(model.config(), options, &table); !s) return s;
+  if (Status s = check_options(model.config(), options); !s) return s;
   detail::SessionImpl impl;
-  if (Status s = detail::plan_session(model.impl(), options, *table, &impl); !s) return s;
-  *bytes = impl.arena_plan.arena_size;
+  if (Status s = detail::build_session(*model.impl_, options, /*prepare=*/false, &impl); !s) return s;
+  *bytes = impl.memories[plan::kHostMemory].plan.arena_size;
   return Status::ok();
 }
 
 Status Session::create(const Model& model, const SessionOptions& options, std::unique_ptr<Session>* out) {
   if (!out) return invalid_argument("Session::create: out is null");
-  const kernels::KernelTable* table = nullptr;
-  if (Status s = check_options(model.config(), options, &table); !s) return s;
-  auto impl = std::make_unique<detail::SessionImpl>();
-  impl->model = &model.impl();
-  impl->options = options;
-  impl->kernels = table;
-  if (Status s = detail::plan_session(model.impl(), options, *table, impl.get()); !s) return s;
-  const size_t need = impl->arena_plan.arena_size;
-  if (options.arena) {
-    if (options.arena_size < need)
-      return out_of_memory("the caller's arena holds " + std::to_string(options.arena_size) + " bytes; this session needs " +
-                           std::to_string(need));
-    impl->arena = static_cast<unsigned char*>(options.arena);
-  } else {
-    void* p = std::aligned_alloc(plan::kArenaAlignment, need > 0 ? need : plan::kArenaAlignment);
-    if (!p) return out_of_memory("cannot allocate a " + std::to_string(need) + "-byte arena");
-    impl->owned_arena.reset(static_cast<unsigned char*>(p));
-    impl->arena = impl->owned_arena.get();
-  }
-  impl->pool = std::make_unique<ThreadPool>(options.threads);
-  for (const plan::Op& op : impl->graph.ops) {
-    std::string name = std::string(plan::op_kind_name(op.kind));
-    if (op.kind == plan::OpKind::kLinear) {
-      name += op.linear->dtype == fb::DType::I8    ? std::string(" ") + table->gemm_u8s8_name
-              : op.linear->dtype == fb::DType::F16 ? std::string(" ") + table->gemm_f16_name
-                                                   : std::string(" ") + table->gemm_f32_name;
-    } else if (op.kind == plan::OpKind::kAttention) {
-      name += std::string(" ") + (op.int8_attention ? table->attention_i8_name : table->attention_name);
-    }
-    impl->profile.push_back({op.label + " [" + name + "]", 0.0, 0});
-  }
+  out->reset();
+  if (Status s = check_options(model.config(), options); !s) return s;
+  auto impl = std::make_unique<Impl>();
+  if (Status s = detail::build_session(*model.impl_, options, /*prepare=*/true, impl.get()); !s) return s;
   out->reset(new Session(std::move(impl)));
   return Status::ok();
 }
 
-Status Session::run(const Inputs& in, const OpObserver& observer) {
-  impl_->observer = &observer;
-  const Status s = run(in);
-  impl_->observer = nullptr;
-  return s;
-}
-
-Status Session::run(const Inputs& in) {
-  detail::SessionImpl& s = *impl_;
+namespace {
+// Shapes and every id, mask value and token type are checked before anything runs.
+Status check_inputs(const detail::SessionImpl& s, const Inputs& in) {
   const ModelConfig& c = s.model->config;
-  s.has_output = false;
   if (in.batch < 1 || in.batch > s.options.max_batch)
     return invalid_argument("batch " + std::to_string(in.batch) + " is outside 1.." + std::to_string(s.options.max_batch) +
                             " (the session's max_batch)");
@@ -132,42 +95,139 @@ Status Session::run(const Inputs& in) {
                                 "] is outside 0.." + std::to_string(limit - 1));
     }
   }
-  s.batch = in.batch;
-  s.seq = in.seq;
-  s.ids = in.input_ids;
-  s.mask = in.attention_mask;
-  s.token_types = in.token_type_ids;
-  detail::execute_graph(&s);
-  s.has_output = true;
   return Status::ok();
 }
 
-const float* Session::last_hidden_state() const {
-  return impl_->has_output ? impl_->buffer<float>(impl_->graph.hidden_output) : nullptr;
+Status run_checked(detail::SessionImpl* s, const Inputs& in, const OpObserver* observer) {
+  s->has_output = false;
+  if (Status st = check_inputs(*s, in); !st) return st;
+  if (Status st = detail::execute_session(s, in, observer); !st) return st;
+  s->has_output = true;
+  return Status::ok();
 }
-const float* Session::pooled() const {
-  return impl_->has_output ? impl_->buffer<float>(impl_->graph.pooled_output) : nullptr;
+}  // namespace
+
+Status Session::run(const Inputs& in, const OpObserver& observer) { return run_checked(impl_.get(), in, &observer); }
+Status Session::run(const Inputs& in) { return run_checked(impl_.get(), in, nullptr); }
+
+std::vector<std::string> Session::output_names() const {
+  std::vector<std::string> names;
+  for (const plan::NamedTensor& t : impl_->graph.outputs) names.push_back(t.name);
+  return names;
 }
-const float* Session::attention_probs() const {
-  return impl_->has_output && impl_->graph.probs_output >= 0 ? impl_->buffer<float>(impl_->graph.probs_output) : nullptr;
+
+Status Session::output(const std::string& name, OutputInfo* info) const {
+  if (!info) return invalid_argument("Session::output: info is null");
+  const plan::NamedTensor* t = impl_->graph.output(name);
+  if (!t) {
+    std::string names;
+    for (const std::string& n : output_names()) names += (names.empty() ? "" : ", ") + n;
+    return invalid_argument("this session has no output '" + name + "' (it has: " + names + ")");
+  }
+  if (!impl_->has_output) return invalid_argument("no output yet: the session has not run successfully");
+  const plan::BufferSpec& b = impl_->graph.buffers[static_cast<size_t>(t->buffer)];
+  info->name = name;
+  info->dtype = b.dtype;
+  info->shape = shape_of(*t, impl_->batch, impl_->seq);
+  size_t elements = 1;
+  for (int64_t d : info->shape) elements *= static_cast<size_t>(d);
+  info->bytes = elements * dtype_size(b.dtype);
+  info->device = impl_->memories[static_cast<size_t>(b.memory)].name;
+  info->data = impl_->bindings[static_cast<size_t>(t->buffer)];
+  return Status::ok();
 }
+
+Status Session::copy_output(const std::string& name, void* dst, size_t capacity) const {
+  OutputInfo info;
+  if (Status s = output(name, &info); !s) return s;
+  if (!dst) return invalid_argument("Session::copy_output: dst is null");
+  if (capacity < info.bytes)
+    return invalid_argument("output '" + name + "' has " + std::to_string(info.bytes) + " bytes; the destination holds " +
+                            std::to_string(capacity));
+  const plan::BufferSpec& b = impl_->graph.buffers[static_cast<size_t>(impl_->graph.output(name)->buffer)];
+  const detail::MemorySpace& mem = impl_->memories[static_cast<size_t>(b.memory)];
+  if (mem.owner < 0) {
+    std::memcpy(dst, info.data, info.bytes);
+    return Status::ok();
+  }
+  const detail::BackendSlot& owner = impl_->backends[static_cast<size_t>(mem.owner)];
+  if (Status s = owner.table->copy_to_host(owner.context, dst, info.data, info.bytes); !s) return s;
+  return owner.table->synchronize ? owner.table->synchronize(owner.context) : Status::ok();
+}
+
+namespace {
+const float* host_output(const Session::Impl& impl, const char* name) {
+  if (!impl.has_output) return nullptr;
+  const plan::NamedTensor* t = impl.graph.output(name);
+  if (!t) return nullptr;
+  if (impl.graph.buffers[static_cast<size_t>(t->buffer)].memory != plan::kHostMemory) return nullptr;
+  return static_cast<const float*>(impl.bindings[static_cast<size_t>(t->buffer)]);
+}
+}  // namespace
+
+const float* Session::last_hidden_state() const { return host_output(*impl_, "hidden"); }
+const float* Session::pooled() const { return host_output(*impl_, "pooled"); }
+const float* Session::attention_probs() const { return host_output(*impl_, "attention"); }
 int Session::batch() const { return impl_->batch; }
 int Session::seq() const { return impl_->seq; }
-size_t Session::arena_bytes() const { return impl_->arena_plan.arena_size; }
+size_t Session::arena_bytes() const { return impl_->memories[plan::kHostMemory].plan.arena_size; }
 const std::vector<PlannedBuffer>& Session::planned_buffers() const { return impl_->planned; }
 size_t Session::intermediates_total_bytes() const { return impl_->intermediates_total; }
 
+std::vector<OpPlacement> Session::placement() const {
+  std::vector<OpPlacement> out;
+  const detail::SessionImpl& s = *impl_;
+  for (size_t i = 0; i < s.graph.ops.size(); ++i) {
+    const plan::Op& op = s.graph.ops[i];
+    const detail::BackendSlot& b = s.backends[static_cast<size_t>(s.placement.op_backend[i])];
+    out.push_back({op.label, plan::op_kind_name(op.kind), b.table->name, b.table->implementation(b.context, s.graph, op)});
+  }
+  return out;
+}
+
+std::vector<BackendUsage> Session::backends() const {
+  std::vector<BackendUsage> out;
+  for (const detail::BackendSlot& b : impl_->backends) {
+    BackendUsage u;
+    u.name = b.table->name;
+    u.memory = impl_->memories[static_cast<size_t>(b.memory)].name;
+    u.weights_in_place = b.held.weights_in_place;
+    u.weights_copied = b.held.weights_copied;
+    u.weights_packed = b.held.weights_packed;
+    u.arena = impl_->memories[static_cast<size_t>(b.memory)].plan.arena_size;
+    u.summary = b.table->summary(b.context);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 std::string Session::kernel_summary() const {
-  const kernels::KernelTable& t = *impl_->kernels;
-  std::ostringstream s;
-  s << "isa=" << kernels::isa_level_name(t.level) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_name << " attention_i8=" << t.attention_i8_name << " threads=" << impl_->options.threads;
-  return s.str();
+  std::string s;
+  for (const detail::BackendSlot& b : impl_->backends) {
+    if (b.ops.empty()) continue;
+    s += (s.empty() ? "" : "; ") + (impl_->backends.size() > 1 ? std::string(b.table->name) + ": " : std::string()) +
+         b.table->summary(b.context);
+  }
+  return s;
 }
 
 std::vector<OpProfile> Session::profile() const { return impl_->profile; }
 void Session::reset_profile() {
   for (OpProfile& p : impl_->profile) p.total_ms = 0.0, p.calls = 0;
+}
+
+std::vector<BackendStatus> available_backends() {
+  std::vector<BackendStatus> out;
+  for (const backend::KnownBackend& k : backend::known_backends()) {
+    BackendStatus s;
+    s.name = k.name;
+    s.built = k.table != nullptr;
+    std::string why;
+    s.available = s.built && (!k.table->available || k.table->available(&why));
+    s.detail = s.built && !s.available ? why : k.detail;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace encrt

@@ -1,5 +1,6 @@
 // The loaded model: the mapping, the verified FlatBuffer root, and typed zero-copy views of every
 // tensor the encoder graph needs. Everything here is checked once at load; later layers trust it.
+// Only the loader reads FlatBuffers types: the views and the spec use the runtime's own enums.
 #pragma once
 
 #include <cstdint>
@@ -9,14 +10,16 @@
 
 #include "encrt/encrt.hpp"
 #include "encrt_generated.h"
+#include "kernels/kernel_types.h"
 #include "model/mapped_file.h"
 
 namespace encrt::detail {
 
 // A linear layer y = x · Wᵀ + b with W [N, K] packed for the kernels.
 struct LinearView {
-  fb::DType dtype = fb::DType::F32;  // F32 | F16 (PanelN16) or I8 (PanelN16K4)
+  DType dtype = DType::kF32;           // kF32 | kF16 (PanelN16) or kI8 (PanelN16K4)
   const void* packed = nullptr;
+  size_t packed_bytes = 0;
   const float* scales = nullptr;       // I8: [N]
   const int32_t* column_sums = nullptr;  // I8: [N]
   const float* activation_multipliers = nullptr;  // I8, optional: [K], applied before quantizing
@@ -27,7 +30,7 @@ struct LinearView {
 
 // A row-major [rows, width] table: F32, F16, or I8 with one scale per row.
 struct TableView {
-  fb::DType dtype = fb::DType::F32;
+  DType dtype = DType::kF32;
   const void* data = nullptr;
   const float* row_scales = nullptr;
   int rows = 0;
@@ -44,6 +47,22 @@ struct LayerView {
   NormView attn_norm, ffn_norm;
 };
 
+enum class Pooling : uint8_t { kMean, kCls, kPooler };
+
+// The encoder's structure in the runtime's terms (ModelConfig keeps the names for display).
+struct EncoderSpec {
+  int vocab_size = 0, hidden = 0, heads = 0, layers = 0, ffn = 0, max_seq = 0, type_vocab = 0;
+  kernels::Activation activation = kernels::Activation::kGelu;
+  bool pre_norm = false;
+  bool embedding_norm = false;
+  bool final_norm = false;
+  Pooling pooling = Pooling::kMean;
+  bool int8_attention = false;  // the file asks for int8 attention (where the layer is int8)
+  float layer_norm_eps = 1e-12f;
+  float embedding_scale = 1.0f;
+  int head_dim() const { return heads > 0 ? hidden / heads : 0; }
+};
+
 // The tokenizer settings of the file's vocabulary (schema Vocabulary), validated.
 struct TokenizerInfo {
   bool lowercase = true;
@@ -58,6 +77,7 @@ struct ModelImpl {
   size_t size = 0;
   const fb::Model* root = nullptr;
   ModelConfig config;
+  EncoderSpec spec;
   std::vector<std::string> vocabulary;
   TokenizerInfo tokenizer;
 
@@ -72,3 +92,7 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
                          ModelImpl* impl);
 
 }  // namespace encrt::detail
+
+namespace encrt {
+struct Model::Impl : detail::ModelImpl {};
+}  // namespace encrt

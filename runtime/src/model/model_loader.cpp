@@ -30,13 +30,23 @@ std::vector<int64_t> tensor_shape(const fb::Tensor& t) {
   return shape;
 }
 
-size_t dtype_size(fb::DType d) {
+size_t file_dtype_size(fb::DType d) {
   switch (d) {
     case fb::DType::F32: case fb::DType::I32: return 4;
     case fb::DType::F16: return 2;
     case fb::DType::I8: return 1;
   }
   return 0;
+}
+
+DType runtime_dtype(fb::DType d) {
+  switch (d) {
+    case fb::DType::F32: return DType::kF32;
+    case fb::DType::F16: return DType::kF16;
+    case fb::DType::I8: return DType::kI8;
+    case fb::DType::I32: return DType::kI32;
+  }
+  return DType::kF32;
 }
 
 class Validator {
@@ -72,7 +82,7 @@ class Validator {
       elements = kernels::panel_i8_size(static_cast<int>(shape[0]), static_cast<int>(shape[1]));
     else
       for (int64_t d : shape) elements *= static_cast<size_t>(d);
-    const size_t bytes = elements * dtype_size(dtype);
+    const size_t bytes = elements * file_dtype_size(dtype);
     const size_t have = t.data() ? t.data()->size() : 0;
     if (have != bytes)
       return invalid_model("tensor '" + name + "' holds " + std::to_string(have) + " bytes, expected " +
@@ -127,8 +137,9 @@ class Validator {
         out->activation_multipliers = m->data();
       }
     }
-    out->dtype = t->dtype();
+    out->dtype = runtime_dtype(t->dtype());
     out->packed = t->data()->data();
+    out->packed_bytes = t->data()->size();
     out->N = N;
     out->K = K;
     return vector_f32(bias, N, &out->bias);
@@ -145,7 +156,7 @@ class Validator {
       if (Status s = per_channel(*t, static_cast<size_t>(rows), false); !s) return s;
       out->row_scales = t->scales()->data();
     }
-    out->dtype = t->dtype();
+    out->dtype = runtime_dtype(t->dtype());
     out->data = t->data()->data();
     out->rows = rows;
     out->width = width;
@@ -215,6 +226,28 @@ ModelConfig to_model_config(const fb::Config* c) {
   return m;
 }
 
+EncoderSpec to_encoder_spec(const fb::Config* c) {
+  EncoderSpec e;
+  e.vocab_size = c->vocab_size();
+  e.hidden = c->hidden_size();
+  e.heads = c->num_heads();
+  e.layers = c->num_layers();
+  e.ffn = c->ffn_size();
+  e.max_seq = c->max_seq_len();
+  e.type_vocab = c->type_vocab_size();
+  e.activation = c->activation() == fb::Activation::Gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
+  e.pre_norm = c->norm_placement() == fb::NormPlacement::PreNorm;
+  e.embedding_norm = c->embedding_norm();
+  e.final_norm = c->final_norm();
+  e.pooling = c->pooling() == fb::Pooling::Mean  ? Pooling::kMean
+              : c->pooling() == fb::Pooling::Cls ? Pooling::kCls
+                                                 : Pooling::kPooler;
+  e.int8_attention = c->attention_precision() == fb::AttentionPrecision::Int8;
+  e.layer_norm_eps = c->layer_norm_eps();
+  e.embedding_scale = c->embedding_scale();
+  return e;
+}
+
 }  // namespace
 
 Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin, ModelImpl* impl) {
@@ -238,6 +271,7 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
   impl->size = size;
   impl->root = root;
   impl->config = to_model_config(c);
+  impl->spec = to_encoder_spec(c);
   const ModelConfig& cfg = impl->config;
   const int H = cfg.hidden_size, F = cfg.ffn_size;
 
@@ -265,7 +299,7 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
     if (s) s = v.norm(n(names::kFfnNormWeight), n(names::kFfnNormBias), H, &L.ffn_norm);
     if (!s) return fail(s);
   }
-  if (cfg.pooling == "pooler")
+  if (impl->spec.pooling == Pooling::kPooler)
     if (Status s = v.linear(names::kPoolerWeight, names::kPoolerBias, H, H, &impl->pooler); !s) return fail(s);
 
   if (const fb::Vocabulary* vocab = root->vocabulary(); vocab && vocab->tokens()) {

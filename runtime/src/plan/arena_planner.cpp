@@ -6,14 +6,16 @@
 namespace encrt::plan {
 
 namespace {
-size_t aligned(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+size_t round_up(size_t n, size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 bool lifetimes_overlap(const BufferLifetime& a, const BufferLifetime& b) {
   return a.first_op <= b.last_op && b.first_op <= a.last_op;
 }
 }  // namespace
 
-ArenaPlan plan_arena(const std::vector<BufferLifetime>& buffers) {
+ArenaPlan plan_arena(const std::vector<BufferLifetime>& buffers, size_t alignment) {
+  auto aligned = [alignment](size_t n) { return round_up(n, alignment); };
   ArenaPlan plan;
+  plan.alignment = alignment;
   plan.offsets.assign(buffers.size(), 0);
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -43,7 +45,8 @@ ArenaPlan plan_arena(const std::vector<BufferLifetime>& buffers) {
   return plan;
 }
 
-size_t arena_lower_bound(const std::vector<BufferLifetime>& buffers) {
+size_t arena_lower_bound(const std::vector<BufferLifetime>& buffers, size_t alignment) {
+  auto aligned = [alignment](size_t n) { return round_up(n, alignment); };
   int last = 0;
   for (const auto& b : buffers) last = std::max(last, b.last_op);
   size_t best = 0;

@@ -9,17 +9,19 @@
 
 namespace encrt::plan {
 
+// The host arena's alignment (a cache line, and every SIMD load's). Device memories set their own.
 constexpr size_t kArenaAlignment = 64;
 
 struct BufferLifetime {
-  size_t size = 0;     // bytes (rounded up to kArenaAlignment by the planner)
+  size_t size = 0;     // bytes (rounded up to the alignment by the planner)
   int first_op = 0;    // inclusive
   int last_op = 0;     // inclusive
 };
 
 struct ArenaPlan {
   std::vector<size_t> offsets;  // one per buffer, in the order given
-  size_t arena_size = 0;        // bytes, a multiple of kArenaAlignment
+  size_t arena_size = 0;        // bytes, a multiple of the alignment
+  size_t alignment = kArenaAlignment;
 };
 
 // Greedy by size, as in TFLite Micro's greedy planner:
@@ -30,9 +32,10 @@ struct ArenaPlan {
 // Large buffers placed first leave gaps that the many small ones fill. The result is not
 // optimal in general (the problem is NP-hard) but is deterministic and within a few percent of
 // the lower bound (the largest sum of sizes alive at one op) on encoder graphs.
-ArenaPlan plan_arena(const std::vector<BufferLifetime>& buffers);
+// Every offset and size is a multiple of `alignment` (a power of two).
+ArenaPlan plan_arena(const std::vector<BufferLifetime>& buffers, size_t alignment = kArenaAlignment);
 
 // The lower bound on any plan: the largest total size of buffers alive at the same op.
-size_t arena_lower_bound(const std::vector<BufferLifetime>& buffers);
+size_t arena_lower_bound(const std::vector<BufferLifetime>& buffers, size_t alignment = kArenaAlignment);
 
 }  // namespace encrt::plan

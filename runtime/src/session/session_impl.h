@@ -1,56 +1,82 @@
-// A session: the model's graph bound to a planned arena, a kernel table and a thread pool.
+// A session: the model's graph placed on backends, one planned arena per memory, the backends'
+// prepared state, and the bindings (every buffer's address) that run() hands to them.
 #pragma once
 
-#include <cstdlib>
-#include <memory>
+#include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "encrt/encrt.hpp"
-#include "kernels/kernel_table.h"
 #include "model/model_impl.h"
 #include "plan/arena_planner.h"
 #include "plan/graph.h"
-#include "session/thread_pool.h"
+#include "plan/placement.h"
 
 namespace encrt::detail {
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
+// One backend of the session. Slot 0 is always the CPU backend (the fallback).
+struct BackendSlot {
+  const backend::BackendInterface* table = nullptr;
+  void* context = nullptr;
+  int memory = plan::kHostMemory;
+  std::vector<int> ops;  // the ops placed on it
+  backend::HeldBytes held;
+};
+
+// One memory space and its arena. Memory 0 is the host's, shared by every host backend.
+struct MemorySpace {
+  std::string name;  // "host", or the device backend's name
+  int owner = -1;    // the backend slot that allocates it; -1: the host, allocated by the session
+  plan::ArenaPlan plan;
+  unsigned char* base = nullptr;
+  bool owned = false;  // allocated by the session (freed with it)
+};
+
+// Consecutive ops of one backend: one run() call.
+struct Segment {
+  int backend = 0;
+  int first = 0;
+  int count = 0;
 };
 
 struct SessionImpl {
   const ModelImpl* model = nullptr;
   SessionOptions options;
-  const kernels::KernelTable* kernels = nullptr;
   plan::Graph graph;
-  plan::ArenaPlan arena_plan;
+  plan::Placement placement;
+  std::vector<BackendSlot> backends;
+  std::vector<MemorySpace> memories;
+  std::vector<int> op_index;  // 0, 1, 2, ...: RunArgs::ops points into it
+  std::vector<Segment> segments;
+  std::vector<void*> bindings;  // by buffer id; inputs are bound at each run
   std::vector<PlannedBuffer> planned;
   size_t intermediates_total = 0;
-  std::unique_ptr<unsigned char, FreeDeleter> owned_arena;
-  unsigned char* arena = nullptr;
-  std::unique_ptr<ThreadPool> pool;
-  std::vector<OpProfile> profile;  // one per op, names fixed at creation
+  std::vector<OpProfile> profile;   // one per op, names fixed at creation
+  std::vector<double> profile_ms;   // per op, filled by a profiled run
+  bool prepared = false;
 
   // State of the current / last run.
   int batch = 0;
   int seq = 0;
   bool has_output = false;
-  const int32_t* ids = nullptr;
-  const int32_t* mask = nullptr;
-  const int32_t* token_types = nullptr;
-  const OpObserver* observer = nullptr;  // set only for the duration of an observed run
 
-  template <typename T>
-  T* buffer(int id) const {
-    return reinterpret_cast<T*>(arena + arena_plan.offsets[static_cast<size_t>(id)]);
-  }
-  int rows(plan::RowsOf r) const { return r == plan::RowsOf::kSequences ? batch : batch * seq; }
+  SessionImpl() = default;
+  SessionImpl(const SessionImpl&) = delete;
+  SessionImpl& operator=(const SessionImpl&) = delete;
+  ~SessionImpl();
+
+  backend::RunArgs run_args(int first_op, int count) const;
 };
 
-// Builds the graph and arena plan for `options` (validated by the caller).
-Status plan_session(const ModelImpl& model, const SessionOptions& options, const kernels::KernelTable& kernels,
-                    SessionImpl* impl);
-// Executes every op of the graph for the inputs already stored in `impl`.
-void execute_graph(SessionImpl* impl);
+// Places the graph for `options` (already checked) on its backends and plans every memory's
+// arena. With `prepare`, also allocates the arenas and prepares the backends.
+Status build_session(const ModelImpl& model, const SessionOptions& options, bool prepare, SessionImpl* session);
+
+// Binds the caller's arrays and runs every segment; `observer` (may be null) sees each op.
+Status execute_session(SessionImpl* session, const Inputs& inputs, const OpObserver* observer);
 
 }  // namespace encrt::detail
+
+namespace encrt {
+struct Session::Impl : detail::SessionImpl {};
+}  // namespace encrt

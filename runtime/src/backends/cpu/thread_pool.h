@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace encrt {
+namespace encrt::cpu {
 
 class ThreadPool {
  public:
@@ -49,4 +49,4 @@ class ThreadPool {
   std::atomic<int> tasks_{0};  // read by workers before they claim a task
 };
 
-}  // namespace encrt
+}  // namespace encrt::cpu

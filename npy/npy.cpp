@@ -1,4 +1,4 @@
-#include "cli/npy.h"
+#include "npy/npy.h"
 
 #include <cstring>
 #include <fstream>

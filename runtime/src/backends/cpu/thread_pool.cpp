@@ -1,4 +1,4 @@
-#include "session/thread_pool.h"
+#include "backends/cpu/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -9,7 +9,7 @@
 #define ENCRT_CPU_RELAX() ((void)0)
 #endif
 
-namespace encrt {
+namespace encrt::cpu {
 
 namespace {
 constexpr int kSpinIterations = 20000;  // ~50-100 µs of pause before a worker sleeps
@@ -92,4 +92,4 @@ void ThreadPool::worker(int thread) {
   }
 }
 
-}  // namespace encrt
+}  // namespace encrt::cpu

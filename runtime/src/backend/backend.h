@@ -1,0 +1,108 @@
+// The backend seam: what the core asks of a backend, as a small table of functions (in the
+// manner of ggml's ggml_backend_i and ExecuTorch's BackendInterface). A backend is a folder
+// under backends/, one such table, and its rows in the conformance suite; nothing else in the
+// runtime changes for a new one.
+//
+// The core (session/) owns the graph, the placement and the arena plans. For one session it:
+//   1. create()s a context per backend it uses (the chosen one, and the CPU backend for the ops
+//      the chosen one does not support());
+//   2. places each op, inserting kCopy ops where a buffer crosses between memories;
+//   3. asks each backend for the scratch_bytes() of its ops and plans one arena per memory with
+//      that memory's alignment (arena_alignment), allocating device arenas with alloc_arena();
+//   4. prepare()s each backend with its ops (upload or repack weights, create operators);
+//   5. on every run, calls run() on each maximal run of consecutive ops of one backend (a
+//      segment) with every buffer's address in `buffers`.
+// Entries marked (optional) may be null: the core then does the plain thing, as described.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "encrt/status.hpp"
+#include "plan/graph.h"
+
+namespace encrt::backend {
+
+using Options = std::map<std::string, std::string>;
+
+// Host memory is addressable by the CPU; device memory only through the backend's copies.
+enum class MemoryKind : uint8_t { kHost, kDevice };
+
+struct Shape {
+  int batch = 0;
+  int seq = 0;
+};
+
+// What a backend holds for a session, as prepare() reports it.
+struct HeldBytes {
+  size_t weights_in_place = 0;  // model-file bytes read where they are mapped
+  size_t weights_copied = 0;    // weights copied or uploaded as they are
+  size_t weights_packed = 0;    // weights repacked into a layout of the backend's own
+};
+
+struct PrepareArgs {
+  const detail::ModelImpl* model = nullptr;
+  const plan::Graph* graph = nullptr;
+  const int* ops = nullptr;  // the ops placed on this backend, in graph order
+  int op_count = 0;
+  Shape max;                 // the session's max_batch, max_seq
+};
+
+struct RunArgs {
+  const plan::Graph* graph = nullptr;
+  const int* ops = nullptr;  // a segment: op indices, in order, all placed on this backend
+  int op_count = 0;
+  void* const* buffers = nullptr;  // by buffer id: its address in its memory (null: an absent input)
+  Shape shape;                     // this run's batch and sequence length
+};
+
+struct BackendInterface {
+  const char* name;         // "cpu", "xnnpack", ...
+  MemoryKind memory;
+  size_t arena_alignment;   // of every buffer in its memory's arena (a power of two, >= 64)
+  const char* const* option_keys;  // the option names it takes, null-terminated
+
+  // Creates the backend's state for one session. `options` holds only keys this backend
+  // declares; an invalid value is an error that names the option.
+  Status (*create)(const Options& options, int threads, void** context);
+  void (*destroy)(void* context);
+  // Whether the backend can run `op` of `graph` (kCopy: only backends with device memory).
+  bool (*supports)(const void* context, const plan::Graph& graph, const plan::Op& op);
+  // Workspace `op` needs at the maximum shape, in bytes (0: none); planned as the op's scratch.
+  size_t (*scratch_bytes)(const void* context, const plan::Graph& graph, const plan::Op& op, Shape max);
+  // Uploads or repacks weights and creates operators for its ops, once per session.
+  Status (*prepare)(void* context, const PrepareArgs& args, HeldBytes* held);
+  // Runs a segment; a failure (a device error) is a Status, never an abort.
+  Status (*run)(void* context, const RunArgs& args);
+  // The kernel or operator that runs `op` (for placement reports and profiles).
+  std::string (*implementation)(const void* context, const plan::Graph& graph, const plan::Op& op);
+  // One line: the kernels or operators chosen, threads, device.
+  std::string (*summary)(const void* context);
+
+  // (optional) Whether the backend can run on this machine (a device present). Null: always.
+  bool (*available)(std::string* why_not);
+  // (optional) Device memory for its arena. Null: host memory from the core (MemoryKind::kHost
+  // backends share the host arena).
+  Status (*alloc_arena)(void* context, size_t bytes, void** arena);
+  void (*free_arena)(void* context, void* arena);
+  // (optional) Copies between host memory and its memory, ordered after the work already
+  // submitted (async on a device stream). Null: memcpy (host memory).
+  Status (*copy_to_host)(void* context, void* dst, const void* src, size_t bytes);
+  Status (*copy_from_host)(void* context, void* dst, const void* src, size_t bytes);
+  // (optional) Waits for all submitted work. Null: run() and the copies are synchronous.
+  Status (*synchronize)(void* context);
+  // (optional) Capture/replay of a segment (CUDA graphs): replay() runs the capture made for
+  // args' segment and shape, setting *replayed, or sets *replayed = false if there is none;
+  // capture() runs the segment once while recording it. Null: run() every time.
+  Status (*replay)(void* context, const RunArgs& args, bool* replayed);
+  Status (*capture)(void* context, const RunArgs& args);
+  // (optional) Runs a segment, timing each op on the backend's own clock (device events):
+  // ms[i] for args.ops[i]. Null: the core runs the segment op by op with a host clock.
+  Status (*run_profiled)(void* context, const RunArgs& args, double* ms);
+};
+
+// True when `b` has every required entry (the registry checks each table once).
+bool is_complete(const BackendInterface& b);
+
+}  // namespace encrt::backend

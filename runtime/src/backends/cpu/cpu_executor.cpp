@@ -1,0 +1,276 @@
+#include "backends/cpu/cpu_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace encrt::cpu {
+
+namespace {
+
+using plan::Op;
+using plan::OpKind;
+
+template <typename F>
+void parallel(ThreadPool& pool, int tasks, F& f) {
+  pool.run(tasks, [](void* ctx, int task, int thread) { (*static_cast<F*>(ctx))(task, thread); }, &f);
+}
+
+// Splits [0, n) into `parts` nearly equal chunks; chunk i is [*begin, *end).
+void chunk(int n, int parts, int i, int* begin, int* end) {
+  const int size = (n + parts - 1) / parts;
+  *begin = std::min(n, i * size);
+  *end = std::min(n, *begin + size);
+}
+
+// Work is cut into a few more tasks than threads, so that the threads that are awake (the
+// caller at least) take over the share of one the OS has descheduled.
+constexpr int kTasksPerThread = 2;
+
+// Adds row `row` of an embedding table, times `scale`, to out[0..width).
+void add_table_row(const kernels::KernelTable& kt, const detail::TableView& t, int row, float scale, float* out) {
+  const size_t base = static_cast<size_t>(row) * t.width;
+  switch (t.dtype) {
+    case DType::kF32: {
+      const float* p = static_cast<const float*>(t.data) + base;
+      for (int i = 0; i < t.width; ++i) out[i] += p[i] * scale;
+      break;
+    }
+    case DType::kF16: {
+      kt.add_row_f16(t.width, static_cast<const uint16_t*>(t.data) + base, scale, out);
+      break;
+    }
+    case DType::kI8: {
+      const int8_t* p = static_cast<const int8_t*>(t.data) + base;
+      const float s = t.row_scales[row] * scale;
+      for (int i = 0; i < t.width; ++i) out[i] += static_cast<float>(p[i]) * s;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+class OpRunner {
+ public:
+  OpRunner(const kernels::KernelTable& kt, ThreadPool& pool, const backend::RunArgs& args)
+      : kt_(kt), pool_(pool), g_(*args.graph), buffers_(args.buffers), batch_(args.shape.batch), seq_(args.shape.seq) {}
+
+  void run(const Op& op) {
+    switch (op.kind) {
+      case OpKind::kEmbed: embed(op); break;
+      case OpKind::kLayerNorm: layer_norm(op); break;
+      case OpKind::kQuantize: quantize(op); break;
+      case OpKind::kLinear: linear(op); break;
+      case OpKind::kAttention: attention(op); break;
+      case OpKind::kPoolMean: pool_mean(op); break;
+      case OpKind::kPoolFirst: pool_first(op); break;
+      case OpKind::kTanh: tanh_in_place(op); break;
+      case OpKind::kCopy: break;  // never placed here: supports() refuses it
+    }
+  }
+
+ private:
+  template <typename T>
+  T* buf(int id) const {
+    return id >= 0 ? static_cast<T*>(buffers_[static_cast<size_t>(id)]) : nullptr;
+  }
+  int threads() const { return pool_.threads(); }
+  int row_tasks(int rows) const { return threads() == 1 ? 1 : std::min(rows, threads() * kTasksPerThread); }
+  int rows_of(int buffer) const {
+    return static_cast<int>(plan::rows_of(g_.buffers[static_cast<size_t>(buffer)], batch_, seq_));
+  }
+
+  void embed(const Op& op) {
+    const plan::EmbedParams& p = op.p<plan::EmbedParams>();
+    const int H = p.width, M = batch_ * seq_, S = seq_;
+    const int32_t* ids = buf<const int32_t>(op.in(plan::slot::kX));
+    const int32_t* types = buf<const int32_t>(op.in(plan::slot::kEmbedTokenTypes));
+    float* x = buf<float>(op.out(0));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      for (int r = r0; r < r1; ++r) {
+        float* row = x + static_cast<size_t>(r) * H;
+        std::fill(row, row + H, 0.0f);
+        add_table_row(kt_, *p.word, ids[r], p.scale, row);
+        add_table_row(kt_, *p.position, r % S, 1.0f, row);
+        if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[r] : 0, 1.0f, row);
+      }
+      if (p.norm && r1 > r0)
+        kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
+                       x + static_cast<size_t>(r0) * H, H);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
+  void layer_norm(const Op& op) {
+    const plan::LayerNormParams& p = op.p<plan::LayerNormParams>();
+    const int H = p.width, M = rows_of(op.in(plan::slot::kX));
+    const float* in = buf<const float>(op.in(plan::slot::kX));
+    float* out = buf<float>(op.out(0));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      if (r1 > r0)
+        kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
+                       out + static_cast<size_t>(r0) * H, H);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
+  void quantize(const Op& op) {
+    const detail::LinearView& w = *op.p<plan::QuantizeParams>().linear;
+    const int K = w.K, M = rows_of(op.in(plan::slot::kX)), ldq = kernels::round_up(K, kernels::kPanelK);
+    const float* in = buf<const float>(op.in(plan::slot::kX));
+    uint8_t* q = buf<uint8_t>(op.out(0));
+    float* scale = buf<float>(op.out(plan::slot::kQuantizeScale));
+    int32_t* zp = buf<int32_t>(op.out(plan::slot::kQuantizeZeroPoint));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      if (r1 > r0)
+        kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, w.activation_multipliers,
+                             q + static_cast<size_t>(r0) * ldq, ldq, scale + r0, zp + r0);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
+  // Rows are split across threads when each gets a useful block of rows; otherwise whole
+  // 16-column weight panels are.
+  void linear(const Op& op) {
+    const plan::LinearParams& p = op.p<plan::LinearParams>();
+    const detail::LinearView& w = *p.weights;
+    const int M = rows_of(op.out(0)), N = w.N, K = w.K;
+    float* out = buf<float>(op.out(0));
+    const float* residual = buf<const float>(op.in(plan::slot::kLinearResidual));
+    const bool split_rows = M >= 8 * threads();
+    const int panels = (N + kernels::kPanelN - 1) / kernels::kPanelN;
+    const int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
+    auto body = [&](int task, int) {
+      int m0 = 0, m1 = M, n0 = 0, n1 = N;
+      if (split_rows) {
+        chunk(M, tasks, task, &m0, &m1);
+      } else {
+        int p0, p1;
+        chunk(panels, tasks, task, &p0, &p1);
+        n0 = p0 * kernels::kPanelN;
+        n1 = std::min(N, p1 * kernels::kPanelN);
+      }
+      if (m1 <= m0 || n1 <= n0) return;
+      kernels::GemmEpilogue ep;
+      ep.bias = w.bias + n0;
+      ep.activation = p.activation;
+      ep.residual = residual ? residual + static_cast<size_t>(m0) * N + n0 : nullptr;
+      ep.ldr = N;
+      float* c = out + static_cast<size_t>(m0) * N + n0;
+      const size_t panel0 = static_cast<size_t>(n0 / kernels::kPanelN);
+      switch (w.dtype) {
+        case DType::kF32: {
+          const float* a = buf<const float>(op.in(plan::slot::kX)) + static_cast<size_t>(m0) * K;
+          kt_.gemm_f32(m1 - m0, n1 - n0, K, a, K, static_cast<const float*>(w.packed) + panel0 * K * kernels::kPanelN,
+                       c, N, ep);
+          break;
+        }
+        case DType::kF16: {
+          const float* a = buf<const float>(op.in(plan::slot::kX)) + static_cast<size_t>(m0) * K;
+          kt_.gemm_f16(m1 - m0, n1 - n0, K, a, K,
+                       static_cast<const uint16_t*>(w.packed) + panel0 * K * kernels::kPanelN, c, N, ep);
+          break;
+        }
+        case DType::kI8: {
+          const int ldq = kernels::round_up(K, kernels::kPanelK);
+          kernels::QuantizedRows a;
+          a.data = buf<const uint8_t>(op.in(plan::slot::kX)) + static_cast<size_t>(m0) * ldq;
+          a.ld = ldq;
+          a.scale = buf<const float>(op.in(plan::slot::kLinearScale)) + m0;
+          a.zero_point = buf<const int32_t>(op.in(plan::slot::kLinearZeroPoint)) + m0;
+          kt_.gemm_u8s8(m1 - m0, n1 - n0, K, a, static_cast<const int8_t*>(w.packed) + panel0 * ldq * kernels::kPanelN,
+                        w.column_sums + n0, w.scales + n0, c, N, ep);
+          break;
+        }
+        default:
+          break;
+      }
+    };
+    parallel(pool_, tasks, body);
+  }
+
+  void attention(const Op& op) {
+    const plan::AttentionParams& p = op.p<plan::AttentionParams>();
+    kernels::AttentionArgs args;
+    args.seq = seq_;
+    args.heads = p.heads;
+    args.head_dim = p.head_dim;
+    args.qkv = buf<const float>(op.in(plan::slot::kX));
+    args.ld_qkv = 3 * p.heads * p.head_dim;
+    args.mask = buf<const int32_t>(op.in(plan::slot::kAttentionMask));
+    args.scale = p.scale;
+    args.out = buf<float>(op.out(0));
+    args.ld_out = p.heads * p.head_dim;
+    args.probs = buf<float>(op.out(plan::slot::kAttentionProbs));
+    const kernels::AttentionFn fn = p.int8 ? kt_.attention_i8 : kt_.attention_f32;
+    unsigned char* scratch = buf<unsigned char>(op.scratch);
+    const size_t per_thread = g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads());
+    auto body = [&](int task, int thread) {
+      fn(args, task / p.heads, task % p.heads, scratch + static_cast<size_t>(thread) * per_thread);
+    };
+    parallel(pool_, batch_ * p.heads, body);
+  }
+
+  void pool_mean(const Op& op) {
+    const int H = op.p<plan::RowsParams>().width, S = seq_;
+    const float* x = buf<const float>(op.in(plan::slot::kX));
+    const int32_t* mask = buf<const int32_t>(op.in(plan::slot::kPoolMask));
+    float* out = buf<float>(op.out(0));
+    for (int b = 0; b < batch_; ++b) {
+      float* o = out + static_cast<size_t>(b) * H;
+      std::fill(o, o + H, 0.0f);
+      int count = 0;
+      for (int t = 0; t < S; ++t) {
+        if (mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
+        const float* row = x + (static_cast<size_t>(b) * S + t) * H;
+        for (int i = 0; i < H; ++i) o[i] += row[i];
+        ++count;
+      }
+      if (count > 0) {
+        const float inv = 1.0f / static_cast<float>(count);
+        for (int i = 0; i < H; ++i) o[i] *= inv;
+      }
+    }
+  }
+
+  void pool_first(const Op& op) {
+    const int H = op.p<plan::RowsParams>().width;
+    const float* x = buf<const float>(op.in(plan::slot::kX));
+    float* out = buf<float>(op.out(0));
+    for (int b = 0; b < batch_; ++b)
+      std::memcpy(out + static_cast<size_t>(b) * H, x + static_cast<size_t>(b) * seq_ * H, sizeof(float) * H);
+  }
+
+  void tanh_in_place(const Op& op) {
+    float* x = buf<float>(op.out(0));
+    const size_t n = static_cast<size_t>(rows_of(op.out(0))) * op.p<plan::RowsParams>().width;
+    for (size_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+  }
+
+  const kernels::KernelTable& kt_;
+  ThreadPool& pool_;
+  const plan::Graph& g_;
+  void* const* buffers_;
+  const int batch_;
+  const int seq_;
+};
+
+}  // namespace
+
+void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args, int op) {
+  OpRunner(kernels, pool, args).run(args.graph->ops[static_cast<size_t>(op)]);
+}
+
+size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq) {
+  const kernels::AttentionScratchFn fn = p.int8 ? kernels.attention_i8_scratch : kernels.attention_f32_scratch;
+  return (fn(max_seq, p.head_dim) + 63) / 64 * 64;
+}
+
+}  // namespace encrt::cpu

@@ -1,0 +1,18 @@
+// The CPU backend's executor: each op of a segment split over the thread pool, calling kernels
+// through the kernel table. Nothing here allocates; every pointer is a bound buffer or a model
+// view.
+#pragma once
+
+#include "backend/backend.h"
+#include "backends/cpu/thread_pool.h"
+#include "kernels/kernel_table.h"
+
+namespace encrt::cpu {
+
+// Runs one op of args.graph (index `op`) with the buffers and shape of `args`.
+void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args, int op);
+
+// Per-thread scratch of an attention op, the kernel table's size rounded to 64 bytes.
+size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq);
+
+}  // namespace encrt::cpu

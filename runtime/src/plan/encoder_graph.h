@@ -1,0 +1,17 @@
+// Builds the encoder's op graph from a loaded model: embeddings, the layers (post- or pre-norm),
+// the optional final norm and the pooling, with int8 linears preceded by their quantize ops.
+#pragma once
+
+#include "plan/graph.h"
+
+namespace encrt::plan {
+
+struct EncoderGraphOptions {
+  int max_batch = 1;
+  int max_seq = 1;
+  int attention_layer = -1;  // >= 0: that layer's attention writes the "attention" output
+};
+
+Graph build_encoder_graph(const detail::ModelImpl& model, const EncoderGraphOptions& options);
+
+}  // namespace encrt::plan

@@ -1,0 +1,249 @@
+// Session creation: backends, graph, placement, scratch, arena plans, allocation, prepare.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backend/registry.h"
+#include "plan/encoder_graph.h"
+#include "plan/lifetimes.h"
+#include "session/session_impl.h"
+
+namespace encrt::detail {
+
+namespace {
+
+bool declares(const backend::BackendInterface& b, const std::string& key) {
+  for (const char* const* k = b.option_keys; *k; ++k)
+    if (key == *k) return true;
+  return false;
+}
+
+// The session's backends: the CPU backend first, then the requested one (or, for auto, every
+// backend the auto policy picks for some op). Each gets the options it declares.
+Status open_backends(const plan::Graph& graph, const SessionOptions& o, SessionImpl* s) {
+  std::vector<const backend::BackendInterface*> tables = {&backend::cpu_backend()};
+  if (o.backend == "auto") {
+    for (const plan::Op& op : graph.ops) {
+      const backend::BackendInterface* t = &backend::auto_backend_for(op);
+      if (std::find(tables.begin(), tables.end(), t) == tables.end()) tables.push_back(t);
+    }
+  } else {
+    const backend::BackendInterface* t = nullptr;
+    if (Status st = backend::find_backend(o.backend, &t); !st) return st;
+    if (t != tables[0]) tables.push_back(t);
+  }
+  for (const auto& [key, value] : o.backend_options) {
+    bool known = false;
+    for (const backend::BackendInterface* t : tables) known = known || declares(*t, key);
+    if (known) continue;
+    std::string keys;
+    for (const backend::BackendInterface* t : tables)
+      for (const char* const* k = t->option_keys; *k; ++k) keys += (keys.empty() ? "" : ", ") + std::string(*k);
+    return invalid_argument("unknown backend option '" + key + "' for backend '" + o.backend + "' (its backends take: " +
+                            (keys.empty() ? std::string("none") : keys) + ")");
+  }
+  int devices = 0;
+  for (const backend::BackendInterface* t : tables) {
+    backend::Options mine;
+    for (const auto& [key, value] : o.backend_options)
+      if (declares(*t, key)) mine[key] = value;
+    BackendSlot slot;
+    slot.table = t;
+    slot.memory = t->memory == backend::MemoryKind::kHost ? plan::kHostMemory : ++devices;
+    if (Status st = t->create(mine, o.threads, &slot.context); !st) return st;
+    s->backends.push_back(std::move(slot));
+  }
+  s->memories.resize(static_cast<size_t>(devices) + 1);
+  s->memories[plan::kHostMemory].name = "host";
+  for (size_t b = 0; b < s->backends.size(); ++b) {
+    const BackendSlot& slot = s->backends[b];
+    if (slot.memory == plan::kHostMemory) continue;
+    s->memories[static_cast<size_t>(slot.memory)].name = slot.table->name;
+    s->memories[static_cast<size_t>(slot.memory)].owner = static_cast<int>(b);
+  }
+  return Status::ok();
+}
+
+// Each op on the requested backend when it supports the op, else on the CPU backend.
+void place(const SessionOptions& o, SessionImpl* s) {
+  s->placement.backend_memory.clear();
+  for (const BackendSlot& b : s->backends) s->placement.backend_memory.push_back(b.memory);
+  s->placement.op_backend.clear();
+  for (const plan::Op& op : s->graph.ops) {
+    const backend::BackendInterface* want = o.backend == "auto" ? &backend::auto_backend_for(op) : s->backends.back().table;
+    int chosen = 0;
+    for (size_t b = 0; b < s->backends.size(); ++b)
+      if (s->backends[b].table == want && want->supports(s->backends[b].context, s->graph, op)) chosen = static_cast<int>(b);
+    s->placement.op_backend.push_back(chosen);
+  }
+  plan::insert_copies(&s->graph, &s->placement);
+}
+
+// The scratch each op's backend asks for, as a buffer of the op's memory.
+void add_scratch(const SessionOptions& o, SessionImpl* s) {
+  const backend::Shape max{o.max_batch, o.max_seq};
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    plan::Op& op = s->graph.ops[i];
+    const size_t bytes = b.table->scratch_bytes(b.context, s->graph, op, max);
+    if (bytes == 0) continue;
+    plan::BufferSpec spec;
+    spec.name = op.label + ".scratch";
+    spec.dtype = DType::kU8;
+    spec.rows = plan::Rows::kFixed;
+    spec.row_bytes = spec.max_bytes = bytes;
+    spec.memory = b.memory;
+    op.scratch = s->graph.add_buffer(std::move(spec));
+  }
+}
+
+Status plan_memories(SessionImpl* s) {
+  const std::vector<plan::Lifetime> life = plan::buffer_lifetimes(s->graph);
+  s->planned.clear();
+  s->intermediates_total = 0;
+  for (size_t m = 0; m < s->memories.size(); ++m) {
+    MemorySpace& mem = s->memories[m];
+    size_t alignment = plan::kArenaAlignment;
+    for (const BackendSlot& b : s->backends)
+      if (b.memory == static_cast<int>(m)) alignment = std::max(alignment, b.table->arena_alignment);
+    std::vector<plan::BufferLifetime> requests;
+    std::vector<size_t> ids;
+    for (size_t i = 0; i < s->graph.buffers.size(); ++i) {
+      const plan::BufferSpec& b = s->graph.buffers[i];
+      if (b.memory != static_cast<int>(m) || b.storage != plan::Storage::kArena) continue;
+      if (life[i].first_op < 0) return internal_error("planned buffer '" + b.name + "' is never used");
+      requests.push_back({b.max_bytes, life[i].first_op, life[i].last_op});
+      ids.push_back(i);
+      s->intermediates_total += b.max_bytes;
+    }
+    mem.plan = plan::plan_arena(requests, alignment);
+    for (size_t r = 0; r < ids.size(); ++r) {
+      const plan::BufferSpec& b = s->graph.buffers[ids[r]];
+      s->planned.push_back({b.name, mem.name, mem.plan.offsets[r], b.max_bytes, life[ids[r]].first_op, life[ids[r]].last_op});
+    }
+    // Offsets by buffer id for binding (the plan's are by request).
+    std::vector<size_t> by_id(s->graph.buffers.size(), 0);
+    for (size_t r = 0; r < ids.size(); ++r) by_id[ids[r]] = mem.plan.offsets[r];
+    mem.plan.offsets = std::move(by_id);
+  }
+  return Status::ok();
+}
+
+Status allocate_arenas(const SessionOptions& o, SessionImpl* s) {
+  for (MemorySpace& mem : s->memories) {
+    const size_t need = mem.plan.arena_size;
+    if (mem.owner >= 0) {
+      const BackendSlot& b = s->backends[static_cast<size_t>(mem.owner)];
+      void* p = nullptr;
+      if (Status st = b.table->alloc_arena(b.context, need > 0 ? need : mem.plan.alignment, &p); !st) return st;
+      mem.base = static_cast<unsigned char*>(p);
+      mem.owned = true;
+    } else if (o.arena) {
+      if (o.arena_size < need)
+        return out_of_memory("the caller's arena holds " + std::to_string(o.arena_size) + " bytes; this session needs " +
+                             std::to_string(need));
+      mem.base = static_cast<unsigned char*>(o.arena);
+    } else {
+      void* p = std::aligned_alloc(mem.plan.alignment, need > 0 ? (need + mem.plan.alignment - 1) / mem.plan.alignment * mem.plan.alignment
+                                                                : mem.plan.alignment);
+      if (!p) return out_of_memory("cannot allocate a " + std::to_string(need) + "-byte arena");
+      mem.base = static_cast<unsigned char*>(p);
+      mem.owned = true;
+    }
+  }
+  s->bindings.assign(s->graph.buffers.size(), nullptr);
+  for (size_t i = 0; i < s->graph.buffers.size(); ++i) {
+    const plan::BufferSpec& b = s->graph.buffers[i];
+    if (b.storage != plan::Storage::kArena) continue;
+    const MemorySpace& mem = s->memories[static_cast<size_t>(b.memory)];
+    s->bindings[i] = mem.base + mem.plan.offsets[i];
+  }
+  return Status::ok();
+}
+
+Status prepare_backends(const SessionOptions& o, SessionImpl* s) {
+  for (BackendSlot& b : s->backends) {
+    backend::PrepareArgs args;
+    args.model = s->model;
+    args.graph = &s->graph;
+    args.ops = b.ops.data();
+    args.op_count = static_cast<int>(b.ops.size());
+    args.max = {o.max_batch, o.max_seq};
+    if (Status st = b.table->prepare(b.context, args, &b.held); !st) return st;
+  }
+  return Status::ok();
+}
+
+void describe_ops(SessionImpl* s) {
+  s->profile.clear();
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const plan::Op& op = s->graph.ops[i];
+    const BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    const std::string impl = b.table->implementation(b.context, s->graph, op);
+    s->profile.push_back({op.label + " [" + plan::op_kind_name(op.kind) + (impl.empty() ? "" : " " + impl) + "]", 0.0, 0});
+  }
+  s->profile_ms.assign(s->graph.ops.size(), 0.0);
+}
+
+}  // namespace
+
+SessionImpl::~SessionImpl() {
+  for (MemorySpace& mem : memories) {
+    if (!mem.owned || !mem.base) continue;
+    if (mem.owner >= 0) {
+      const BackendSlot& b = backends[static_cast<size_t>(mem.owner)];
+      b.table->free_arena(b.context, mem.base);
+    } else {
+      std::free(mem.base);
+    }
+  }
+  for (BackendSlot& b : backends)
+    if (b.context) b.table->destroy(b.context);
+}
+
+backend::RunArgs SessionImpl::run_args(int first_op, int count) const {
+  backend::RunArgs args;
+  args.graph = &graph;
+  args.ops = op_index.data() + first_op;
+  args.op_count = count;
+  args.buffers = bindings.data();
+  args.shape = {batch, seq};
+  return args;
+}
+
+Status build_session(const ModelImpl& model, const SessionOptions& options, bool prepare, SessionImpl* s) {
+  s->model = &model;
+  s->options = options;
+  plan::EncoderGraphOptions g;
+  g.max_batch = options.max_batch;
+  g.max_seq = options.max_seq;
+  g.attention_layer = options.attention_layer;
+  s->graph = plan::build_encoder_graph(model, g);
+  if (Status st = open_backends(s->graph, options, s); !st) return st;
+  place(options, s);
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    if (!b.table->supports(b.context, s->graph, s->graph.ops[i]))
+      return internal_error("backend '" + std::string(b.table->name) + "' was given op '" + s->graph.ops[i].label +
+                            "' it does not support");
+    b.ops.push_back(static_cast<int>(i));
+  }
+  add_scratch(options, s);
+  if (Status st = plan_memories(s); !st) return st;
+  s->op_index.resize(s->graph.ops.size());
+  for (size_t i = 0; i < s->op_index.size(); ++i) s->op_index[i] = static_cast<int>(i);
+  s->segments.clear();
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const int b = s->placement.op_backend[i];
+    if (s->segments.empty() || s->segments.back().backend != b) s->segments.push_back({b, static_cast<int>(i), 0});
+    ++s->segments.back().count;
+  }
+  if (!prepare) return Status::ok();
+  if (Status st = allocate_arenas(options, s); !st) return st;
+  if (Status st = prepare_backends(options, s); !st) return st;
+  describe_ops(s);
+  s->prepared = true;
+  return Status::ok();
+}
+
+}  // namespace encrt::detail

@@ -1,0 +1,116 @@
+// One run: bind the caller's arrays, then hand each segment to its backend (replaying a capture
+// where the backend keeps one), then wait for the device backends. Nothing here allocates, but
+// the observed path (calibration and debugging tools), which may copy device rows to the host.
+#include <chrono>
+#include <vector>
+
+#include "session/session_impl.h"
+
+namespace encrt::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void bind_inputs(SessionImpl* s, const Inputs& in) {
+  for (const plan::NamedTensor& t : s->graph.inputs) {
+    const void* data = t.name == "input_ids"        ? static_cast<const void*>(in.input_ids)
+                       : t.name == "attention_mask" ? static_cast<const void*>(in.attention_mask)
+                                                    : static_cast<const void*>(in.token_type_ids);
+    s->bindings[static_cast<size_t>(t.buffer)] = const_cast<void*>(data);
+  }
+  // A mirror of an absent optional input is absent too (its copy op then copies nothing).
+  for (size_t i = 0; i < s->graph.buffers.size(); ++i) {
+    const plan::BufferSpec& b = s->graph.buffers[i];
+    if (b.mirror_of < 0 || s->graph.buffers[static_cast<size_t>(b.mirror_of)].storage != plan::Storage::kInput) continue;
+    const MemorySpace& mem = s->memories[static_cast<size_t>(b.memory)];
+    s->bindings[i] = s->bindings[static_cast<size_t>(b.mirror_of)] ? mem.base + mem.plan.offsets[i] : nullptr;
+  }
+}
+
+Status run_segment(SessionImpl* s, const Segment& seg) {
+  const BackendSlot& b = s->backends[static_cast<size_t>(seg.backend)];
+  const backend::RunArgs args = s->run_args(seg.first, seg.count);
+  if (s->options.profile) {
+    if (b.table->run_profiled) {
+      if (Status st = b.table->run_profiled(b.context, args, s->profile_ms.data() + seg.first); !st) return st;
+    } else {
+      for (int i = 0; i < seg.count; ++i) {
+        const auto start = Clock::now();
+        if (Status st = b.table->run(b.context, s->run_args(seg.first + i, 1)); !st) return st;
+        s->profile_ms[static_cast<size_t>(seg.first + i)] =
+            std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      }
+    }
+    for (int i = 0; i < seg.count; ++i) {
+      OpProfile& p = s->profile[static_cast<size_t>(seg.first + i)];
+      p.total_ms += s->profile_ms[static_cast<size_t>(seg.first + i)];
+      ++p.calls;
+    }
+    return Status::ok();
+  }
+  if (b.table->replay) {
+    bool replayed = false;
+    if (Status st = b.table->replay(b.context, args, &replayed); !st) return st;
+    if (replayed) return Status::ok();
+    return b.table->capture(b.context, args);
+  }
+  return b.table->run(b.context, args);
+}
+
+// A buffer's rows as fp32 on the host, for the observer: null unless it holds fp32 rows.
+const float* observable(SessionImpl* s, int buffer, int* width, std::vector<float>* staging) {
+  if (buffer < 0) return nullptr;
+  const plan::BufferSpec& spec = s->graph.buffers[static_cast<size_t>(buffer)];
+  if (spec.dtype != DType::kF32 || spec.rows == plan::Rows::kFixed) return nullptr;
+  *width = static_cast<int>(spec.row_bytes / sizeof(float));
+  const void* data = s->bindings[static_cast<size_t>(buffer)];
+  const MemorySpace& mem = s->memories[static_cast<size_t>(spec.memory)];
+  if (mem.owner < 0) return static_cast<const float*>(data);
+  const BackendSlot& b = s->backends[static_cast<size_t>(mem.owner)];
+  const size_t bytes = plan::bytes_of(spec, s->batch, s->seq);
+  staging->resize(bytes / sizeof(float));
+  if (!b.table->copy_to_host(b.context, staging->data(), data, bytes) || (b.table->synchronize && !b.table->synchronize(b.context)))
+    return nullptr;
+  return staging->data();
+}
+
+Status run_observed(SessionImpl* s, const OpObserver& observer) {
+  std::vector<float> in_rows, out_rows;
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const plan::Op& op = s->graph.ops[i];
+    const BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    if (Status st = b.table->run(b.context, s->run_args(static_cast<int>(i), 1)); !st) return st;
+    if (b.table->synchronize)
+      if (Status st = b.table->synchronize(b.context); !st) return st;
+    if (op.kind == plan::OpKind::kCopy) continue;
+    // An int8 linear's fp32 input may already be overwritten (its lifetime ended at the
+    // quantize op), and an in-place op's input is its output: neither is reported.
+    const int x = op.in(plan::slot::kX), y = op.out(0);
+    int in_width = 0, out_width = 0;
+    const float* input =
+        op.kind != plan::OpKind::kQuantize && x != y ? observable(s, x, &in_width, &in_rows) : nullptr;
+    const float* output = observable(s, y, &out_width, &out_rows);
+    const int rows = y >= 0 ? static_cast<int>(plan::rows_of(s->graph.buffers[static_cast<size_t>(y)], s->batch, s->seq)) : 0;
+    observer(OpOutput{op.label, plan::op_kind_name(op.kind), op.layer, input, input ? in_width : 0, output,
+                      output ? out_width : 0, rows});
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status execute_session(SessionImpl* s, const Inputs& in, const OpObserver* observer) {
+  s->batch = in.batch;
+  s->seq = in.seq;
+  bind_inputs(s, in);
+  if (observer) return run_observed(s, *observer);
+  for (const Segment& seg : s->segments)
+    if (Status st = run_segment(s, seg); !st) return st;
+  for (const BackendSlot& b : s->backends)
+    if (b.table->synchronize)
+      if (Status st = b.table->synchronize(b.context); !st) return st;
+  return Status::ok();
+}
+
+}  // namespace encrt::detail
