@@ -61,6 +61,7 @@ struct BackendInterface {
   const char* name;         // "cpu", "xnnpack", ...
   MemoryKind memory;
   size_t arena_alignment;   // of every buffer in its memory's arena (a power of two, >= 64)
+  size_t read_overrun;      // bytes past the end of a buffer its ops may read (planned as padding)
   const char* const* option_keys;  // the option names it takes, null-terminated
 
   // Creates the backend's state for one session. `options` holds only keys this backend

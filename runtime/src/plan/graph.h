@@ -47,6 +47,7 @@ struct BufferSpec {
   Rows rows = Rows::kTokens;
   size_t row_bytes = 0;  // bytes per row (kTokens / kSequences); bytes in all for kFixed
   size_t max_bytes = 0;  // planned size
+  size_t pad_bytes = 0;  // readable bytes after the data (a backend's read overrun)
   Storage storage = Storage::kArena;
   int memory = kHostMemory;
   int mirror_of = -1;    // a copy of this buffer in another memory (placement's mirrors)

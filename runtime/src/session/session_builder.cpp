@@ -95,6 +95,15 @@ void add_scratch(const SessionOptions& o, SessionImpl* s) {
     spec.memory = b.memory;
     op.scratch = s->graph.add_buffer(std::move(spec));
   }
+  // Buffers an op reads get the padding its backend may read past their end.
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const size_t overrun = s->backends[static_cast<size_t>(s->placement.op_backend[i])].table->read_overrun;
+    if (overrun == 0) continue;
+    const plan::Op& op = s->graph.ops[i];
+    for (int b : op.inputs)
+      if (b >= 0) s->graph.buffers[static_cast<size_t>(b)].pad_bytes = std::max(s->graph.buffers[static_cast<size_t>(b)].pad_bytes, overrun);
+    if (op.scratch >= 0) s->graph.buffers[static_cast<size_t>(op.scratch)].pad_bytes = overrun;
+  }
 }
 
 Status plan_memories(SessionImpl* s) {
@@ -112,7 +121,7 @@ Status plan_memories(SessionImpl* s) {
       const plan::BufferSpec& b = s->graph.buffers[i];
       if (b.memory != static_cast<int>(m) || b.storage != plan::Storage::kArena) continue;
       if (life[i].first_op < 0) return internal_error("planned buffer '" + b.name + "' is never used");
-      requests.push_back({b.max_bytes, life[i].first_op, life[i].last_op});
+      requests.push_back({b.max_bytes + b.pad_bytes, life[i].first_op, life[i].last_op});
       ids.push_back(i);
       s->intermediates_total += b.max_bytes;
     }

@@ -106,6 +106,7 @@ const backend::BackendInterface kCpuBackend = {
     /*name=*/"cpu",
     /*memory=*/backend::MemoryKind::kHost,
     /*arena_alignment=*/64,
+    /*read_overrun=*/0,
     /*option_keys=*/kOptionKeys,
     create,
     destroy,
