@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "kernels/cpu_features.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
 #if defined(ENCRT_ARCH_X86)
 #include "kernels/x86/x86_kernels.h"
@@ -75,6 +76,30 @@ KernelTable build_table(IsaLevel level) {
 }
 
 }  // namespace
+
+KernelTable make_kernel_table(IsaFeatures features) {
+  KernelTable t;
+  t.features = features;
+  const GemmF32Kernel& gemm_f32 = choose_kernel(kGemmF32Kernels, features);
+  t.gemm_f32 = gemm_f32.fn, t.gemm_f32_name = gemm_f32.name;
+  const GemmF16Kernel& gemm_f16 = choose_kernel(kGemmF16Kernels, features);
+  t.gemm_f16 = gemm_f16.fn, t.gemm_f16_name = gemm_f16.name, t.gemm_f16_arith = gemm_f16.arith;
+  const GemmU8S8Kernel& gemm_u8s8 = choose_kernel(kGemmU8S8Kernels, features);
+  t.gemm_u8s8 = gemm_u8s8.fn, t.gemm_u8s8_name = gemm_u8s8.name;
+  const QuantizeRowsU8Kernel& quantize = choose_kernel(kQuantizeRowsU8Kernels, features);
+  t.quantize_rows_u8 = quantize.fn, t.quantize_rows_u8_name = quantize.name;
+  const LayerNormKernel& layer_norm = choose_kernel(kLayerNormKernels, features);
+  t.layer_norm = layer_norm.fn, t.layer_norm_name = layer_norm.name;
+  const AddRowF16Kernel& add_row = choose_kernel(kAddRowF16Kernels, features);
+  t.add_row_f16 = add_row.fn, t.add_row_f16_name = add_row.name;
+  const AttentionKernel& attention_f32 = choose_kernel(kAttentionF32Kernels, features);
+  t.attention_f32 = attention_f32.fn, t.attention_f32_scratch = attention_f32.scratch;
+  t.attention_f32_name = attention_f32.name;
+  const AttentionKernel& attention_i8 = choose_kernel(kAttentionI8Kernels, features);
+  t.attention_i8 = attention_i8.fn, t.attention_i8_scratch = attention_i8.scratch;
+  t.attention_i8_name = attention_i8.name;
+  return t;
+}
 
 IsaLevel detect_isa_level() {
   static const IsaLevel level = detect_cpu_isa_level();

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/isa.h"
 #include "kernels/kernel_types.h"
 
 namespace encrt::kernels {
@@ -47,12 +48,20 @@ bool isa_level_supported(IsaLevel level);
 
 struct KernelTable {
   IsaLevel level = IsaLevel::kScalar;
+  IsaFeatures features = 0;  // what make_kernel_table chose for
   // Names of the functions chosen, for profiles and logs (XNNPACK style: dtype-op-tile__isa).
   const char* gemm_f32_name = "";
   const char* gemm_f16_name = "";
   const char* gemm_u8s8_name = "";
   const char* attention_name = "";     // fp32 attention
   const char* attention_i8_name = "";
+  const char* quantize_rows_u8_name = "";
+  const char* layer_norm_name = "";
+  const char* add_row_f16_name = "";
+  const char* attention_f32_name = "";
+  // Whether gemm_f16 computes in fp16 arithmetic (ref::gemm_f16_arith) rather than widening the
+  // weights to fp32 (ref::gemm_f16).
+  bool gemm_f16_arith = false;
 
   GemmF32Fn gemm_f32 = nullptr;
   GemmF16Fn gemm_f16 = nullptr;
@@ -65,6 +74,10 @@ struct KernelTable {
   AttentionFn attention_i8 = nullptr;
   AttentionScratchFn attention_i8_scratch = nullptr;
 };
+
+// For each op family, the most preferred kernel of its list (kernel_lists.h) whose required
+// features are a subset of `features`.
+KernelTable make_kernel_table(IsaFeatures features);
 
 // The table for `level`, with every entry filled: an op without a faster variant at that level
 // uses the best lower one. `level` must be isa_level_supported() (callers check).
