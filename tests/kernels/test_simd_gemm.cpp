@@ -447,36 +447,4 @@ TEST_CASE("SIMD f16 GEMM stays finite and close where fp16 arithmetic would over
   }
 }
 
-#if defined(ENCRT_ARCH_X86)
-TEST_CASE("x86 kernel tables name the kernels they hold", "[x86][dispatch]") {
-  for (IsaLevel level : kAllIsaLevels) {
-    if (!is_x86_level(level)) continue;
-    const KernelTable& t = kernel_table(level);
-    INFO(isa_level_name(level));
-    CHECK(std::string(t.gemm_f32_name).find(level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2") != std::string::npos);
-    const char* f16_isa = level == IsaLevel::kAvx512Fp16 ? "__avx512fp16" : level >= IsaLevel::kAvx512 ? "__avx512" : "__avx2";
-    CHECK(std::string(t.gemm_f16_name).substr(std::string(t.gemm_f16_name).find("__")) == f16_isa);
-    const char* int8_isa = level >= IsaLevel::kAvx512Vnni ? "__avx512vnni"
-                           : level == IsaLevel::kAvx512   ? "__avx512"
-                           : level == IsaLevel::kAvx2Vnni ? "__avxvnni"
-                                                          : "__avx2";
-    CHECK(std::string(t.gemm_u8s8_name).substr(std::string(t.gemm_u8s8_name).find("__")) == int8_isa);
-  }
-}
-
-#endif  // ENCRT_ARCH_X86
-
-#if defined(ENCRT_ARCH_ARM64)
-TEST_CASE("ARM kernel tables name the kernels they hold", "[arm][dispatch]") {
-  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_f32_name) == "f32-gemm-6x16__neon");
-  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_f16_name) == "f16w-gemm-6x16__neon");
-  CHECK(std::string(kernel_table(IsaLevel::kNeon).gemm_u8s8_name) == "qu8s8-gemm-1x1__scalar");
-  CHECK(std::string(kernel_table(IsaLevel::kNeonDot).gemm_u8s8_name) == "qu8s8-gemm-4x16__neondot");
-  CHECK(std::string(kernel_table(IsaLevel::kNeonFp16).gemm_f16_name) == "f16-gemm-6x16__neonfp16");
-  CHECK(std::string(kernel_table(IsaLevel::kNeonFp16).gemm_u8s8_name) == "qu8s8-gemm-4x16__neondot");
-  CHECK(std::string(kernel_table(IsaLevel::kNeonI8mm).gemm_u8s8_name) == "qu8s8-gemm-4x16__neoni8mm");
-  CHECK(std::string(kernel_table(IsaLevel::kNeonI8mm).gemm_f16_name) == "f16-gemm-6x16__neonfp16");
-}
-#endif  // ENCRT_ARCH_ARM64
-
 #endif  // ENCRT_ARCH_X86 || ENCRT_ARCH_ARM64

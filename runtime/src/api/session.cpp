@@ -33,14 +33,12 @@ Status check_options(const ModelConfig& c, const SessionOptions& o, const kernel
   if (o.isa.empty()) {
     *table = &kernels::default_kernel_table();
   } else {
-    kernels::IsaLevel level;
-    if (!kernels::parse_isa_level(o.isa, &level))
-      return invalid_argument("unknown ISA level '" + o.isa +
-                              "' (scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16, neoni8mm)");
-    if (!kernels::isa_level_supported(level))
+    const kernels::IsaLevel* level = kernels::find_isa_level(o.isa);
+    if (!level) return invalid_argument("unknown ISA level '" + o.isa + "' (" + kernels::isa_level_names() + ")");
+    if (!kernels::isa_supported(level->features))
       return unsupported(std::string("this CPU does not support ISA level '") + o.isa + "' (best: " +
-                         kernels::isa_level_name(kernels::detect_isa_level()) + ")");
-    *table = &kernels::kernel_table(level);
+                         kernels::best_isa_level().name + ")");
+    *table = kernels::preset_kernel_table(*level);
   }
   return Status::ok();
 }
@@ -89,7 +87,7 @@ Status Session::create(const Model& model, const SessionOptions& options, std::u
               : op.linear->dtype == fb::DType::F16 ? std::string(" ") + table->gemm_f16_name
                                                    : std::string(" ") + table->gemm_f32_name;
     } else if (op.kind == plan::OpKind::kAttention) {
-      name += std::string(" ") + (op.int8_attention ? table->attention_i8_name : table->attention_name);
+      name += std::string(" ") + (op.int8_attention ? table->attention_i8_name : table->attention_f32_name);
     }
     impl->profile.push_back({op.label + " [" + name + "]", 0.0, 0});
   }
@@ -160,8 +158,8 @@ size_t Session::intermediates_total_bytes() const { return impl_->intermediates_
 std::string Session::kernel_summary() const {
   const kernels::KernelTable& t = *impl_->kernels;
   std::ostringstream s;
-  s << "isa=" << kernels::isa_level_name(t.level) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_name << " attention_i8=" << t.attention_i8_name << " threads=" << impl_->options.threads;
+  s << "isa=" << kernels::isa_features_name(t.features) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
+    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name << " threads=" << impl_->options.threads;
   return s.str();
 }
 

@@ -1,5 +1,7 @@
 #include "kernels/isa.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "kernels/cpu_features.h"
@@ -48,8 +50,27 @@ IsaFeatures cpu_isa_features() {
 
 bool isa_supported(IsaFeatures features) { return (features & ~cpu_isa_features()) == 0; }
 
+const IsaLevel* find_isa_level(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const IsaLevel& level : kIsaLevels)
+    if (lower == level.name) return &level;
+  return nullptr;
+}
+
+const IsaLevel& best_isa_level() {
+  static const IsaLevel* const best = [] {
+    const IsaLevel* b = &kIsaLevels[0];
+    for (const IsaLevel& level : kIsaLevels)
+      if (isa_supported(level.features)) b = &level;  // in order of preference
+    return b;
+  }();
+  return *best;
+}
+
 std::string isa_features_name(IsaFeatures features) {
-  if (features == 0) return "none";
+  for (const IsaLevel& level : kIsaLevels)
+    if (level.features == features) return level.name;
   std::string s;
   IsaFeatures rest = features;
   for (const FeatureName& f : kFeatureNames) {
@@ -63,6 +84,15 @@ std::string isa_features_name(IsaFeatures features) {
     std::snprintf(hex, sizeof hex, "0x%x", static_cast<unsigned>(rest));
     if (!s.empty()) s += '+';
     s += hex;
+  }
+  return s;
+}
+
+std::string isa_level_names() {
+  std::string s;
+  for (const IsaLevel& level : kIsaLevels) {
+    if (!s.empty()) s += ", ";
+    s += level.name;
   }
   return s;
 }
