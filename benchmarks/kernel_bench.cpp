@@ -1,18 +1,23 @@
-// encrt_kernel_bench: the GEMM kernels of every ISA level this CPU supports on MiniLM shapes,
-// XNNPACK's fully connected operators on the same shapes, and register-only peak probes.
+// encrt_kernel_bench: every kernel of the GEMM, quantize and LayerNorm lists (kernel_lists.h)
+// that this CPU supports, the references aside, on MiniLM shapes; XNNPACK's fully connected
+// operators on the same shapes, and register-only peak probes.
 //
 //   encrt_kernel_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
-// Names are <kind>/<implementation>/<shape>:
+// Names are <kind>/<implementation>/<shape>, the implementation being the kernel's name from its
+// list ("x86::qu8s8_gemm_8x48__avx512vnni"; for the qu8s8 kinds the int8 GEMM's):
 //   qu8s8_full   quantize the fp32 activations per row + int8 GEMM + dequantize + bias
 //   qu8s8_fused  the same with the layer's whole fused epilogue (GELU for ffn_up, + residual for
 //                attn_out / ffn_down), as the runtime runs it
 //   qu8s8_gemm   the int8 GEMM + dequantize + bias alone, on already quantized rows
-//   f32, f16w    fp32 / fp16-weight GEMM with the layer's fused epilogue
+//   f32, f16w    fp32 / fp16-weight GEMM with the layer's fused epilogue (f16: a fp16-weight
+//                GEMM that computes in fp16 arithmetic)
+//   quantize, layer_norm  the row-wise kernels around the GEMMs
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
 // single-core peak of the instruction the kernel is built on (vpdpbusd zmm for int8, vfmadd231ps
-// zmm for the AVX-512 float kernels, vfmadd231ps ymm for AVX2), measured by register-only loops
+// zmm for the AVX-512 float kernels, vfmadd231ps ymm for AVX2, vfmadd231ph zmm for AVX512-FP16),
+// measured by register-only loops
 // at start-up of the same run (peaks.cpp). With repetitions, read "_min" for time and "_max" for
 // the rate counters (best-of-N on a noisy machine). A summary at the end puts the best-of-N
 // results side by side: percent of peak, and encrt's speed relative to XNNPACK's.
@@ -24,6 +29,8 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "kernels/isa.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ref/ref_kernels.h"
 
@@ -31,7 +38,7 @@ namespace encrt::bench {
 
 using kernels::Activation;
 using kernels::GemmEpilogue;
-using kernels::IsaLevel;
+using kernels::IsaFeatures;
 using kernels::KernelTable;
 
 std::vector<GemmShape> minilm_shapes() {
@@ -118,10 +125,11 @@ struct Layer {
 
 double gemm_ops(const GemmShape& s) { return 2.0 * s.M * s.N * s.K; }
 
-double fma_peak(IsaLevel level) {
+// The FMA peak of a float kernel that requires `features`.
+double fma_peak(IsaFeatures features) {
   const Peaks& p = measured_peaks();
-  if (level >= IsaLevel::kAvx512Fp16) return p.fma_ph_zmm_flops;  // the fp16-arithmetic GEMM
-  return level >= IsaLevel::kAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
+  if (features & kernels::kIsaAvx512Fp16) return p.fma_ph_zmm_flops;  // the fp16-arithmetic GEMM
+  return features & kernels::kIsaAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
 }
 
 // The int8 kernels below the VNNI level have no instruction of their own to compare with; they
@@ -135,116 +143,135 @@ GemmEpilogue bias_only(const Layer& L) {
   return ep;
 }
 
-void bench_qu8s8_full(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_qu8s8_full(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   const GemmEpilogue ep = bias_only(L);
   for (auto _ : state) {
-    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
-    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
+    t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
     benchmark::ClobberMemory();
   }
   set_rate_counters(state, gemm_ops(s), int8_peak());
 }
 
-void bench_qu8s8_fused(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_qu8s8_fused(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   for (auto _ : state) {
-    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
-    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, L.ep);
+    t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, L.ep);
     benchmark::ClobberMemory();
   }
   set_rate_counters(state, gemm_ops(s), int8_peak());
 }
 
-void bench_qu8s8_gemm(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_qu8s8_gemm(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   const GemmEpilogue ep = bias_only(L);
   for (auto _ : state) {
-    t->gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
+    t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
     benchmark::ClobberMemory();
   }
   set_rate_counters(state, gemm_ops(s), int8_peak());
 }
 
-void bench_f32(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_f32(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   for (auto _ : state) {
-    t->gemm_f32(s.M, s.N, s.K, L.x.data(), s.K, L.w_f32.data(), L.c.data(), s.N, L.ep);
+    t.gemm_f32(s.M, s.N, s.K, L.x.data(), s.K, L.w_f32.data(), L.c.data(), s.N, L.ep);
     benchmark::ClobberMemory();
   }
-  set_rate_counters(state, gemm_ops(s), fma_peak(t->level));
+  set_rate_counters(state, gemm_ops(s), fma_peak(t.features));
 }
 
-void bench_f16w(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_f16w(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   for (auto _ : state) {
-    t->gemm_f16(s.M, s.N, s.K, L.x.data(), s.K, L.w_f16.data(), L.c.data(), s.N, L.ep);
+    t.gemm_f16(s.M, s.N, s.K, L.x.data(), s.K, L.w_f16.data(), L.c.data(), s.N, L.ep);
     benchmark::ClobberMemory();
   }
-  set_rate_counters(state, gemm_ops(s), fma_peak(t->level));
+  set_rate_counters(state, gemm_ops(s), fma_peak(t.features));
 }
 
 // The two row-wise kernels around the GEMMs, on MiniLM rows: Gelem/s = M·K / time in 1e9/s.
-void bench_quantize(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_quantize(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);
   for (auto _ : state) {
-    t->quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
     benchmark::ClobberMemory();
   }
   state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void bench_layer_norm(benchmark::State& state, const KernelTable* t, GemmShape s) {
+void bench_layer_norm(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);  // LayerNorm of the [M, K] activations, gamma/beta taken from bias/w
   std::vector<float> y(L.x.size());
   for (auto _ : state) {
-    t->layer_norm(s.M, s.K, L.x.data(), s.K, L.w.data(), L.bias.data(), 1e-12f, y.data(), s.K);
+    t.layer_norm(s.M, s.K, L.x.data(), s.K, L.w.data(), L.bias.data(), 1e-12f, y.data(), s.K);
     benchmark::ClobberMemory();
   }
   state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void add(const std::string& name, void (*fn)(benchmark::State&, const KernelTable*, GemmShape),
-         const KernelTable* t, const GemmShape& s) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn, t, s);
+using BenchFn = void (*)(benchmark::State&, const KernelTable&, GemmShape);
+
+void add(const std::string& name, BenchFn fn, const KernelTable& t, const GemmShape& s) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [fn, t, s](benchmark::State& state) { fn(state, t, s); });
   b->Unit(benchmark::kMicrosecond);
   add_best_of_statistics(b);
 }
 
+// Whether entry `k` of a kernel list is timed: a SIMD kernel (the reference is the oracle of the
+// tests, not a contender) that this CPU runs.
+template <typename Entry>
+bool timed(const Entry& k) {
+  return k.features != 0 && kernels::isa_supported(k.features);
+}
+
 }  // namespace
 
+// Each kernel runs from the table for its own required features, make_kernel_table(k.features):
+// that table holds k (kernel_lists.h: a list's every entry is the one chosen for its features)
+// and, for qu8s8_full, the quantize kernel of the same ISA.
 void register_kernel_benchmarks() {
-  const IsaLevel best = kernels::detect_isa_level();
-  for (IsaLevel level : {IsaLevel::kAvx512Fp16, IsaLevel::kAvx512Vnni, IsaLevel::kAvx512, IsaLevel::kAvx2Vnni,
-                         IsaLevel::kAvx2}) {
-    if (!kernels::isa_level_supported(level)) continue;
-    const KernelTable* t = &kernels::kernel_table(level);
-    const std::string isa = kernels::isa_level_name(level);
-    if (level == IsaLevel::kAvx2Vnni) {  // only the int8 GEMM differs from the avx2 level
-      for (const GemmShape& s : minilm_shapes()) add("qu8s8_full/" + isa + "/" + shape_name(s), bench_qu8s8_full, t, s);
-      continue;
-    }
-    if (level == IsaLevel::kAvx512Fp16) {  // only the fp16 GEMM differs from the level below
-      for (const GemmShape& s : minilm_shapes()) add("f16/" + isa + "/" + shape_name(s), bench_f16w, t, s);
-      continue;
-    }
+  const KernelTable best = kernels::make_kernel_table(kernels::cpu_isa_features());
+  for (const auto& k : kernels::kGemmU8S8Kernels) {
+    if (!timed(k)) continue;
+    const KernelTable t = kernels::make_kernel_table(k.features);
     for (const GemmShape& s : minilm_shapes()) {
-      const std::string shape = shape_name(s);
-      add("qu8s8_full/" + isa + "/" + shape, bench_qu8s8_full, t, s);
-      if (level == best) {
-        add("qu8s8_fused/" + isa + "/" + shape, bench_qu8s8_fused, t, s);
-        add("qu8s8_gemm/" + isa + "/" + shape, bench_qu8s8_gemm, t, s);
+      const std::string tail = std::string(k.name) + "/" + shape_name(s);
+      add("qu8s8_full/" + tail, bench_qu8s8_full, t, s);
+      if (k.fn == best.gemm_u8s8) {
+        add("qu8s8_fused/" + tail, bench_qu8s8_fused, t, s);
+        add("qu8s8_gemm/" + tail, bench_qu8s8_gemm, t, s);
       }
-      // The float kernels are the same at avx512 and avx512vnni: time them once.
-      if (level == IsaLevel::kAvx512Vnni) continue;
-      if (s.N == 384 && s.K == 384) {  // one row-wise run per (M, K): attn_out and ffn_down rows
-        add("quantize/" + isa + "/M" + std::to_string(s.M) + "_K384", bench_quantize, t, s);
-        add("layer_norm/" + isa + "/M" + std::to_string(s.M) + "_N384", bench_layer_norm, t, s);
-      }
-      if (s.K == 1536) add("quantize/" + isa + "/M" + std::to_string(s.M) + "_K1536", bench_quantize, t, s);
-      add("f32/" + isa + "/" + shape, bench_f32, t, s);
-      add("f16w/" + isa + "/" + shape, bench_f16w, t, s);
     }
+  }
+  // One row-wise run per (M, K): attn_out's and ffn_down's rows.
+  for (const auto& k : kernels::kQuantizeRowsU8Kernels) {
+    if (!timed(k)) continue;
+    const KernelTable t = kernels::make_kernel_table(k.features);
+    for (const GemmShape& s : minilm_shapes()) {
+      if (s.N == 384 && s.K == 384) add("quantize/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_K384", bench_quantize, t, s);
+      if (s.K == 1536) add("quantize/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_K1536", bench_quantize, t, s);
+    }
+  }
+  for (const auto& k : kernels::kLayerNormKernels) {
+    if (!timed(k)) continue;
+    const KernelTable t = kernels::make_kernel_table(k.features);
+    for (const GemmShape& s : minilm_shapes())
+      if (s.N == 384 && s.K == 384)
+        add("layer_norm/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_N384", bench_layer_norm, t, s);
+  }
+  for (const auto& k : kernels::kGemmF32Kernels) {
+    if (!timed(k)) continue;
+    const KernelTable t = kernels::make_kernel_table(k.features);
+    for (const GemmShape& s : minilm_shapes()) add("f32/" + std::string(k.name) + "/" + shape_name(s), bench_f32, t, s);
+  }
+  for (const auto& k : kernels::kGemmF16Kernels) {
+    if (!timed(k)) continue;
+    const KernelTable t = kernels::make_kernel_table(k.features);
+    const std::string kind = k.arith ? "f16/" : "f16w/";
+    for (const GemmShape& s : minilm_shapes()) add(kind + k.name + "/" + shape_name(s), bench_f16w, t, s);
   }
 }
 
@@ -268,11 +295,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   void Finalize() override {
     ConsoleReporter::Finalize();
     const Peaks& p = measured_peaks();
-    const IsaLevel level = kernels::detect_isa_level();
-    const std::string int8_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512Vnni ? IsaLevel::kAvx512Vnni : level);
-    const std::string float_isa = kernels::isa_level_name(level >= IsaLevel::kAvx512   ? IsaLevel::kAvx512
-                                                          : level == IsaLevel::kAvx2Vnni ? IsaLevel::kAvx2
-                                                                                         : level);
+    // The kernels this CPU runs by default.
+    const KernelTable best = kernels::make_kernel_table(kernels::cpu_isa_features());
+    const std::string int8 = best.gemm_u8s8_name, f32_kernel = best.gemm_f32_name;
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
     // Formatted cells; "-" where a benchmark was filtered out or could not run.
     auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
@@ -291,38 +316,43 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                 "int8 gemm %", "xnn qs8 %", "full vs xnn", "f32 %", "xnn f32 %", "f32 vs xnn");
     for (const GemmShape& s : minilm_shapes()) {
       const std::string shape = shape_name(s);
-      const std::string full = "qu8s8_full/" + int8_isa + "/" + shape;
-      const std::string f32 = "f32/" + float_isa + "/" + shape;
+      const std::string full = "qu8s8_full/" + int8 + "/" + shape;
+      const std::string f32 = "f32/" + f32_kernel + "/" + shape;
       std::printf("%-26s %11s %12s %11s %10s %12s | %7s %10s %11s\n", shape.c_str(),
                   pct(full, s, p.vpdpbusd_zmm_ops).c_str(),
-                  pct("qu8s8_fused/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
-                  pct("qu8s8_gemm/" + int8_isa + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct("qu8s8_fused/" + int8 + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct("qu8s8_gemm/" + int8 + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
                   pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
                   speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
                   pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
     }
-    if (kernels::isa_level_supported(IsaLevel::kAvx2Vnni)) {
+    if (kernels::isa_supported(kernels::kIsaAvx2 | kernels::kIsaAvxVnni)) {
+      const std::string avx2 = kernels::make_kernel_table(kernels::kIsaAvx2).gemm_u8s8_name;
+      const std::string vnni = kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kIsaAvxVnni).gemm_u8s8_name;
       std::printf("\nint8 on AVX2-class cores (%% of the vpdpbusd zmm peak): avx2 widens to int16 for vpmaddwd, "
                   "avx2vnni uses AVX-VNNI's ymm vpdpbusd; ratio = avx2's time / avx2vnni's time.\n");
       std::printf("%-26s %10s %14s %8s\n", "shape", "avx2 %", "avx2vnni %", "ratio");
       for (const GemmShape& s : minilm_shapes()) {
         const std::string shape = shape_name(s);
-        std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct("qu8s8_full/avx2/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
-                    pct("qu8s8_full/avx2vnni/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
-                    speedup("qu8s8_full/avx2vnni/" + shape, "qu8s8_full/avx2/" + shape).c_str());
+        const std::string a = "qu8s8_full/" + avx2 + "/" + shape, v = "qu8s8_full/" + vnni + "/" + shape;
+        std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct(a, s, p.vpdpbusd_zmm_ops).c_str(),
+                    pct(v, s, p.vpdpbusd_zmm_ops).c_str(), speedup(v, a).c_str());
       }
     }
-    if (kernels::isa_level_supported(IsaLevel::kAvx512Fp16)) {
+    if (best.gemm_f16_arith) {
+      // The fp16-weight GEMM that widens to fp32 on the same CPU.
+      const std::string f16w =
+          kernels::make_kernel_table(best.features & ~(kernels::kIsaAvx512Fp16 | kernels::kIsaNeonFp16)).gemm_f16_name;
       std::printf("\nfp16 weights: f16w = F16C widening + vfmadd231ps (%% of its peak); f16 = fp16 arithmetic, "
                   "vfmadd231ph (%% of its peak, %.1f Gflop/s); ratios = the other kernel's time / f16's time.\n",
                   p.fma_ph_zmm_flops * 1e-9);
       std::printf("%-26s %8s %8s %12s %11s\n", "shape", "f16w %", "f16 %", "f16 vs f16w", "f16 vs f32");
       for (const GemmShape& s : minilm_shapes()) {
         const std::string shape = shape_name(s);
-        const std::string f16 = "f16/avx512fp16/" + shape;
-        std::printf("%-26s %8s %8s %12s %11s\n", shape.c_str(), pct("f16w/" + float_isa + "/" + shape, s, fma_peak).c_str(),
-                    pct(f16, s, p.fma_ph_zmm_flops).c_str(), speedup(f16, "f16w/" + float_isa + "/" + shape).c_str(),
-                    speedup(f16, "f32/" + float_isa + "/" + shape).c_str());
+        const std::string f16 = "f16/" + std::string(best.gemm_f16_name) + "/" + shape;
+        const std::string widened = "f16w/" + f16w + "/" + shape, f32 = "f32/" + f32_kernel + "/" + shape;
+        std::printf("%-26s %8s %8s %12s %11s\n", shape.c_str(), pct(widened, s, fma_peak).c_str(),
+                    pct(f16, s, p.fma_ph_zmm_flops).c_str(), speedup(f16, widened).c_str(), speedup(f16, f32).c_str());
       }
     }
   }
@@ -342,11 +372,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  const encrt::kernels::IsaLevel level = encrt::kernels::detect_isa_level();
-  std::printf("ISA level: %s; kernels: %s, %s, %s\n", encrt::kernels::isa_level_name(level),
-              encrt::kernels::kernel_table(level).gemm_u8s8_name,
-              encrt::kernels::kernel_table(level).gemm_f32_name,
-              encrt::kernels::kernel_table(level).gemm_f16_name);
+  const encrt::kernels::KernelTable best = encrt::kernels::make_kernel_table(encrt::kernels::cpu_isa_features());
+  std::printf("ISA: %s; kernels: %s, %s, %s\n", encrt::kernels::isa_features_name(best.features).c_str(),
+              best.gemm_u8s8_name, best.gemm_f32_name, best.gemm_f16_name);
   encrt::bench::measured_peaks();
   encrt::bench::register_peak_benchmarks();
   encrt::bench::register_kernel_benchmarks();

@@ -2,7 +2,7 @@
 // memory, to measure what one core of this machine can issue per second. Only the instruction
 // loops live in this file (built with AVX-512 VNNI flags so that the asm may name zmm16-31); the
 // timing and registration around them is ISA-neutral (peaks.cpp), and each loop is run only on a
-// CPU for which isa_level_supported() guarantees its instructions.
+// CPU for which isa_supported() says it has their instructions.
 #include "peak_probe_x86.h"
 
 namespace encrt::bench {
@@ -71,7 +71,7 @@ void fma_zmm_loop(long iterations) {
 }
 
 // AVX512-FP16: the same loop in fp16 (32 lanes per instruction). GNU as knows the mnemonic
-// whatever the compiler flags; the loop only runs where isa_level_supported() found AVX512-FP16.
+// whatever the compiler flags; the loop only runs where isa_supported() found AVX512-FP16.
 void fma_ph_zmm_loop(long iterations) {
   asm volatile(
       "vpxord %%zmm16, %%zmm16, %%zmm16\n\t"

@@ -5,12 +5,16 @@
 #include <cstdio>
 
 #include "bench_common.h"
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
 
 namespace encrt::bench {
 namespace {
 
-using kernels::IsaLevel;
+using kernels::isa_supported;
+using kernels::kIsaAvx2;
+using kernels::kIsaAvx512;
+using kernels::kIsaAvx512Fp16;
+using kernels::kIsaAvx512Vnni;
 
 // Best rate over several timed runs of `loop`: instructions/s × ops per instruction.
 double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_per_instruction) {
@@ -29,11 +33,12 @@ double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_
 Peaks measure_peaks() {
   Peaks p;
 #if defined(__x86_64__)
-  if (kernels::isa_level_supported(IsaLevel::kAvx512Vnni))
+  if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni))
     p.vpdpbusd_zmm_ops = best_rate(vpdpbusd_zmm_loop, kPeakChains, 16 * 4 * 2);
-  if (kernels::isa_level_supported(IsaLevel::kAvx512)) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
-  if (kernels::isa_level_supported(IsaLevel::kAvx2)) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
-  if (kernels::isa_level_supported(IsaLevel::kAvx512Fp16)) p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
+  if (isa_supported(kIsaAvx2 | kIsaAvx512)) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
+  if (isa_supported(kIsaAvx2)) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
+  if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16))
+    p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
 #endif
   std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vfmadd231ps zmm %.1f Gflop/s, "
               "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s\n",

@@ -1,17 +1,20 @@
-// Adding half-precision embedding rows: every kernel level is bit-exact with the reference.
+// Adding half-precision embedding rows: every kernel of the list is bit-exact with the reference.
 #include <catch2/catch.hpp>
 #include <random>
 #include <vector>
 
 #include "core/half.h"
-#include "kernels/kernel_table.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
+#include "testable_kernels.h"
 
 using namespace encrt::kernels;
+using encrt::kernels::test::testable_kernels;
 
 TEST_CASE("add_row_f16 matches the reference bit for bit", "[add_row]") {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 3.0f);
+  const auto kernels = testable_kernels(kAddRowF16Kernels);
   for (int n : {1, 7, 8, 9, 31, 384, 1001}) {
     std::vector<uint16_t> src(static_cast<size_t>(n));
     std::vector<float> base(static_cast<size_t>(n));
@@ -23,11 +26,10 @@ TEST_CASE("add_row_f16 matches the reference bit for bit", "[add_row]") {
     ref::add_row_f16(n, src.data(), 19.595918f, want.data());
     // The reference itself: exact widening, then a multiply and an add.
     CHECK(want[0] == base[0] + encrt::half_to_float(src[0]) * 19.595918f);
-    for (IsaLevel level : kAllIsaLevels) {
-      if (!isa_level_supported(level)) continue;
-      INFO("n " << n << ", level " << isa_level_name(level));
+    for (const AddRowF16Kernel* k : kernels) {
+      INFO("n " << n << ", " << k->name);
       std::vector<float> got = base;
-      kernel_table(level).add_row_f16(n, src.data(), 19.595918f, got.data());
+      k->fn(n, src.data(), 19.595918f, got.data());
       CHECK(got == want);
     }
   }

@@ -1,4 +1,5 @@
-// ARM NEON attention and its exp, against the reference (under qemu-user on x86 hosts).
+// ARM NEON attention (the SIMD entries of kAttentionF32Kernels and kAttentionI8Kernels) and its
+// exp, against the reference (under qemu-user on x86 hosts).
 //   int8 attention: bit for bit the reference's outputs and probabilities (same quantization,
 //        exact integer products, the same float steps and the same scalar expf), including zero,
 //        NaN and infinite inputs.
@@ -19,12 +20,13 @@
 #include <vector>
 
 #include "kernels/arm/arm_kernels.h"
-#include "kernels/kernel_table.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
-#include "simd_test_levels.h"
+#include "testable_kernels.h"
 
 namespace arm = encrt::kernels::arm;
 using namespace encrt::kernels;
+using encrt::kernels::test::testable_simd_kernels;
 
 TEST_CASE("ARM vector exp: relative error below kExpNeonMaxRelError", "[arm][attention][exp]") {
   std::vector<float> x, y;
@@ -97,59 +99,55 @@ struct AttentionProblem {
 }  // namespace
 
 TEST_CASE("ARM f32 attention matches the reference", "[arm][attention][f32]") {
-  if (!isa_level_supported(IsaLevel::kNeon)) {
-    WARN("not tested: no NEON");
-    return;
+  for (const AttentionKernel* k : testable_simd_kernels(kAttentionF32Kernels)) {
+    std::mt19937 rng(5);
+    for (int S : {1, 3, 17, 129})
+      for (int D : {20, 32, 64})
+        for (bool with_probs : {false, true}) {
+          AttentionProblem p(S, D, 1.5f, rng);
+          std::vector<float> want, got, want_p, got_p;
+          p.run(ref::attention_f32, ref::attention_f32_scratch, &want, with_probs ? &want_p : nullptr);
+          p.run(k->fn, k->scratch, &got, with_probs ? &got_p : nullptr);
+          const int H = AttentionProblem::kHeads * D;
+          double vmax = 0;
+          for (int r = 0; r < AttentionProblem::kBatch * S; ++r)
+            for (int c = 2 * H; c < 3 * H; ++c)
+              vmax = std::max(vmax, std::fabs(static_cast<double>(p.qkv[static_cast<size_t>(r) * p.args.ld_qkv + c])));
+          int bad = 0, bad_p = 0;
+          for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * vmax + 1e-7);
+          for (size_t i = 0; i < want_p.size(); ++i)
+            bad_p += !(std::fabs(got_p[i] - want_p[i]) <= 1e-6 + 1e-5 * std::fabs(want_p[i]));
+          INFO(k->name << " S=" << S << " D=" << D << " probs=" << with_probs);
+          CHECK(bad == 0);
+          CHECK(bad_p == 0);
+        }
   }
-  std::mt19937 rng(5);
-  for (int S : {1, 3, 17, 129})
-    for (int D : {20, 32, 64})
-      for (bool with_probs : {false, true}) {
-        AttentionProblem p(S, D, 1.5f, rng);
-        std::vector<float> want, got, want_p, got_p;
-        p.run(ref::attention_f32, ref::attention_f32_scratch, &want, with_probs ? &want_p : nullptr);
-        p.run(arm::f32_attention__neon, arm::f32_attention_scratch__neon, &got, with_probs ? &got_p : nullptr);
-        const int H = AttentionProblem::kHeads * D;
-        double vmax = 0;
-        for (int r = 0; r < AttentionProblem::kBatch * S; ++r)
-          for (int c = 2 * H; c < 3 * H; ++c)
-            vmax = std::max(vmax, std::fabs(static_cast<double>(p.qkv[static_cast<size_t>(r) * p.args.ld_qkv + c])));
-        int bad = 0, bad_p = 0;
-        for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * vmax + 1e-7);
-        for (size_t i = 0; i < want_p.size(); ++i)
-          bad_p += !(std::fabs(got_p[i] - want_p[i]) <= 1e-6 + 1e-5 * std::fabs(want_p[i]));
-        INFO("S=" << S << " D=" << D << " probs=" << with_probs);
-        CHECK(bad == 0);
-        CHECK(bad_p == 0);
-      }
 }
 
 TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i8]") {
-  if (!isa_level_supported(IsaLevel::kNeonDot)) {
-    WARN("not tested: no dot product extension");
-    return;
+  for (const AttentionKernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
+    std::mt19937 rng(11);
+    for (int S : {1, 3, 17, 129})
+      for (int D : {20, 32, 64})
+        for (bool with_probs : {false, true}) {
+          AttentionProblem p(S, D, 2.0f, rng);
+          // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
+          const int H = AttentionProblem::kHeads * D;
+          for (int c = H; c < 3 * H; ++c) p.qkv[c] = 0.0f;
+          p.qkv[1] = std::numeric_limits<float>::quiet_NaN();
+          p.qkv[2] = std::numeric_limits<float>::infinity();
+          std::vector<float> want, got, want_p, got_p;
+          p.run(ref::attention_i8, ref::attention_i8_scratch, &want, with_probs ? &want_p : nullptr);
+          p.run(k->fn, k->scratch, &got, with_probs ? &got_p : nullptr);
+          int bad = 0, bad_p = 0;
+          auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+          for (size_t i = 0; i < want.size(); ++i) bad += !same(got[i], want[i]);
+          for (size_t i = 0; i < want_p.size(); ++i) bad_p += !same(got_p[i], want_p[i]);
+          INFO(k->name << " S=" << S << " D=" << D << " probs=" << with_probs);
+          CHECK(bad == 0);
+          CHECK(bad_p == 0);
+        }
   }
-  std::mt19937 rng(11);
-  for (int S : {1, 3, 17, 129})
-    for (int D : {20, 32, 64})
-      for (bool with_probs : {false, true}) {
-        AttentionProblem p(S, D, 2.0f, rng);
-        // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
-        const int H = AttentionProblem::kHeads * D;
-        for (int c = H; c < 3 * H; ++c) p.qkv[c] = 0.0f;
-        p.qkv[1] = std::numeric_limits<float>::quiet_NaN();
-        p.qkv[2] = std::numeric_limits<float>::infinity();
-        std::vector<float> want, got, want_p, got_p;
-        p.run(ref::attention_i8, ref::attention_i8_scratch, &want, with_probs ? &want_p : nullptr);
-        p.run(arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot, &got, with_probs ? &got_p : nullptr);
-        int bad = 0, bad_p = 0;
-        auto same = [](float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); };
-        for (size_t i = 0; i < want.size(); ++i) bad += !same(got[i], want[i]);
-        for (size_t i = 0; i < want_p.size(); ++i) bad_p += !same(got_p[i], want_p[i]);
-        INFO("S=" << S << " D=" << D << " probs=" << with_probs);
-        CHECK(bad == 0);
-        CHECK(bad_p == 0);
-      }
 }
 
 #endif  // ENCRT_ARCH_ARM64

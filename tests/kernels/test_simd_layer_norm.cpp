@@ -10,15 +10,15 @@
 #include <random>
 #include <vector>
 
-#include "kernels/kernel_table.h"
-#include "simd_test_levels.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
+#include "testable_kernels.h"
 
 namespace {
 
 using namespace encrt::kernels;
 
-using encrt::kernels::test::testable_simd_levels;
+using encrt::kernels::test::testable_simd_kernels;
 
 constexpr float kSentinel = 12345.0f;
 
@@ -27,6 +27,7 @@ constexpr float kSentinel = 12345.0f;
 TEST_CASE("SIMD LayerNorm matches the reference", "[simd][layer_norm]") {
   const float eps = 1e-12f;
   uint32_t seed = 3;
+  const auto kernels = testable_simd_kernels(kLayerNormKernels);
   for (int N : {1, 3, 15, 16, 17, 31, 33, 100, 384, 1536}) {
     // Rows: centred data, a large common offset (mean 1000, std 1), small values, a constant row.
     const int M = 4, ldx = N + 5, ldy = N + 2;
@@ -42,8 +43,8 @@ TEST_CASE("SIMD LayerNorm matches the reference", "[simd][layer_norm]") {
 
     std::vector<float> want(static_cast<size_t>(M) * ldy, kSentinel);
     ref::layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, want.data(), ldy);
-    for (IsaLevel level : testable_simd_levels()) {
-      const LayerNormFn layer_norm = kernel_table(level).layer_norm;
+    for (const LayerNormKernel* k : kernels) {
+      const LayerNormFn layer_norm = k->fn;
       std::vector<float> got(want.size(), kSentinel);
       layer_norm(M, N, X.data(), ldx, gamma.data(), beta.data(), eps, got.data(), ldy);
       // In place (X == Y, same stride).
@@ -65,7 +66,7 @@ TEST_CASE("SIMD LayerNorm matches the reference", "[simd][layer_norm]") {
           bad += !(d <= tol);
           bad_in_place += in_place[static_cast<size_t>(m) * ldx + n] != g;
         }
-      INFO("level " << isa_level_name(level) << " N=" << N << " worst error / tolerance " << worst);
+      INFO(k->name << " N=" << N << " worst error / tolerance " << worst);
       CHECK(bad == 0);
       CHECK(bad_in_place == 0);
       CHECK(bad_padding == 0);

@@ -1,5 +1,5 @@
 // SIMD (x86 and ARM) per-row uint8 quantization against ref::quantize_rows_u8: bit-exact (bytes, padding bytes,
-// scales and zero points), for every ISA level this CPU supports.
+// scales and zero points), for every kernel of the list this CPU supports.
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86) || defined(ENCRT_ARCH_ARM64)
@@ -9,19 +9,19 @@
 #include <random>
 #include <vector>
 
-#include "kernels/kernel_table.h"
-#include "simd_test_levels.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
+#include "testable_kernels.h"
 
 namespace {
 
 using namespace encrt::kernels;
 
-using encrt::kernels::test::testable_simd_levels;
+using encrt::kernels::test::testable_simd_kernels;
 
 constexpr uint8_t kSentinel = 0xA5;
 
-// Runs the reference and every level on X [M, K] (stride ldx), without and with per-channel
+// Runs the reference and every SIMD kernel on X [M, K] (stride ldx), without and with per-channel
 // multipliers, and requires identical results, including the padding bytes up to
 // round_up(K, 4) and untouched bytes after them.
 void check_rows(int M, int K, const std::vector<float>& X, int ldx) {
@@ -30,17 +30,18 @@ void check_rows(int M, int K, const std::vector<float>& X, int ldx) {
   std::mt19937 rng(static_cast<uint32_t>(K));
   std::uniform_real_distribution<float> factor(0.1f, 8.0f);
   for (float& f : multipliers) f = factor(rng);
+  const auto kernels = testable_simd_kernels(kQuantizeRowsU8Kernels);
   for (const float* mult : {static_cast<const float*>(nullptr), static_cast<const float*>(multipliers.data())}) {
     std::vector<uint8_t> want(static_cast<size_t>(M) * ldq, kSentinel);
     std::vector<float> want_scale(M);
     std::vector<int32_t> want_zp(M);
     ref::quantize_rows_u8(M, K, X.data(), ldx, mult, want.data(), ldq, want_scale.data(), want_zp.data());
-    for (IsaLevel level : testable_simd_levels()) {
+    for (const QuantizeRowsU8Kernel* k : kernels) {
       std::vector<uint8_t> got(want.size(), kSentinel);
       std::vector<float> scale(M, -1.0f);
       std::vector<int32_t> zp(M, -1);
-      kernel_table(level).quantize_rows_u8(M, K, X.data(), ldx, mult, got.data(), ldq, scale.data(), zp.data());
-      INFO("level " << isa_level_name(level) << " M=" << M << " K=" << K << (mult ? " with multipliers" : ""));
+      k->fn(M, K, X.data(), ldx, mult, got.data(), ldq, scale.data(), zp.data());
+      INFO(k->name << " M=" << M << " K=" << K << (mult ? " with multipliers" : ""));
       CHECK(got == want);
       CHECK(scale == want_scale);
       CHECK(zp == want_zp);
@@ -85,9 +86,9 @@ TEST_CASE("SIMD quantize_rows_u8 special rows", "[simd][quantize]") {
   std::vector<uint8_t> q(static_cast<size_t>(4) * ldq);
   std::vector<float> scale(4);
   std::vector<int32_t> zp(4);
-  for (IsaLevel level : testable_simd_levels()) {
-    kernel_table(level).quantize_rows_u8(4, K, X.data(), ldx, nullptr, q.data(), ldq, scale.data(), zp.data());
-    INFO("level " << isa_level_name(level));
+  for (const QuantizeRowsU8Kernel* k : testable_simd_kernels(kQuantizeRowsU8Kernels)) {
+    k->fn(4, K, X.data(), ldx, nullptr, q.data(), ldq, scale.data(), zp.data());
+    INFO(k->name);
     CHECK(scale[0] == 1.0f);
     CHECK(zp[0] == 0);
     CHECK(scale[2] == 1.0f);

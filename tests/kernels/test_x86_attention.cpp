@@ -1,5 +1,6 @@
-// x86 attention kernels (attention_x86.h) called directly, one (sequence, head) per call as the
-// runtime does, against ref::attention_f32 / ref::attention_i8 and against fp64 attention.
+// x86 attention kernels (attention_x86.h): the SIMD entries of the kernel lists
+// kAttentionF32Kernels and kAttentionI8Kernels, called directly, one (sequence, head) per call as
+// the runtime does, against ref::attention_f32 / ref::attention_i8 and against fp64 attention.
 //
 // Inputs: uniform in [-1, 1]; per batch four sequences: all real, a prefix real, no real token,
 // and holes (every third key padded, key 0 included); padded tokens get K and V 50 times larger
@@ -57,13 +58,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu_features.h"
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/kernel_types.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_coefficients.h"
 #include "naive_math.h"
+#include "testable_kernels.h"
 
 namespace {
 
@@ -75,30 +77,15 @@ constexpr float kSentinel = -4321.5f;
 constexpr size_t kGuard = 256;
 constexpr unsigned char kGuardByte = 0xa5;
 
-struct Kernel {
-  IsaLevel level;
-  const char* name;
-  AttentionFn fn;
-  AttentionScratchFn scratch;
-};
+using Kernel = AttentionKernel;  // an entry of kAttentionF32Kernels or kAttentionI8Kernels
+using encrt::kernels::test::can_test;
+using encrt::kernels::test::testable_simd_kernels;
 
-const Kernel kF32Kernels[] = {
-    {IsaLevel::kAvx2, "f32 avx2", x86::f32_attention__avx2, x86::f32_attention_scratch__avx2},
-    {IsaLevel::kAvx512, "f32 avx512", x86::f32_attention__avx512, x86::f32_attention_scratch__avx512},
-};
-const Kernel kI8Kernels[] = {
-    {IsaLevel::kAvx2, "qs8 avx2", x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2},
-    {IsaLevel::kAvx512Vnni, "qs8 avx512vnni", x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
-};
-
-// How an int8 kernel forms t_j (header): from the reference's scores with exp, or in base 2.
+// How an int8 kernel forms t_j (header): from the reference's scores with exp (avx2), or in
+// base 2 (avx512vnni).
 enum class I8Softmax { kExp, kLog2Exp2 };
-I8Softmax softmax_of(const Kernel& k) { return k.level == IsaLevel::kAvx512Vnni ? I8Softmax::kLog2Exp2 : I8Softmax::kExp; }
-
-bool can_run(const Kernel& k) {
-  const bool ok = isa_level_supported(k.level);
-  if (!ok) WARN(k.name << " attention not tested: this CPU does not support " << isa_level_name(k.level));
-  return ok;
+I8Softmax softmax_of(const Kernel& k) {
+  return (k.features & kIsaAvx512Vnni) != 0 ? I8Softmax::kLog2Exp2 : I8Softmax::kExp;
 }
 
 enum class Layout { kFused, kStrided };
@@ -444,14 +431,14 @@ TEST_CASE("x86 vector exp: relative error below kExpMaxRelError", "[x86][attenti
   x.push_back(std::numeric_limits<float>::quiet_NaN());
 
   struct Variant {
-    IsaLevel level;
+    IsaFeatures features;  // those of the file it is built in
     const char* name;
     void (*fn)(int, const float*, float*);
   };
-  for (const Variant& v : {Variant{IsaLevel::kAvx2, "avx2", x86::f32_exp__avx2},
-                           Variant{IsaLevel::kAvx512, "avx512", x86::f32_exp__avx512}}) {
-    if (!isa_level_supported(v.level)) {
-      WARN("exp " << v.name << " not tested: this CPU does not support " << isa_level_name(v.level));
+  for (const Variant& v : {Variant{kIsaAvx2, "avx2", x86::f32_exp__avx2},
+                           Variant{kIsaAvx2 | kIsaAvx512, "avx512", x86::f32_exp__avx512}}) {
+    if (!isa_supported(v.features)) {
+      WARN("exp " << v.name << " not tested: this CPU lacks " << isa_features_name(v.features & ~cpu_isa_features()));
       continue;
     }
     std::vector<float> y(x.size());
@@ -492,8 +479,12 @@ TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbs
   // The constants were measured over every float of the ranges (exp_coefficients.h); here a grid
   // of 2^-14 over [-126, 0] (2.1 million points) plus random floats, and log2 over positive
   // floats from the smallest subnormal to FLT_MAX: 2^-12 steps of the exponent and random bits.
-  const Kernel& vnni = kI8Kernels[1];
-  if (!can_run(vnni)) return;
+  // Both live in the file of qs8_attention__avx512vnni and need what it needs.
+  const Kernel* vnni = nullptr;
+  for (const Kernel& k : kAttentionI8Kernels)
+    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
+  REQUIRE(vnni != nullptr);
+  if (!can_test(*vnni)) return;
   namespace c = x86::exp2_coefficients;
   std::vector<float> t;
   for (int i = -126 * 16384; i <= 0; ++i) t.push_back(static_cast<float>(i) / 16384.0f);
@@ -548,6 +539,7 @@ TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbs
 TEST_CASE("x86 f32 attention matches the reference", "[x86][attention][f32]") {
   uint32_t seed = 1000;
   F32Errors total;
+  const auto kernels = testable_simd_kernels(kAttentionF32Kernels);
   for (const Shape& sh : shapes())
     for (bool null_mask : {false, true}) {
       if (null_mask && sh.seq >= 512 && sh.dim != 32) continue;  // the scalar reference is slow there
@@ -555,11 +547,9 @@ TEST_CASE("x86 f32 attention matches the reference", "[x86][attention][f32]") {
         if (layout == Layout::kStrided && sh.seq >= 512) continue;
         const Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
         const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
-        for (const Kernel& k : kF32Kernels)
-          if (isa_level_supported(k.level)) check_f32_problem(p, k, want, &total);
+        for (const Kernel* k : kernels) check_f32_problem(p, *k, want, &total);
       }
     }
-  for (const Kernel& k : kF32Kernels) can_run(k);
   INFO("overall max|err|/max|V| " << total.worst_out << ", max prob err " << total.worst_prob);
   CHECK(total.worst_out < 1e-5);
 }
@@ -587,18 +577,19 @@ TEST_CASE("x86 f32 attention: growing maxima, wide score ranges, exactly represe
             k[0] = static_cast<float>(t / 4);
           }
       const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
-      for (const Kernel& k : kF32Kernels)
-        if (can_run(k)) {
-          F32Errors total;
-          check_f32_problem(p, k, want, &total);
-        }
+      for (const Kernel* k : testable_simd_kernels(kAttentionF32Kernels)) {
+        F32Errors total;
+        check_f32_problem(p, *k, want, &total);
+      }
     }
 }
 
 TEST_CASE("x86 f32 attention: scratch is small and independent of the score matrix",
           "[x86][attention][f32]") {
   // O(64 · head_dim + seq): doubling seq at most adds ~12 bytes per token.
-  for (const Kernel& k : kF32Kernels) {
+  for (size_t i = 1; i < std::size(kAttentionF32Kernels); ++i) {
+    const Kernel& k = kAttentionF32Kernels[i];
+    INFO(k.name);
     const size_t s512 = k.scratch(512, 64), s1024 = k.scratch(1024, 64);
     CHECK(s1024 - s512 <= 12 * 512 + 192);
     CHECK(s512 < 64 * 1024);
@@ -607,10 +598,8 @@ TEST_CASE("x86 f32 attention: scratch is small and independent of the score matr
 
 TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", "[x86][attention][i8]") {
   uint32_t seed = 5000;
-  constexpr int kKernels = sizeof(kI8Kernels) / sizeof(kI8Kernels[0]);
-  bool runnable[kKernels];
-  I8Errors totals[kKernels];
-  for (int n = 0; n < kKernels; ++n) runnable[n] = can_run(kI8Kernels[n]);
+  const auto kernels = testable_simd_kernels(kAttentionI8Kernels);
+  std::vector<I8Errors> totals(kernels.size());
   for (const Shape& sh : shapes())
     for (bool null_mask : {false, true}) {
       if (null_mask && sh.seq >= 512 && sh.dim != 32) continue;
@@ -618,9 +607,8 @@ TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", 
         if (layout == Layout::kStrided && sh.seq >= 512) continue;
         const Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
         const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
-        for (int n = 0; n < kKernels; ++n) {
-          if (!runnable[n]) continue;
-          const Kernel& k = kI8Kernels[n];
+        for (size_t n = 0; n < kernels.size(); ++n) {
+          const Kernel& k = *kernels[n];
           for (bool with_probs : {false, true}) {
             const Result got = run(p, k.fn, k.scratch, with_probs);
             I8Errors one;
@@ -645,10 +633,9 @@ TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", 
         }
       }
     }
-  for (int n = 0; n < kKernels; ++n) {
-    if (!runnable[n]) continue;
+  for (size_t n = 0; n < kernels.size(); ++n) {
     const I8Errors& e = totals[n];
-    INFO(kI8Kernels[n].name << ": near ties " << e.near_ties << " of " << e.keys
+    INFO(kernels[n]->name << ": near ties " << e.near_ties << " of " << e.keys
                             << " keys; outputs differing from the reference: " << e.differing
                             << "; max|err|/max|V| vs ref " << e.worst_vs_ref << " (max bound use "
                             << e.worst_bound_use << "), vs fp64 " << e.worst_vs_fp64 << " (reference vs fp64 "
@@ -671,13 +658,12 @@ TEST_CASE("x86 int8 attention: zero rows, huge and NaN-free extremes quantize as
       float* k5 = const_cast<float*>(p.k(b, 5, h));
       for (int d = 0; d < D; ++d) q0[d] = 0.0f, k1[d] = 0.0f, v2[d] = 0.0f, k5[d] = 30.0f;
     }
-  for (const Kernel& k : kI8Kernels) {
-    if (!can_run(k)) continue;
+  for (const Kernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
     const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
-    const Result got = run(p, k.fn, k.scratch, true);
+    const Result got = run(p, k->fn, k->scratch, true);
     I8Errors e;
-    compare_i8(p, got, want, softmax_of(k), &e);
-    INFO("max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
+    compare_i8(p, got, want, softmax_of(*k), &e);
+    INFO(k->name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
     CHECK(e.bad == 0);
     CHECK(e.bad_prob == 0);
     CHECK(mask_violations(p, got) == 0);
@@ -702,13 +688,12 @@ TEST_CASE("x86 int8 attention: NaN inputs and tiny rows quantize as the referenc
         const_cast<float*>(p.v(b, 22, h))[d] *= 1e-38f;
       }
     }
-  for (const Kernel& k : kI8Kernels) {
-    if (!can_run(k)) continue;
+  for (const Kernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
     const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
-    const Result got = run(p, k.fn, k.scratch, true);
+    const Result got = run(p, k->fn, k->scratch, true);
     I8Errors e;
-    compare_i8(p, got, want, softmax_of(k), &e);
-    INFO(k.name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
+    compare_i8(p, got, want, softmax_of(*k), &e);
+    INFO(k->name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
     CHECK(e.bad == 0);
     CHECK(e.bad_prob == 0);
     CHECK(mask_violations(p, got) == 0);
@@ -723,22 +708,13 @@ TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.ben
     a.seq = S, a.heads = 12, a.head_dim = 32, a.qkv = p.qkv.data(), a.ld_qkv = p.ld_qkv, a.scale = p.scale;
     std::vector<float> out(static_cast<size_t>(p.batch) * S * p.ld_out);
     a.out = out.data(), a.ld_out = p.ld_out;
-    struct Entry {
-      const char* name;
-      IsaLevel level;
-      AttentionFn fn;
-      AttentionScratchFn scratch;
-    };
-    const Entry entries[] = {
-        {"f32 ref", IsaLevel::kScalar, ref::attention_f32, ref::attention_f32_scratch},
-        {"f32 avx2", IsaLevel::kAvx2, x86::f32_attention__avx2, x86::f32_attention_scratch__avx2},
-        {"f32 avx512", IsaLevel::kAvx512, x86::f32_attention__avx512, x86::f32_attention_scratch__avx512},
-        {"i8 ref", IsaLevel::kScalar, ref::attention_i8, ref::attention_i8_scratch},
-        {"qs8 avx2", IsaLevel::kAvx2, x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2},
-        {"qs8 avx512vnni", IsaLevel::kAvx512Vnni, x86::qs8_attention__avx512vnni, x86::qs8_attention_scratch__avx512vnni},
-    };
-    for (const Entry& e : entries) {
-      if (!isa_level_supported(e.level)) continue;
+    std::vector<const Kernel*> entries;  // both lists, the references included
+    for (const Kernel& k : kAttentionF32Kernels)
+      if (isa_supported(k.features)) entries.push_back(&k);
+    for (const Kernel& k : kAttentionI8Kernels)
+      if (isa_supported(k.features)) entries.push_back(&k);
+    for (const Kernel* entry : entries) {
+      const Kernel& e = *entry;
       std::vector<unsigned char> storage(e.scratch(S, 32) + 64);
       void* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
       // CPU time of this process (single-threaded), so that other load on the machine does not

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/gemm_f16_arith_avx512.h"
 
@@ -39,7 +39,7 @@ struct EmulatedFp16 {
 
 TEST_CASE("fp16-arithmetic GEMM code with emulated vfmadd231ph matches ref::gemm_f16_arith bit for bit",
           "[x86][gemm][f16]") {
-  if (!isa_level_supported(IsaLevel::kAvx512)) {
+  if (!isa_supported(kIsaAvx2 | kIsaAvx512)) {
     WARN("not tested: this CPU has no AVX-512");
     return;
   }

@@ -17,7 +17,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
 #include "kernels/x86/x86_erf_coefficients.h"
 #include "kernels/x86/x86_kernels.h"
 
@@ -28,7 +28,7 @@ using namespace encrt::kernels;
 enum class GeluKind { kRationalErf, kPiecewise };
 
 struct Variant {
-  IsaLevel level;
+  IsaFeatures features;  // those of the file it is built in
   const char* name;
   void (*erf)(int, const float*, float*);
   void (*gelu)(int, const float*, float*);
@@ -36,8 +36,8 @@ struct Variant {
 };
 
 const Variant kVariants[] = {
-    {IsaLevel::kAvx2, "avx2", x86::f32_erf__avx2, x86::f32_gelu__avx2, GeluKind::kRationalErf},
-    {IsaLevel::kAvx512, "avx512", x86::f32_erf__avx512, x86::f32_gelu__avx512, GeluKind::kPiecewise},
+    {kIsaAvx2, "avx2", x86::f32_erf__avx2, x86::f32_gelu__avx2, GeluKind::kRationalErf},
+    {kIsaAvx2 | kIsaAvx512, "avx512", x86::f32_erf__avx512, x86::f32_gelu__avx512, GeluKind::kPiecewise},
 };
 
 // Every float in [-12, 12] spaced by 2^-17 (3.1 million points, denser than the error's
@@ -69,8 +69,8 @@ TEST_CASE("x86 erf stays within kErfMaxAbsError", "[x86][gelu]") {
   const std::vector<float> x = test_points();
   std::vector<float> y(x.size());
   for (const Variant& v : kVariants) {
-    if (!isa_level_supported(v.level)) {
-      WARN("erf/GELU of " << v.name << " not tested: this CPU does not support " << isa_level_name(v.level));
+    if (!isa_supported(v.features)) {
+      WARN("erf/GELU of " << v.name << " not tested: this CPU lacks " << isa_features_name(v.features & ~cpu_isa_features()));
       continue;
     }
     v.erf(static_cast<int>(x.size()), x.data(), y.data());
@@ -96,7 +96,7 @@ TEST_CASE("x86 GELU stays within its derived bound", "[x86][gelu]") {
   std::vector<float> y(x.size());
   const double u = FLT_EPSILON / 2.0;
   for (const Variant& v : kVariants) {
-    if (!isa_level_supported(v.level)) continue;
+    if (!isa_supported(v.features)) continue;
     v.gelu(static_cast<int>(x.size()), x.data(), y.data());
     int bad = 0;
     double worst = 0.0;

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <vector>
 
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/gemm_u8s8_vnni_ymm.h"
 
@@ -40,7 +40,7 @@ struct EmulatedDot {
 
 TEST_CASE("AVX-VNNI int8 GEMM code with emulated vpdpbusd matches ref::gemm_u8s8 bit for bit",
           "[x86][gemm][u8s8]") {
-  if (!isa_level_supported(IsaLevel::kAvx2)) {
+  if (!isa_supported(kIsaAvx2)) {
     WARN("not tested: this CPU has no AVX2");
     return;
   }

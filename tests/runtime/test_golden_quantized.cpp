@@ -3,7 +3,7 @@
 // reference kernels and the best kernels of this CPU.
 #include <catch2/catch.hpp>
 
-#include "kernels/kernel_table.h"
+#include "kernels/isa.h"
 #include "support/fixtures.h"
 
 using namespace encrt;
@@ -31,7 +31,7 @@ TokenCosines token_cosines(const float* got, const test::Fixture& f) {
 }
 
 void check_type(converter::WeightType type, double min_bar, double mean_bar) {
-  const std::string best = kernels::isa_level_name(kernels::detect_isa_level());
+  const std::string best = kernels::best_isa_level().name;
   for (const std::string& name : test::fixture_names()) {
     const test::Fixture f = test::load_fixture(name);
     std::unique_ptr<Model> model;

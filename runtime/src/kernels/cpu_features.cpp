@@ -56,30 +56,4 @@ const CpuFeatures& cpu_features() {
   return f;
 }
 
-bool cpu_supports_isa_level(IsaLevel level) {
-  const CpuFeatures& f = cpu_features();
-  const bool avx2 = f.os_saves_ymm && f.avx2 && f.fma && f.f16c;
-  const bool avx512 = avx2 && f.os_saves_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-  switch (level) {
-    case IsaLevel::kScalar: return true;
-    case IsaLevel::kAvx2: return avx2;
-    case IsaLevel::kAvx2Vnni: return avx2 && f.avx_vnni;
-    case IsaLevel::kAvx512: return avx512;
-    case IsaLevel::kAvx512Vnni: return avx512 && f.avx512vnni;
-    case IsaLevel::kAvx512Fp16: return avx512 && f.avx512vnni && f.avx512fp16;
-    case IsaLevel::kNeon: return f.neon;
-    case IsaLevel::kNeonDot: return f.neon_dotprod;
-    case IsaLevel::kNeonFp16: return f.neon_dotprod && f.neon_fp16;
-    case IsaLevel::kNeonI8mm: return f.neon_dotprod && f.neon_fp16 && f.neon_i8mm;
-  }
-  return false;
-}
-
-IsaLevel detect_cpu_isa_level() {
-  IsaLevel best = IsaLevel::kScalar;
-  for (IsaLevel level : kAllIsaLevels)
-    if (cpu_supports_isa_level(level)) best = level;  // in order of preference
-  return best;
-}
-
 }  // namespace encrt::kernels

@@ -1,7 +1,6 @@
-// CPU feature detection (cpuid + xgetbv on x86): what the processor has and the OS saves.
+// CPU feature detection (cpuid + xgetbv on x86, HWCAP on ARM): what the processor has and the OS
+// saves. isa.h groups these into the feature bits the kernels require (cpu_isa_features).
 #pragma once
-
-#include "kernels/kernel_table.h"
 
 namespace encrt::kernels {
 
@@ -13,8 +12,6 @@ struct CpuFeatures {
   bool neon = false, neon_dotprod = false, neon_fp16 = false, neon_i8mm = false;  // aarch64
 };
 
-const CpuFeatures& cpu_features();
-IsaLevel detect_cpu_isa_level();
-bool cpu_supports_isa_level(IsaLevel level);
+const CpuFeatures& cpu_features();  // detected once
 
 }  // namespace encrt::kernels

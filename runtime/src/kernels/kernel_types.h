@@ -98,6 +98,10 @@ using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const i
 using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, const float* multipliers,
                                   uint8_t* Q, int ldq, float* scale, int32_t* zero_point);
 
+// y[i] = GELU(x[i]) for i in [0, n), y == x allowed: the GELU of the GEMM epilogues over an
+// array, for backends whose own linear layers have no GELU (XNNPACK's).
+using GeluFn = void (*)(int n, const float* x, float* y);
+
 // dst[i] += half_to_float(src[i]) * scale for i in [0, n): embedding rows stored as IEEE half.
 using AddRowF16Fn = void (*)(int n, const uint16_t* src, float scale, float* dst);
 

@@ -27,15 +27,14 @@ Status select_kernels(const backend::Options& options, const kernels::KernelTabl
     *table = &kernels::default_kernel_table();
     return Status::ok();
   }
-  kernels::IsaLevel level;
-  if (!kernels::parse_isa_level(it->second, &level))
-    return invalid_argument("unknown ISA level '" + it->second +
-                            "' for option isa of backend cpu (scalar, avx2, avx2vnni, avx512, avx512vnni, "
-                            "avx512fp16, neon, neondot, neonfp16, neoni8mm)");
-  if (!kernels::isa_level_supported(level))
+  const kernels::IsaLevel* level = kernels::find_isa_level(it->second);
+  if (!level)
+    return invalid_argument("unknown ISA level '" + it->second + "' for option isa of backend cpu (" +
+                            kernels::isa_level_names() + ")");
+  if (!kernels::isa_supported(level->features))
     return unsupported("this CPU does not support ISA level '" + it->second + "' (best: " +
-                       kernels::isa_level_name(kernels::detect_isa_level()) + ")");
-  *table = &kernels::kernel_table(level);
+                       kernels::best_isa_level().name + ")");
+  *table = kernels::preset_kernel_table(*level);
   return Status::ok();
 }
 
@@ -83,7 +82,7 @@ std::string implementation(const void* c, const plan::Graph&, const plan::Op& op
         default: return t.gemm_f32_name;
       }
     case plan::OpKind::kAttention:
-      return op.p<plan::AttentionParams>().int8 ? t.attention_i8_name : t.attention_name;
+      return op.p<plan::AttentionParams>().int8 ? t.attention_i8_name : t.attention_f32_name;
     default:
       return "";
   }
@@ -92,8 +91,8 @@ std::string implementation(const void* c, const plan::Graph&, const plan::Op& op
 std::string summary(const void* c) {
   const kernels::KernelTable& t = *ctx(c).kernels;
   std::ostringstream s;
-  s << "isa=" << kernels::isa_level_name(t.level) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_name << " attention_i8=" << t.attention_i8_name
+  s << "isa=" << kernels::isa_features_name(t.features) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
+    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name
     << " threads=" << ctx(c).threads;
   return s.str();
 }

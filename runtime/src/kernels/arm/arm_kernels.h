@@ -1,19 +1,17 @@
 // 64-bit ARM SIMD kernels. Each *_neon.cpp file uses ARMv8.0 Advanced SIMD only (every aarch64
 // core has it); *_neondot.cpp files are built with -march=armv8.2-a+dotprod and run only where
-// the CPU reports the dot product extension (kernel_table.h: kNeonDot). This header is
-// ISA-neutral. Names follow the x86 kernels: <dtype>_<op>_<MR>x<NR>__<isa>. Every kernel computes
+// the CPU reports the dot product extension (isa.h: kIsaNeonDot), and so on for *_neonfp16.cpp
+// and *_neoni8mm.cpp (runtime/CMakeLists.txt). This header is ISA-neutral (the kernel lists,
+// kernel_lists.h, name these functions from code built without ISA flags). Names follow the x86 kernels: <dtype>_<op>_<MR>x<NR>__<isa>. Every kernel computes
 // what its reference in kernels/ref/ computes; tests/kernels/test_simd_gemm.cpp holds them to it
 // (under qemu-user on x86 hosts: scripts/test_aarch64.sh).
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/kernel_table.h"
+#include "kernels/kernel_types.h"
 
 namespace encrt::kernels::arm {
-
-// Replaces the entries of `table` that have a faster variant at `level` (kNeon or kNeonDot).
-void fill_kernel_table(IsaLevel level, KernelTable* table);
 
 // fp32 GEMM (GemmF32Fn) and fp16-weight GEMM (GemmF16Fn, weights widened by fcvtl): 6 rows ×
 // 16 columns (one PanelN16 panel) = 24 q-register accumulators, FMLA by element.
@@ -22,7 +20,7 @@ void f32_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const flo
 void f16w_gemm_6x16__neon(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                           const GemmEpilogue& ep);
 
-// fp16-arithmetic GEMM (GemmF16Fn at level kNeonFp16): the semantics of ref::gemm_f16_arith
+// fp16-arithmetic GEMM (GemmF16Fn, needs kIsaNeonFp16): the semantics of ref::gemm_f16_arith
 // (kernel_types.h, kF16ArithBlockK), bit for bit, 6 rows × 16 columns of fmla .8h.
 void f16_gemm_6x16__neonfp16(int M, int N, int K, const float* A, int lda, const uint16_t* W, float* C, int ldc,
                              const GemmEpilogue& ep);
@@ -42,6 +40,9 @@ void f32_exp__neon(int n, const float* x, float* y);
 // exp_neon's relative error bound wherever exp(x) is a normal float (the evaluation of the x86
 // exp, whose measured worst case is 8.91e-8).
 constexpr float kExpNeonMaxRelError = 1.0e-7f;
+
+// GELU over an array (GeluFn): the rational erf of the NEON epilogues (neon_common.h).
+void f32_gelu__neon(int n, const float* x, float* y);
 
 // Embedding rows stored as IEEE half (AddRowF16Fn), bit for bit the reference.
 void f16_add_row__neon(int n, const uint16_t* src, float scale, float* dst);

@@ -9,6 +9,10 @@ namespace encrt::kernels::ref {
 
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
+void gelu_rows(int n, const float* x, float* y) {
+  for (int i = 0; i < n; ++i) y[i] = gelu(x[i]);
+}
+
 float apply_activation(float x, Activation act) {
   switch (act) {
     case Activation::kRelu:

@@ -8,6 +8,7 @@ namespace encrt::kernels::ref {
 
 float gelu(float x);  // exact: 0.5 x (1 + erf(x / sqrt 2))
 float apply_activation(float x, Activation act);
+void gelu_rows(int n, const float* x, float* y);  // gelu() of each element (GeluFn)
 
 void gemm_f32(int M, int N, int K, const float* A, int lda, const float* W, float* C, int ldc,
               const GemmEpilogue& ep);

@@ -1,6 +1,7 @@
 // x86 SIMD kernels. Each *_avx2.cpp / *_avx512.cpp / *_avx512vnni.cpp file is compiled with its
-// own ISA flags (runtime/CMakeLists.txt); this header and fill_kernel_table are ISA-neutral, so
-// nothing declared here may be inline code that uses vector types.
+// own ISA flags (runtime/CMakeLists.txt); this header is ISA-neutral (the kernel lists,
+// kernel_lists.h, name these functions from code built without ISA flags), so nothing declared
+// here may be inline code that uses vector types.
 //
 // Names follow XNNPACK: <dtype>_<op>_<MR>x<NR>__<isa>, MR rows × NR columns per register tile.
 // Every kernel computes what its reference in kernels/ref/ computes (see kernel_types.h); the
@@ -9,14 +10,11 @@
 
 #include <cstdint>
 
-#include "kernels/kernel_table.h"
+#include "kernels/kernel_types.h"
 
 namespace encrt::kernels::x86 {
 
 void f16_add_row__avx2(int n, const uint16_t* src, float scale, float* dst);
-
-// Replaces the entries of `table` that have a faster variant at `level`.
-void fill_kernel_table(IsaLevel level, KernelTable* table);
 
 // ---- int8 GEMM (GemmU8S8Fn): integer part exact, float part in the reference's order.
 // AVX512-VNNI: vpdpbusd, 8 rows × 48 columns (24 zmm accumulators).

@@ -1,0 +1,12 @@
+// int8 attention for one (sequence, head) (AttentionFn) with its scratch size
+// (AttentionScratchFn). A kernel list (kernel_lists.h): no include guard; define
+// ENCRT_ATTENTION_I8_KERNEL(features, fn, scratch) and include. From the reference to the most
+// preferred; `features` are those the kernel's file is compiled for (runtime/CMakeLists.txt).
+ENCRT_ATTENTION_I8_KERNEL(0, ref::attention_i8, ref::attention_i8_scratch)
+#if defined(ENCRT_ARCH_X86)
+ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2, x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2)
+ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qs8_attention__avx512vnni,
+                          x86::qs8_attention_scratch__avx512vnni)
+#elif defined(ENCRT_ARCH_ARM64)
+ENCRT_ATTENTION_I8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot)
+#endif
