@@ -76,6 +76,7 @@ bool available(std::string* why_not) {
 
 struct Linear {
   int op = -1;  // graph op index
+  const detail::LinearView* weights = nullptr;
   DType dtype = DType::kF32;
   int N = 0, K = 0;
   xnn_operator_t fc = nullptr;
@@ -156,6 +157,7 @@ Status prepare_linear(XnnContext* c, const plan::Op& op, int index, Linear* l) {
   const plan::LinearParams& p = op.p<plan::LinearParams>();
   const detail::LinearView& w = *p.weights;
   l->op = index;
+  l->weights = &w;
   l->dtype = w.dtype;
   l->N = w.N;
   l->K = w.K;
@@ -203,19 +205,48 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
   return Status::ok();
 }
 
-// What follows the fully connected operator, on encrt's kernels: bias (fp16 path), GELU and
-// the residual, in the reference's order: act(x + b) + r.
+// What follows the fully connected operator, on encrt's kernels, row by row:
+//   - a row whose input or XNNPACK output is not finite is computed again, whole, by encrt's
+//     GEMM (XNNPACK's output clamp turns NaN into -inf, and its fp16 path overflows where fp32
+//     does not), so that NaN and ±Inf appear where the CPU backend has them;
+//   - else bias (fp16 path), GELU and the residual, in the reference's order: act(x + b) + r.
 struct Epilogue {
   const Linear* l;
   const kernels::KernelTable* kt;
+  const float* x;
   float* y;
   const float* residual;
 };
+
+bool finite(const float* v, int n) {
+  float acc = 0.0f;
+  for (int i = 0; i < n; ++i) acc += v[i] * 0.0f;  // 0 unless some v[i] is NaN or ±Inf
+  return acc == 0.0f;
+}
+
+void recompute_row(const Epilogue& e, size_t row) {
+  const detail::LinearView& w = *e.l->weights;
+  kernels::GemmEpilogue ep;
+  ep.bias = w.bias;
+  ep.activation = e.l->activation;
+  ep.residual = e.residual ? e.residual + row * static_cast<size_t>(w.N) : nullptr;
+  ep.ldr = w.N;
+  const float* a = e.x + row * static_cast<size_t>(w.K);
+  float* c = e.y + row * static_cast<size_t>(w.N);
+  if (w.dtype == DType::kF32)
+    e.kt->gemm_f32(1, w.N, w.K, a, w.K, static_cast<const float*>(w.packed), c, w.N, ep);
+  else
+    e.kt->gemm_f16(1, w.N, w.K, a, w.K, static_cast<const uint16_t*>(w.packed), c, w.N, ep);
+}
 
 void epilogue_row(void* context, size_t row) {
   const Epilogue& e = *static_cast<const Epilogue*>(context);
   const int N = e.l->N;
   float* y = e.y + row * static_cast<size_t>(N);
+  if (!finite(e.x + row * static_cast<size_t>(e.l->K), e.l->K) || !finite(y, N)) {
+    recompute_row(e, row);
+    return;
+  }
   if (e.l->bias)
     for (int n = 0; n < N; ++n) y[n] += e.l->bias[n];
   if (e.l->activation == kernels::Activation::kGelu) e.kt->gelu(N, y, y);
@@ -249,10 +280,7 @@ Status run_linear(const XnnContext& c, const backend::RunArgs& args, const plan:
     if (st == xnn_status_success) st = xnn_run_operator(l.to_float, c.pool);
   }
   if (st != xnn_status_success) return xnn_error("running XNNPACK operators", st, op.label);
-  const bool more = l.bias || residual || l.activation == kernels::Activation::kGelu ||
-                    (l.activation == kernels::Activation::kRelu && !l.clamp_relu);
-  if (!more) return Status::ok();
-  Epilogue e{&l, c.kernels, y, residual};
+  Epilogue e{&l, c.kernels, x, y, residual};
   if (c.pool)
     pthreadpool_parallelize_1d(c.pool, epilogue_row, &e, M, 0);
   else

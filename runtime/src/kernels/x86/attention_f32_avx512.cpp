@@ -287,11 +287,12 @@ void attention_with_probs(const Head& hd, const Scratch& t, int real, const int3
     }
   }
   for (int i = 0; i < hd.seq; ++i) t.row_sum[i] = 1.0f / t.row_sum[i];
-  // Padded keys: probability exactly 0.
+  // Padded keys: probability 0 · (1 / sum) as in the reference: exactly 0, or NaN in a row whose
+  // sum is not finite (a NaN or infinite score), as PyTorch's masked softmax gives.
   if (real < hd.seq)
     for (size_t i = 0; i < S; ++i)
       for (size_t j = 0; j < S; ++j)
-        if (mask[j] == 0) probs[i * S + j] = 0.0f;
+        if (mask[j] == 0) probs[i * S + j] = 0.0f * t.row_sum[i];
   // Pass 2: probabilities, written out and multiplied into V.
   for (int r = 0; r < kRows; ++r) alpha[r] = 1.0f;
   for (int kb = 0; kb < real; kb += kKeyBlock) {

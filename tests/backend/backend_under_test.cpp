@@ -1,0 +1,57 @@
+#include "backend/backend_under_test.h"
+
+#include "kernels/kernel_table.h"
+
+namespace encrt::conformance {
+
+namespace {
+BackendUnderTest g_backend;
+}  // namespace
+
+const BackendUnderTest& backend_under_test() { return g_backend; }
+void set_backend_under_test(BackendUnderTest b) { g_backend = std::move(b); }
+
+const backend::Options& reference_options() {
+  static const backend::Options options = {{"isa", "scalar"}};
+  return options;
+}
+
+namespace {
+// Whether the CPU backend with these options computes fp16 linears in fp16 arithmetic.
+bool cpu_f16_arith(const BackendUnderTest& b) {
+  const auto it = b.options.find("isa");
+  const kernels::IsaLevel* level = it == b.options.end() ? nullptr : kernels::find_isa_level(it->second);
+  return level ? kernels::preset_kernel_table(*level)->gemm_f16_arith : kernels::default_kernel_table().gemm_f16_arith;
+}
+}  // namespace
+
+// Measured on an AMD Zen 4 (AVX-512 VNNI) and set with a margin of about 10x (the suite prints
+// the error of every case that fails):
+//   cpu, fp32 arithmetic: FMA and a different summation order, exp and GELU approximations:
+//     op errors <= 1.3e-6, model errors <= 3e-6;
+//   cpu, int8 attention: one rounding of a probability to the other uint8 level shifts an
+//     output by ~1/255 of a V row (the kernel tests' near-tie bound): 5e-6 seen, 5e-3 allowed;
+//   cpu, int8 models: a last-bit difference before a per-row quantization moves a value by a
+//     quantization step, and the next layers carry it: 3.2e-3 seen on the hidden state;
+//   cpu, fp16 arithmetic (avx512fp16, neonfp16): ~1e-3 relative per GEMM (kernel_types.h);
+//   xnnpack, fp16: activations rounded to half before each GEMM and after it: 9.6e-3 seen per
+//     op, 2.2e-2 on a whole model;
+//   mock_device: the reference kernels on device memory (with isa=scalar for what falls back):
+//     bit for bit.
+double op_tolerance(const BackendUnderTest& b, plan::OpKind kind, DType weights, bool int8_attention) {
+  if (b.backend == "mock_device") return 0.0;
+  if (b.backend == "xnnpack") return kind == plan::OpKind::kLinear && weights == DType::kF16 ? 3e-2 : 1e-5;
+  if (int8_attention) return 5e-3;
+  if (kind == plan::OpKind::kLinear && weights == DType::kF16 && cpu_f16_arith(b)) return 1e-2;
+  return 1e-5;
+}
+
+double model_tolerance(const BackendUnderTest& b, DType weights) {
+  if (b.backend == "mock_device") return 0.0;
+  if (weights == DType::kI8) return 3e-2;  // int8 layers run on the CPU backend everywhere
+  if (weights == DType::kF16 && b.backend == "xnnpack") return 0.1;
+  if (weights == DType::kF16 && cpu_f16_arith(b)) return 5e-2;
+  return 1e-4;
+}
+
+}  // namespace encrt::conformance

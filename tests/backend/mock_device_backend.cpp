@@ -1,0 +1,212 @@
+#include "backend/mock_device_backend.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "backends/cpu/cpu_executor.h"
+#include "kernels/kernel_table.h"
+
+namespace encrt::conformance {
+
+namespace {
+
+std::atomic<int> g_runs{0}, g_captures{0}, g_replays{0}, g_copies_in{0}, g_copies_out{0};
+
+struct Mapping {
+  void* base;
+  size_t bytes;
+};
+
+struct MockContext {
+  const kernels::KernelTable* kernels = nullptr;
+  std::unique_ptr<cpu::ThreadPool> pool;
+  std::vector<Mapping> mappings;  // its device memory
+  std::set<std::tuple<int, int, int, int>> captured;  // (first op, count, batch, seq)
+  int fail_after = -1;  // option fail_run_after: run() fails once it has run this many segments
+  int segments_run = 0;
+};
+
+MockContext& mock(void* c) { return *static_cast<MockContext*>(c); }
+
+// The device memory is readable and writable only inside the backend's own calls.
+class Unlocked {
+ public:
+  explicit Unlocked(MockContext& c) : c_(c) { protect(PROT_READ | PROT_WRITE); }
+  ~Unlocked() { protect(PROT_NONE); }
+
+ private:
+  void protect(int prot) {
+    for (const Mapping& m : c_.mappings) mprotect(m.base, m.bytes, prot);
+  }
+  MockContext& c_;
+};
+
+Status create(const backend::Options& options, int, void** out) {
+  auto c = std::make_unique<MockContext>();
+  c->kernels = kernels::preset_kernel_table(*kernels::find_isa_level("scalar"));
+  if (auto it = options.find("fail_run_after"); it != options.end()) {
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < 0)
+      return invalid_argument("option fail_run_after of backend mock_device must be a count, got '" + it->second + "'");
+    c->fail_after = static_cast<int>(v);
+  }
+  c->pool = std::make_unique<cpu::ThreadPool>(1);
+  *out = c.release();
+  return Status::ok();
+}
+
+void destroy(void* c) {
+  for (const Mapping& m : mock(c).mappings) munmap(m.base, m.bytes);
+  delete static_cast<MockContext*>(c);
+}
+
+bool supports(const void*, const plan::Graph&, const plan::Op& op) {
+  switch (op.kind) {
+    case plan::OpKind::kLayerNorm:
+    case plan::OpKind::kTanh:
+    case plan::OpKind::kCopy:
+      return true;
+    case plan::OpKind::kLinear:
+      return op.p<plan::LinearParams>().weights->dtype != DType::kI8;
+    default:
+      return false;
+  }
+}
+
+size_t scratch_bytes(const void*, const plan::Graph&, const plan::Op&, backend::Shape) { return 0; }
+
+Status prepare(void*, const backend::PrepareArgs& args, backend::HeldBytes* held) {
+  for (int i = 0; i < args.op_count; ++i) {
+    const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
+    if (op.kind == plan::OpKind::kLinear) held->weights_in_place += op.p<plan::LinearParams>().weights->packed_bytes;
+  }
+  return Status::ok();
+}
+
+void copy_op(const backend::RunArgs& args, const plan::Op& op) {
+  const void* src = args.buffers[static_cast<size_t>(op.in(0))];
+  void* dst = args.buffers[static_cast<size_t>(op.out(0))];
+  if (!src || !dst) return;  // an absent optional input: its mirror is absent too
+  const plan::CopyParams& p = op.p<plan::CopyParams>();
+  (p.to_memory != plan::kHostMemory ? g_copies_in : g_copies_out).fetch_add(1);
+  std::memcpy(dst, src, plan::bytes_of(args.graph->buffers[static_cast<size_t>(op.in(0))], args.shape.batch, args.shape.seq));
+}
+
+Status run(void* cv, const backend::RunArgs& args) {
+  MockContext& c = mock(cv);
+  if (c.fail_after >= 0 && c.segments_run >= c.fail_after)
+    return internal_error("mock_device: simulated device failure after " + std::to_string(c.segments_run) + " segments");
+  ++c.segments_run;
+  g_runs.fetch_add(1);
+  Unlocked unlocked(c);
+  for (int i = 0; i < args.op_count; ++i) {
+    const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
+    if (op.kind == plan::OpKind::kCopy)
+      copy_op(args, op);
+    else
+      cpu::execute_op(*c.kernels, *c.pool, args, args.ops[i]);
+  }
+  return Status::ok();
+}
+
+std::string implementation(const void*, const plan::Graph&, const plan::Op& op) {
+  return op.kind == plan::OpKind::kCopy ? "memcpy" : "reference kernels";
+}
+
+std::string summary(const void*) { return "mock device (reference kernels in PROT_NONE memory)"; }
+
+Status alloc_arena(void* cv, size_t bytes, void** arena) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t size = (bytes + page - 1) / page * page;
+  void* p = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return out_of_memory("mock_device: cannot map " + std::to_string(size) + " bytes");
+  mock(cv).mappings.push_back({p, size});
+  *arena = p;
+  return Status::ok();
+}
+
+void free_arena(void* cv, void* arena) {
+  auto& maps = mock(cv).mappings;
+  for (size_t i = 0; i < maps.size(); ++i) {
+    if (maps[i].base != arena) continue;
+    munmap(maps[i].base, maps[i].bytes);
+    maps.erase(maps.begin() + static_cast<long>(i));
+    return;
+  }
+}
+
+Status copy_to_host(void* cv, void* dst, const void* src, size_t bytes) {
+  Unlocked unlocked(mock(cv));
+  g_copies_out.fetch_add(1);
+  std::memcpy(dst, src, bytes);
+  return Status::ok();
+}
+
+Status copy_from_host(void* cv, void* dst, const void* src, size_t bytes) {
+  Unlocked unlocked(mock(cv));
+  g_copies_in.fetch_add(1);
+  std::memcpy(dst, src, bytes);
+  return Status::ok();
+}
+
+std::tuple<int, int, int, int> key(const backend::RunArgs& args) {
+  return {args.ops[0], args.op_count, args.shape.batch, args.shape.seq};
+}
+
+Status replay(void* cv, const backend::RunArgs& args, bool* replayed) {
+  *replayed = mock(cv).captured.count(key(args)) > 0;
+  if (!*replayed) return Status::ok();
+  g_replays.fetch_add(1);
+  return run(cv, args);
+}
+
+Status capture(void* cv, const backend::RunArgs& args) {
+  g_captures.fetch_add(1);
+  if (Status s = run(cv, args); !s) return s;
+  mock(cv).captured.insert(key(args));
+  return Status::ok();
+}
+
+const char* const kOptionKeys[] = {"fail_run_after", nullptr};
+
+}  // namespace
+
+MockDeviceCounters mock_device_counters() {
+  return {g_runs.load(), g_captures.load(), g_replays.load(), g_copies_in.load(), g_copies_out.load()};
+}
+
+const backend::BackendInterface kMockDeviceBackend = {
+    /*name=*/"mock_device",
+    /*memory=*/backend::MemoryKind::kDevice,
+    /*arena_alignment=*/256,
+    /*read_overrun=*/0,
+    /*option_keys=*/kOptionKeys,
+    create,
+    destroy,
+    supports,
+    scratch_bytes,
+    prepare,
+    run,
+    implementation,
+    summary,
+    /*available=*/nullptr,
+    alloc_arena,
+    free_arena,
+    copy_to_host,
+    copy_from_host,
+    /*synchronize=*/nullptr,
+    replay,
+    capture,
+    /*run_profiled=*/nullptr,
+};
+
+}  // namespace encrt::conformance

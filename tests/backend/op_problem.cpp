@@ -1,0 +1,139 @@
+#include "backend/op_problem.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/guarded_buffers.h"
+
+namespace encrt::conformance {
+
+int OpProblem::add_buffer(const std::string& name, DType dtype, plan::Rows rows, size_t row_bytes) {
+  plan::BufferSpec b;
+  b.name = name;
+  b.dtype = dtype;
+  b.rows = rows;
+  b.row_bytes = row_bytes;
+  b.max_bytes = row_bytes * plan::max_rows(rows, max.batch, max.seq);
+  const int id = graph.add_buffer(std::move(b));
+  input.emplace_back();
+  absent.push_back(false);
+  used.push_back(plan::bytes_of(graph.buffers.back(), run.batch, run.seq));
+  return id;
+}
+
+std::vector<int> OpProblem::outputs() const {
+  std::vector<int> out;
+  for (const plan::Op& op : graph.ops)
+    for (int b : op.outputs)
+      if (b >= 0 && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+  return out;
+}
+
+namespace {
+
+struct Context {
+  const backend::BackendInterface& table;
+  void* context = nullptr;
+  explicit Context(const backend::BackendInterface& t) : table(t) {}
+  ~Context() {
+    if (context) table.destroy(context);
+  }
+};
+
+}  // namespace
+
+ProblemRun run_problem(const backend::BackendInterface& table, const backend::Options& options, int threads,
+                       const OpProblem& p) {
+  ProblemRun r;
+  plan::Graph g = p.graph;
+  const int memory = table.memory == backend::MemoryKind::kHost ? plan::kHostMemory : 1;
+  for (plan::BufferSpec& b : g.buffers) b.memory = memory;
+  Context c(table);
+  if (Status s = table.create(options, threads, &c.context); !s) {
+    r.status = s;
+    return r;
+  }
+  for (const plan::Op& op : g.ops)
+    if (!table.supports(c.context, g, op)) {
+      r.supported = false;
+      return r;
+    }
+  std::vector<size_t> used = p.used;
+  for (plan::Op& op : g.ops) {
+    const size_t bytes = table.scratch_bytes(c.context, g, op, p.max);
+    if (bytes == 0) continue;
+    plan::BufferSpec s;
+    s.name = op.label + ".scratch";
+    s.dtype = DType::kU8;
+    s.rows = plan::Rows::kFixed;
+    s.row_bytes = s.max_bytes = bytes;
+    s.memory = memory;
+    op.scratch = g.add_buffer(std::move(s));
+    used.push_back(bytes);  // the op may use all of its scratch
+  }
+  for (const plan::Op& op : g.ops) {
+    for (int b : op.inputs)
+      if (b >= 0) g.buffers[static_cast<size_t>(b)].pad_bytes = table.read_overrun;
+    if (op.scratch >= 0) g.buffers[static_cast<size_t>(op.scratch)].pad_bytes = table.read_overrun;
+  }
+  std::vector<int> ops(g.ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) ops[i] = static_cast<int>(i);
+  backend::PrepareArgs prep;
+  prep.graph = &g;
+  prep.ops = ops.data();
+  prep.op_count = static_cast<int>(ops.size());
+  prep.max = p.max;
+  backend::HeldBytes held;
+  if (Status s = table.prepare(c.context, prep, &held); !s) {
+    r.status = s;
+    return r;
+  }
+
+  std::vector<MemoryOwner> owners = {MemoryOwner{}};
+  if (memory != plan::kHostMemory) owners.push_back({&table, c.context});
+  GuardedBuffers buffers(g, owners);
+  if (!buffers.status().is_ok()) {
+    r.status = buffers.status();
+    return r;
+  }
+  for (size_t b = 0; b < p.input.size(); ++b) {
+    if (p.absent[b]) buffers.unbind(static_cast<int>(b));
+    if (!p.input[b].empty())
+      if (Status s = buffers.write(static_cast<int>(b), p.input[b].data(), p.input[b].size()); !s) {
+        r.status = s;
+        return r;
+      }
+  }
+  backend::RunArgs args;
+  args.graph = &g;
+  args.ops = ops.data();
+  args.op_count = static_cast<int>(ops.size());
+  args.buffers = buffers.bindings();
+  args.shape = p.run;
+  r.status = table.run(c.context, args);
+  if (r.status.is_ok() && table.synchronize) r.status = table.synchronize(c.context);
+  if (!r.status.is_ok()) return r;
+
+  const std::vector<int> outs = p.outputs();
+  for (size_t b = 0; b < g.buffers.size(); ++b) {
+    const bool written = std::find(outs.begin(), outs.end(), static_cast<int>(b)) != outs.end() ||
+                         (b >= p.graph.buffers.size());  // scratch
+    const size_t untouched_from = written                  ? used[b]
+                                  : b < p.input.size() && !p.input[b].empty() ? p.input[b].size()
+                                                                            : buffers.size(static_cast<int>(b));
+    const std::string problem = buffers.check(static_cast<int>(b), untouched_from);
+    if (!problem.empty()) r.problems.push_back(problem);
+    if (!written && !p.input[b].empty()) {  // inputs must come back unchanged
+      std::vector<unsigned char> back(p.input[b].size());
+      if (buffers.read(static_cast<int>(b), back.data(), back.size()).is_ok() && back != p.input[b])
+        r.problems.push_back("input buffer '" + g.buffers[b].name + "' was modified");
+    }
+  }
+  for (int b : outs) {
+    r.results.emplace_back(used[static_cast<size_t>(b)]);
+    if (Status s = buffers.read(b, r.results.back().data(), r.results.back().size()); !s) r.status = s;
+  }
+  return r;
+}
+
+}  // namespace encrt::conformance

@@ -1,0 +1,260 @@
+// Every PyTorch fixture model (fp32, fp16 and int8 conversions; the BERT ones with their pooler
+// too) through the backend under test, placed as a session places it (ops the backend lacks on
+// the CPU backend, copies between memories):
+//   - op by op with every buffer in a guarded allocation of its memory: no op may write outside
+//     its buffers or past the rows of the run;
+//   - the outputs against the reference (CPU backend, isa=scalar) within the backend's model
+//     tolerance, NaN/Inf where the reference has them;
+//   - the outputs against PyTorch (the fixtures' own bars, as tests/runtime/test_golden_*);
+//   - the public Session API on the same backend gives the op-by-op run's results, twice (the
+//     second replays where the backend captures), and a smaller shape after that.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/backend_under_test.h"
+#include "backend/guarded_buffers.h"
+#include "backend/mock_device_backend.h"
+#include "session/session_impl.h"
+#include "support/fixtures.h"
+
+namespace {
+
+using namespace encrt;
+using namespace encrt::conformance;
+
+struct LoadedModel {
+  Model::Impl impl;
+  std::unique_ptr<Model> model;  // the same file through the public API
+};
+
+std::unique_ptr<LoadedModel> load(const std::string& path) {
+  auto m = std::make_unique<LoadedModel>();
+  m->impl.file = std::make_unique<MappedFile>();
+  REQUIRE(m->impl.file->open(path).is_ok());
+  REQUIRE(detail::load_model_buffer(m->impl.file->data(), m->impl.file->size(), path, &m->impl).is_ok());
+  REQUIRE(Model::load(path, &m->model).is_ok());
+  return m;
+}
+
+SessionOptions options_for(const test::Fixture& f, const std::string& backend, const backend::Options& backend_options) {
+  SessionOptions o;
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  o.threads = 1;
+  o.attention_layer = f.has_probs ? 1 : -1;
+  o.backend = backend;
+  o.backend_options = backend_options;
+  return o;
+}
+
+Inputs inputs_of(const test::Fixture& f, int batch) {
+  return Inputs{batch, f.seq, f.ids.data.data(), f.mask.data.data(), f.has_token_types ? f.token_types.data.data() : nullptr};
+}
+
+// Named outputs of a session after a run, copied to the host.
+std::map<std::string, std::vector<float>> outputs_of(const detail::SessionImpl& s, const GuardedBuffers* guarded) {
+  std::map<std::string, std::vector<float>> out;
+  for (const plan::NamedTensor& t : s.graph.outputs) {
+    size_t n = 1;
+    for (const plan::Dim& d : t.shape) n *= d.kind == plan::Dim::kBatch ? s.batch : d.kind == plan::Dim::kSeq ? s.seq : d.value;
+    std::vector<float> v(n);
+    if (guarded) {
+      REQUIRE(guarded->read(t.buffer, v.data(), n * sizeof(float)).is_ok());
+    } else {
+      const detail::MemorySpace& mem = s.memories[static_cast<size_t>(s.graph.buffers[static_cast<size_t>(t.buffer)].memory)];
+      REQUIRE(mem.owner < 0);  // the reference runs on the host
+      std::memcpy(v.data(), s.bindings[static_cast<size_t>(t.buffer)], n * sizeof(float));
+    }
+    out[t.name] = std::move(v);
+  }
+  return out;
+}
+
+// The bytes a run of (batch, seq) writes into buffer b: named outputs by their shape, scratch
+// wholly, the rest by rows.
+size_t used_bytes(const detail::SessionImpl& s, int b) {
+  const plan::BufferSpec& spec = s.graph.buffers[static_cast<size_t>(b)];
+  for (const plan::NamedTensor& t : s.graph.outputs) {
+    if (t.buffer != b && spec.mirror_of != t.buffer) continue;
+    size_t n = dtype_size(spec.dtype);
+    for (const plan::Dim& d : t.shape) n *= d.kind == plan::Dim::kBatch ? s.batch : d.kind == plan::Dim::kSeq ? s.seq : d.value;
+    return n;
+  }
+  for (const plan::Op& op : s.graph.ops)
+    if (op.scratch == b) return spec.max_bytes;
+  if (spec.rows == plan::Rows::kFixed) return spec.max_bytes;
+  return plan::bytes_of(spec, s.batch, s.seq);
+}
+
+// Runs `s` op by op in guarded buffers, checking after each op the buffers it touched.
+std::unique_ptr<GuardedBuffers> run_guarded(detail::SessionImpl* s, const Inputs& in) {
+  std::vector<MemoryOwner> owners(s->memories.size());
+  for (size_t m = 0; m < s->memories.size(); ++m)
+    if (s->memories[m].owner >= 0) {
+      const detail::BackendSlot& b = s->backends[static_cast<size_t>(s->memories[m].owner)];
+      owners[m] = {b.table, b.context};
+    }
+  auto g = std::make_unique<GuardedBuffers>(s->graph, owners);
+  REQUIRE(g->status().is_ok());
+  s->batch = in.batch;
+  s->seq = in.seq;
+  const size_t n = static_cast<size_t>(in.batch) * in.seq;
+  for (const plan::NamedTensor& t : s->graph.inputs) {
+    const int32_t* data = t.name == "input_ids" ? in.input_ids : t.name == "attention_mask" ? in.attention_mask : in.token_type_ids;
+    if (data) {
+      REQUIRE(g->write(t.buffer, data, n * sizeof(int32_t)).is_ok());
+      continue;
+    }
+    g->unbind(t.buffer);
+    for (size_t b = 0; b < s->graph.buffers.size(); ++b)
+      if (s->graph.buffers[b].mirror_of == t.buffer) g->unbind(static_cast<int>(b));
+  }
+  for (size_t i = 0; i < s->graph.ops.size(); ++i) {
+    const plan::Op& op = s->graph.ops[i];
+    const detail::BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    backend::RunArgs args;
+    args.graph = &s->graph;
+    args.ops = s->op_index.data() + i;
+    args.op_count = 1;
+    args.buffers = g->bindings();
+    args.shape = {in.batch, in.seq};
+    const Status st = b.table->run(b.context, args);
+    INFO("op " << op.label << " on " << b.table->name << ": " << st.to_string());
+    REQUIRE(st.is_ok());
+    if (b.table->synchronize) REQUIRE(b.table->synchronize(b.context).is_ok());
+    std::vector<int> touched = op.inputs;
+    touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());
+    touched.push_back(op.scratch);
+    for (int t : touched) {
+      if (t < 0) continue;
+      const plan::BufferSpec& spec = s->graph.buffers[static_cast<size_t>(t)];
+      // An input buffer holds what was written into it; every other buffer what ops wrote.
+      const size_t from = spec.storage == plan::Storage::kInput ? n * sizeof(int32_t) : used_bytes(*s, t);
+      const std::string problem = g->check(t, from);
+      if (!problem.empty()) FAIL_CHECK("op " << op.label << " on " << b.table->name << ": " << problem);
+    }
+  }
+  return g;
+}
+
+double normalized_error(const std::vector<float>& got, const std::vector<float>& ref, int* nonfinite_mismatch) {
+  double worst = 0, sum2 = 0;
+  size_t finite = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(ref[i]) || !std::isfinite(got[i])) {
+      if (!((std::isnan(ref[i]) && std::isnan(got[i])) || (std::isinf(ref[i]) && got[i] == ref[i]))) ++*nonfinite_mismatch;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref[i]));
+    sum2 += static_cast<double>(ref[i]) * ref[i];
+    ++finite;
+  }
+  const double rms = finite ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
+  return rms > 0 ? worst / rms : worst;
+}
+
+// The fixtures' own accuracy bars against PyTorch's last hidden state (test_golden_*.cpp).
+void check_against_pytorch(const test::Fixture& f, const std::vector<float>& hidden, converter::WeightType type) {
+  if (type == converter::WeightType::kF32) {
+    const double rms = test::rms_on_real_tokens(f.hidden_state.data.data(), f, f.hidden);
+    const double err = test::max_abs_diff_on_real_tokens(hidden.data(), f.hidden_state.data.data(), f, f.hidden);
+    INFO("PyTorch: max abs error " << err << ", rms " << rms);
+    CHECK(err <= 1e-4 * rms);
+    return;
+  }
+  double sum = 0, worst = 1;
+  int n = 0;
+  for (int t = 0; t < f.batch * f.seq; ++t) {
+    if (f.mask.data[static_cast<size_t>(t)] == 0) continue;
+    const size_t off = static_cast<size_t>(t) * f.hidden;
+    const double c = test::cosine(hidden.data() + off, f.hidden_state.data.data() + off, f.hidden);
+    sum += c, worst = std::min(worst, c), ++n;
+  }
+  INFO("PyTorch: token cosine mean " << sum / n << ", min " << worst);
+  if (type == converter::WeightType::kF16) {
+    CHECK(worst >= 0.999);
+  } else {
+    CHECK(worst >= 0.98);
+    CHECK(sum / n >= 0.99);
+  }
+}
+
+void check_model(const test::Fixture& f, converter::WeightType type, const std::string& pooling) {
+  const BackendUnderTest& b = backend_under_test();
+  const std::string path = test::convert_fixture(f, type, pooling);
+  INFO("backend " << b.label << ", fixture " << f.name << " " << converter::weight_type_name(type) << " " << pooling);
+  auto m = load(path);
+  const DType weights = type == converter::WeightType::kF32 ? DType::kF32 : type == converter::WeightType::kF16 ? DType::kF16 : DType::kI8;
+
+  detail::SessionImpl ref;
+  REQUIRE(detail::build_session(m->impl, options_for(f, "cpu", reference_options()), true, &ref).is_ok());
+  REQUIRE(detail::execute_session(&ref, inputs_of(f, f.batch), nullptr).is_ok());
+  const auto want = outputs_of(ref, nullptr);
+
+  detail::SessionImpl s;
+  const Status built = detail::build_session(m->impl, options_for(f, b.backend, b.options), true, &s);
+  INFO(built.to_string());
+  REQUIRE(built.is_ok());
+  size_t on_backend = 0;
+  for (int ob : s.placement.op_backend) on_backend += s.backends[static_cast<size_t>(ob)].table == b.table;
+  if (on_backend == 0) WARN(b.label << " runs no op of " << f.name << " " << converter::weight_type_name(type) << " (all on the CPU backend)");
+  const auto guarded = run_guarded(&s, inputs_of(f, f.batch));
+  const auto got = outputs_of(s, guarded.get());
+  const double tol = model_tolerance(b, weights);
+  for (const auto& [name, ref_values] : want) {
+    int mismatched = 0;
+    const double err = normalized_error(got.at(name), ref_values, &mismatched);
+    INFO("output " << name << ": normalized max error " << err << " (tolerance " << tol << ")");
+    CHECK(mismatched == 0);
+    CHECK(err <= tol);
+  }
+  check_against_pytorch(f, got.at("hidden"), type);
+
+  // The public API, twice at the full shape (the second may replay a capture), then smaller.
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::create(*m->model, options_for(f, b.backend, b.options), &session).is_ok());
+  const MockDeviceCounters before = mock_device_counters();
+  for (int round = 0; round < 2; ++round) {
+    REQUIRE(session->run(inputs_of(f, f.batch)).is_ok());
+    for (const auto& [name, values] : got) {
+      OutputInfo info;
+      REQUIRE(session->output(name, &info).is_ok());
+      std::vector<float> host(info.bytes / sizeof(float));
+      REQUIRE(session->copy_output(name, host.data(), info.bytes).is_ok());
+      INFO("public API, round " << round << ", output " << name << " on " << info.device);
+      CHECK(host == values);
+    }
+  }
+  if (b.backend == "mock_device") {
+    const MockDeviceCounters after = mock_device_counters();
+    CHECK(after.captures > before.captures);
+    CHECK(after.replays > before.replays);
+  }
+  if (f.batch > 1) {
+    REQUIRE(session->run(inputs_of(f, f.batch - 1)).is_ok());
+    std::vector<float> hidden(static_cast<size_t>(f.batch - 1) * f.seq * f.hidden);
+    REQUIRE(session->copy_output("hidden", hidden.data(), hidden.size() * sizeof(float)).is_ok());
+    const std::vector<float>& full = got.at("hidden");
+    int mismatched = 0;
+    const double err = normalized_error(hidden, std::vector<float>(full.begin(), full.begin() + static_cast<long>(hidden.size())),
+                                        &mismatched);
+    INFO("smaller batch: normalized max error " << err << " against the full run's first sequences");
+    CHECK(mismatched == 0);
+    CHECK(err <= tol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conformance: fixture models", "[conformance][models]") {
+  for (const std::string& name : test::fixture_names()) {
+    const test::Fixture f = test::load_fixture(name);
+    for (auto type : {converter::WeightType::kF32, converter::WeightType::kF16, converter::WeightType::kI8}) {
+      check_model(f, type, "");
+      if (f.has_pooler && type == converter::WeightType::kF32) check_model(f, type, "pooler");
+    }
+  }
+}

@@ -1,0 +1,421 @@
+// Every op kind, as a graph of its own on odd shapes, through the backend under test and through
+// the reference (the CPU backend, isa=scalar), on the same inputs: sentinel bytes around every
+// buffer (and past the rows of a run smaller than the planned shape) must stay untouched, inputs
+// unchanged, NaN and ±Inf exactly where the reference has them, and the error within the
+// backend's stated tolerance (backend_under_test.cpp). An op the backend does not support is
+// reported as such (WARN: the CPU backend runs it in a session), not passed.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "backend/backend_under_test.h"
+#include "backend/op_problem.h"
+#include "backend/registry.h"
+#include "core/half.h"
+#include "kernels/ref/ref_kernels.h"
+
+namespace {
+
+using namespace encrt;
+using namespace encrt::conformance;
+using plan::OpKind;
+using plan::Rows;
+
+std::vector<float> uniform(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+template <typename T>
+std::vector<unsigned char> as_bytes(const std::vector<T>& v, size_t count) {
+  std::vector<unsigned char> out(count * sizeof(T));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// NaN, +Inf and -Inf at a few places of the first `n` values.
+void poison(std::vector<float>* v, size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (int i = 0; i < 3; ++i) (*v)[rng() % n] = specials[i];
+}
+
+constexpr backend::Shape kMax{3, 9};
+const backend::Shape kRuns[] = {{2, 7}, {3, 9}};
+
+// [batch, seq] mask: sequence 0 all real, 1 real with holes, 2 no real token.
+std::vector<int32_t> mask_values(backend::Shape s) {
+  std::vector<int32_t> m(static_cast<size_t>(s.batch) * s.seq, 1);
+  for (int t = 0; t < s.seq; ++t) {
+    if (s.batch > 1) m[static_cast<size_t>(s.seq) + t] = (t % 3 == 1) ? 0 : 1;
+    if (s.batch > 2) m[2 * static_cast<size_t>(s.seq) + t] = 0;
+  }
+  return m;
+}
+
+std::unique_ptr<OpProblem> problem(const std::string& name, backend::Shape run) {
+  auto p = std::make_unique<OpProblem>();
+  p->name = name;
+  p->max = kMax;
+  p->run = run;
+  return p;
+}
+
+size_t rows(const OpProblem& p, Rows r) { return plan::max_rows(r, p.run.batch, p.run.seq); }
+
+// An f32 rows buffer filled with uniform values on the run's rows.
+int f32_input(OpProblem* p, const std::string& name, Rows r, int width, float lo, float hi, uint32_t seed, bool nonfinite) {
+  const int b = p->add_buffer(name, DType::kF32, r, static_cast<size_t>(width) * sizeof(float));
+  const size_t n = rows(*p, r) * width;
+  std::vector<float> v = uniform(n, lo, hi, seed);
+  if (nonfinite) poison(&v, n, seed + 99);
+  p->input[static_cast<size_t>(b)] = as_bytes(v, n);
+  return b;
+}
+
+int mask_input(OpProblem* p) {
+  const int b = p->add_buffer("attention_mask", DType::kI32, Rows::kTokens, sizeof(int32_t));
+  p->graph.buffers[static_cast<size_t>(b)].storage = plan::Storage::kInput;
+  p->input[static_cast<size_t>(b)] = as_bytes(mask_values(p->run), static_cast<size_t>(p->run.batch) * p->run.seq);
+  return b;
+}
+
+void add_op(OpProblem* p, OpKind kind, std::vector<int> in, std::vector<int> out, plan::OpParams params) {
+  plan::Op op;
+  op.kind = kind;
+  op.label = p->name;
+  op.inputs = std::move(in);
+  op.outputs = std::move(out);
+  op.params = params;
+  p->graph.ops.push_back(std::move(op));
+}
+
+const detail::LinearView* linear_weights(OpProblem* p, DType dtype, int N, int K, bool multipliers, uint32_t seed) {
+  const std::vector<float> w = uniform(static_cast<size_t>(N) * K, -0.5f, 0.5f, seed);
+  detail::LinearView v;
+  v.dtype = dtype;
+  v.N = N;
+  v.K = K;
+  p->f32.push_back(uniform(static_cast<size_t>(N), -1.0f, 1.0f, seed + 1));
+  v.bias = p->f32.back().data();
+  if (dtype == DType::kF32) {
+    p->f32.emplace_back(kernels::panel_f32_size(N, K));
+    kernels::ref::pack_weights_f32(N, K, w.data(), p->f32.back().data());
+    v.packed = p->f32.back().data();
+  } else if (dtype == DType::kF16) {
+    p->f16.emplace_back(kernels::panel_f32_size(N, K));
+    kernels::ref::pack_weights_f16(N, K, w.data(), p->f16.back().data());
+    v.packed = p->f16.back().data();
+  } else {
+    p->i8.emplace_back(kernels::panel_i8_size(N, K));
+    p->f32.emplace_back(static_cast<size_t>(N));
+    p->i32.emplace_back(static_cast<size_t>(N));
+    kernels::ref::quantize_pack_weights_i8(N, K, w.data(), p->i8.back().data(), p->f32.back().data(), p->i32.back().data());
+    v.packed = p->i8.back().data();
+    v.scales = p->f32.back().data();
+    v.column_sums = p->i32.back().data();
+    if (multipliers) {
+      p->f32.push_back(uniform(static_cast<size_t>(K), 0.25f, 4.0f, seed + 2));
+      v.activation_multipliers = p->f32.back().data();
+    }
+  }
+  p->linears.push_back(v);
+  return &p->linears.back();
+}
+
+const detail::NormView* norm(OpProblem* p, int H, uint32_t seed) {
+  p->f32.push_back(uniform(static_cast<size_t>(H), 0.5f, 1.5f, seed));
+  const float* gamma = p->f32.back().data();
+  p->f32.push_back(uniform(static_cast<size_t>(H), -0.5f, 0.5f, seed + 1));
+  p->norms.push_back({gamma, p->f32.back().data()});
+  return &p->norms.back();
+}
+
+// ---- One problem per op kind and variant.
+
+std::unique_ptr<OpProblem> layer_norm_problem(int H, bool in_place, backend::Shape run, bool nonfinite) {
+  auto p = problem("layer_norm H" + std::to_string(H) + (in_place ? " in place" : ""), run);
+  p->nonfinite = nonfinite;
+  const int x = f32_input(p.get(), "x", Rows::kTokens, H, -3.0f, 3.0f, 11, nonfinite);
+  const int y = in_place ? x : p->add_buffer("y", DType::kF32, Rows::kTokens, static_cast<size_t>(H) * sizeof(float));
+  add_op(p.get(), OpKind::kLayerNorm, {x}, {y}, plan::LayerNormParams{norm(p.get(), H, 12), 1e-5f, H});
+  return p;
+}
+
+std::unique_ptr<OpProblem> linear_problem(DType dtype, int N, int K, kernels::Activation act, bool residual, Rows r,
+                                          backend::Shape run, bool nonfinite) {
+  std::ostringstream name;
+  name << "linear " << dtype_name(dtype) << " N" << N << " K" << K << " act" << static_cast<int>(act)
+       << (residual ? " +residual" : "") << (r == Rows::kSequences ? " (sequences)" : "");
+  auto p = problem(name.str(), run);
+  p->nonfinite = nonfinite;
+  const detail::LinearView* w = linear_weights(p.get(), dtype, N, K, false, 21);
+  std::vector<int> in;
+  if (dtype == DType::kI8) {
+    const int ldq = kernels::round_up(K, kernels::kPanelK);
+    const int q = p->add_buffer("x_u8", DType::kU8, r, static_cast<size_t>(ldq));
+    const int scale = p->add_buffer("x_scale", DType::kF32, r, sizeof(float));
+    const int zp = p->add_buffer("x_zero_point", DType::kI32, r, sizeof(int32_t));
+    const size_t m = rows(*p, r);
+    std::mt19937 rng(23);
+    std::vector<unsigned char> qv(m * ldq);
+    for (auto& v : qv) v = static_cast<unsigned char>(rng() & 255);
+    p->input[static_cast<size_t>(q)] = qv;
+    std::vector<float> sv = uniform(m, 0.001f, 0.05f, 24);
+    std::vector<int32_t> zv(m);
+    for (auto& z : zv) z = static_cast<int32_t>(rng() % 256);
+    p->input[static_cast<size_t>(scale)] = as_bytes(sv, m);
+    p->input[static_cast<size_t>(zp)] = as_bytes(zv, m);
+    in = {q, -1, scale, zp};
+  } else {
+    in = {f32_input(p.get(), "x", r, K, -1.0f, 1.0f, 22, nonfinite), -1, -1, -1};
+  }
+  if (residual) in[plan::slot::kLinearResidual] = f32_input(p.get(), "residual", r, N, -2.0f, 2.0f, 25, false);
+  const int y = p->add_buffer("y", DType::kF32, r, static_cast<size_t>(N) * sizeof(float));
+  add_op(p.get(), OpKind::kLinear, in, {y}, plan::LinearParams{w, act});
+  return p;
+}
+
+std::unique_ptr<OpProblem> quantize_problem(int K, bool multipliers, backend::Shape run) {
+  auto p = problem("quantize K" + std::to_string(K) + (multipliers ? " with multipliers" : ""), run);
+  const detail::LinearView* w = linear_weights(p.get(), DType::kI8, 16, K, multipliers, 31);
+  const int x = f32_input(p.get(), "x", Rows::kTokens, K, -4.0f, 3.0f, 32, false);
+  const int q = p->add_buffer("q", DType::kU8, Rows::kTokens, static_cast<size_t>(kernels::round_up(K, kernels::kPanelK)));
+  const int scale = p->add_buffer("scale", DType::kF32, Rows::kTokens, sizeof(float));
+  const int zp = p->add_buffer("zero_point", DType::kI32, Rows::kTokens, sizeof(int32_t));
+  add_op(p.get(), OpKind::kQuantize, {x}, {q, scale, zp}, plan::QuantizeParams{w});
+  return p;
+}
+
+std::unique_ptr<OpProblem> attention_problem(int heads, int head_dim, bool int8, bool with_mask, bool probs,
+                                             backend::Shape run, bool nonfinite) {
+  std::ostringstream name;
+  name << (int8 ? "int8 " : "f32 ") << "attention heads " << heads << " head_dim " << head_dim
+       << (with_mask ? " masked" : "") << (probs ? " +probs" : "");
+  auto p = problem(name.str(), run);
+  p->nonfinite = nonfinite;
+  const int H = heads * head_dim;
+  const int qkv = f32_input(p.get(), "qkv", Rows::kTokens, 3 * H, -2.0f, 2.0f, 41, nonfinite);
+  const int mask = with_mask ? mask_input(p.get()) : -1;
+  const int ctx = p->add_buffer("context", DType::kF32, Rows::kTokens, static_cast<size_t>(H) * sizeof(float));
+  int pr = -1;
+  if (probs) {
+    pr = p->add_buffer("probs", DType::kF32, Rows::kFixed,
+                       static_cast<size_t>(kMax.batch) * heads * kMax.seq * kMax.seq * sizeof(float));
+    p->used[static_cast<size_t>(pr)] = static_cast<size_t>(run.batch) * heads * run.seq * run.seq * sizeof(float);
+  }
+  plan::AttentionParams a;
+  a.heads = heads;
+  a.head_dim = head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  a.int8 = int8;
+  add_op(p.get(), OpKind::kAttention, {qkv, mask}, {ctx, pr}, a);
+  return p;
+}
+
+const detail::TableView* table(OpProblem* p, DType dtype, int rows, int width, uint32_t seed) {
+  const std::vector<float> v = uniform(static_cast<size_t>(rows) * width, -1.0f, 1.0f, seed);
+  detail::TableView t;
+  t.dtype = dtype;
+  t.rows = rows;
+  t.width = width;
+  if (dtype == DType::kF32) {
+    p->f32.push_back(v);
+    t.data = p->f32.back().data();
+  } else if (dtype == DType::kF16) {
+    p->f16.emplace_back(v.size());
+    for (size_t i = 0; i < v.size(); ++i) p->f16.back()[i] = float_to_half(v[i]);
+    t.data = p->f16.back().data();
+  } else {
+    p->i8.emplace_back(v.size());
+    p->f32.emplace_back(static_cast<size_t>(rows), 1.0f / 127.0f);
+    for (size_t i = 0; i < v.size(); ++i) p->i8.back()[i] = static_cast<int8_t>(std::lrint(v[i] * 127.0f));
+    t.data = p->i8.back().data();
+    t.row_scales = p->f32.back().data();
+  }
+  p->tables.push_back(t);
+  return &p->tables.back();
+}
+
+std::unique_ptr<OpProblem> embed_problem(DType word, DType position, bool types, bool with_norm, backend::Shape run) {
+  std::ostringstream name;
+  name << "embed word " << dtype_name(word) << " position " << dtype_name(position) << (types ? " +types" : "")
+       << (with_norm ? " +norm" : "");
+  auto p = problem(name.str(), run);
+  const int H = 24, V = 50;
+  plan::EmbedParams e;
+  e.word = table(p.get(), word, V, H, 51);
+  e.position = table(p.get(), position, kMax.seq, H, 52);
+  e.token_type = types ? table(p.get(), position, 2, H, 53) : nullptr;
+  e.scale = 1.5f;
+  e.norm = with_norm ? norm(p.get(), H, 54) : nullptr;
+  e.eps = 1e-12f;
+  e.width = H;
+  const size_t n = static_cast<size_t>(run.batch) * run.seq;
+  const int ids = p->add_buffer("input_ids", DType::kI32, Rows::kTokens, sizeof(int32_t));
+  p->graph.buffers[static_cast<size_t>(ids)].storage = plan::Storage::kInput;
+  std::vector<int32_t> id(n), tt(n);
+  for (size_t i = 0; i < n; ++i) id[i] = static_cast<int32_t>((i * 7 + 3) % V), tt[i] = static_cast<int32_t>(i % 2);
+  p->input[static_cast<size_t>(ids)] = as_bytes(id, n);
+  int tts = -1;
+  if (types) {
+    tts = p->add_buffer("token_type_ids", DType::kI32, Rows::kTokens, sizeof(int32_t));
+    p->graph.buffers[static_cast<size_t>(tts)].storage = plan::Storage::kInput;
+    p->input[static_cast<size_t>(tts)] = as_bytes(tt, n);
+  }
+  const int x = p->add_buffer("x", DType::kF32, Rows::kTokens, static_cast<size_t>(H) * sizeof(float));
+  add_op(p.get(), OpKind::kEmbed, {ids, tts}, {x}, e);
+  return p;
+}
+
+std::unique_ptr<OpProblem> rows_problem(OpKind kind, bool with_mask, backend::Shape run, bool nonfinite) {
+  const int H = 19;
+  auto p = problem(std::string(plan::op_kind_name(kind)) + (with_mask ? " masked" : ""), run);
+  p->nonfinite = nonfinite;
+  if (kind == OpKind::kTanh) {
+    const int x = f32_input(p.get(), "x", Rows::kSequences, H, -4.0f, 4.0f, 61, nonfinite);
+    add_op(p.get(), kind, {x}, {x}, plan::RowsParams{H});
+    return p;
+  }
+  const int x = f32_input(p.get(), "x", Rows::kTokens, H, -4.0f, 4.0f, 62, nonfinite);
+  const int mask = with_mask ? mask_input(p.get()) : -1;
+  const int y = p->add_buffer("pooled", DType::kF32, Rows::kSequences, static_cast<size_t>(H) * sizeof(float));
+  add_op(p.get(), kind, kind == OpKind::kPoolMean ? std::vector<int>{x, mask} : std::vector<int>{x}, {y},
+         plan::RowsParams{H});
+  return p;
+}
+
+// ---- Comparison.
+
+double normalized_error(const std::vector<unsigned char>& got, const std::vector<unsigned char>& ref, int* nonfinite_mismatch,
+                        std::string* first_mismatch) {
+  const size_t n = ref.size() / sizeof(float);
+  const float* g = reinterpret_cast<const float*>(got.data());
+  const float* r = reinterpret_cast<const float*>(ref.data());
+  double worst = 0, sum2 = 0;
+  size_t finite = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(r[i]) || !std::isfinite(g[i])) {
+      const bool same = (std::isnan(r[i]) && std::isnan(g[i])) || (std::isinf(r[i]) && g[i] == r[i]);
+      if (!same && (*nonfinite_mismatch)++ == 0) {
+        std::ostringstream m;
+        m << "element " << i << ": " << g[i] << " where the reference has " << r[i];
+        *first_mismatch = m.str();
+      }
+      continue;
+    }
+    worst = std::max(worst, std::fabs(static_cast<double>(g[i]) - r[i]));
+    sum2 += static_cast<double>(r[i]) * r[i];
+    ++finite;
+  }
+  const double rms = finite ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
+  return rms > 0 ? worst / rms : worst;
+}
+
+void check_problem(const OpProblem& p) {
+  const BackendUnderTest& b = backend_under_test();
+  const plan::Op& op = p.graph.ops.back();
+  INFO("backend " << b.label << ", op " << p.name << ", run batch " << p.run.batch << " seq " << p.run.seq
+                  << (p.nonfinite ? ", NaN/Inf inputs" : ""));
+  const ProblemRun ref = run_problem(backend::cpu_backend(), reference_options(), 1, p);
+  REQUIRE(ref.status.is_ok());
+  REQUIRE(ref.supported);
+  for (const std::string& s : ref.problems) FAIL_CHECK("reference: " << s);
+  for (int threads : {1, 2}) {
+    INFO("threads " << threads);
+    const ProblemRun got = run_problem(*b.table, b.options, threads, p);
+    INFO(got.status.to_string());
+    REQUIRE(got.status.is_ok());
+    if (!got.supported) {
+      WARN(b.label << " does not support " << p.name << " (in a session it runs on the CPU backend)");
+      return;
+    }
+    for (const std::string& s : got.problems) FAIL_CHECK(s);
+    const std::vector<int> outs = p.outputs();
+    REQUIRE(got.results.size() == outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const plan::BufferSpec& spec = p.graph.buffers[static_cast<size_t>(outs[i])];
+      INFO("output " << spec.name);
+      if (spec.dtype != DType::kF32) {
+        CHECK(got.results[i] == ref.results[i]);  // quantized values: bit for bit
+        continue;
+      }
+      const DType weights = op.kind == OpKind::kLinear ? op.p<plan::LinearParams>().weights->dtype : DType::kF32;
+      const bool int8_attention = op.kind == OpKind::kAttention && op.p<plan::AttentionParams>().int8;
+      // The quantize op's per-row scales are part of its exact semantics.
+      const double tol = op.kind == OpKind::kQuantize ? 0.0 : op_tolerance(b, op.kind, weights, int8_attention);
+      int mismatched = 0;
+      std::string first;
+      const double err = normalized_error(got.results[i], ref.results[i], &mismatched, &first);
+      INFO("normalized max error " << err << " (tolerance " << tol << "); non-finite mismatches: " << mismatched << " "
+                                   << first);
+      CHECK(mismatched == 0);
+      CHECK(err <= tol);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conformance: layer_norm", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (int H : {37, 384})
+      for (bool in_place : {false, true})
+        for (bool nonfinite : {false, true}) check_problem(*layer_norm_problem(H, in_place, run, nonfinite));
+}
+
+TEST_CASE("conformance: linear", "[conformance][ops]") {
+  const kernels::Activation acts[] = {kernels::Activation::kNone, kernels::Activation::kRelu, kernels::Activation::kGelu};
+  for (backend::Shape run : kRuns)
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kI8})
+      for (auto [N, K] : {std::pair{37, 53}, std::pair{64, 64}})
+        for (kernels::Activation act : acts)
+          for (bool residual : {false, true}) {
+            check_problem(*linear_problem(dtype, N, K, act, residual, Rows::kTokens, run, false));
+            if (dtype != DType::kI8) check_problem(*linear_problem(dtype, N, K, act, residual, Rows::kTokens, run, true));
+          }
+  check_problem(*linear_problem(DType::kF32, 24, 24, kernels::Activation::kNone, false, Rows::kSequences, kRuns[0], false));
+}
+
+TEST_CASE("conformance: quantize", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (int K : {37, 64})
+      for (bool multipliers : {false, true}) check_problem(*quantize_problem(K, multipliers, run));
+}
+
+TEST_CASE("conformance: attention", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (bool int8 : {false, true})
+      for (int head_dim : {8, 32})
+        for (bool mask : {false, true})
+          for (bool probs : {false, true}) {
+            check_problem(*attention_problem(2, head_dim, int8, mask, probs, run, false));
+            if (!int8) check_problem(*attention_problem(2, head_dim, int8, mask, probs, run, true));
+          }
+}
+
+TEST_CASE("conformance: embed", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (DType word : {DType::kF32, DType::kF16, DType::kI8})
+      for (DType position : {DType::kF32, DType::kF16})
+        for (bool types : {false, true})
+          for (bool with_norm : {false, true}) check_problem(*embed_problem(word, position, types, with_norm, run));
+}
+
+TEST_CASE("conformance: pooling and tanh", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (bool nonfinite : {false, true}) {
+      check_problem(*rows_problem(OpKind::kPoolMean, true, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kPoolMean, false, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kPoolFirst, false, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kTanh, false, run, nonfinite));
+    }
+}
