@@ -241,3 +241,101 @@ TEST_CASE("a sequence with no real token yields zeros, not NaN", "[bad-input]") 
     CHECK(session->pooled()[i] == 0.0f);
   }
 }
+
+TEST_CASE("backends that are unknown, not built or not available, and unknown options, are errors that name them",
+          "[bad-input][backend]") {
+  const test::Fixture f = test::load_fixture("bert_plain");
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kF32), &model).is_ok());
+  SessionOptions opt;
+  opt.max_batch = 2;
+  opt.max_seq = 8;
+  std::unique_ptr<Session> session;
+  SECTION("unknown backend") {
+    opt.backend = "tpu";
+    const Status s = Session::create(*model, opt, &session);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("unknown backend 'tpu'") != std::string::npos);
+    CHECK(s.message().find("cpu") != std::string::npos);
+    CHECK(session == nullptr);
+  }
+  SECTION("a backend this build lacks") {
+    opt.backend = "cuda";
+    const Status s = Session::create(*model, opt, &session);
+    CHECK(s.code() == StatusCode::kUnsupported);
+    CHECK(s.message().find("backend 'cuda'") != std::string::npos);
+  }
+#if !defined(ENCRT_WITH_XNNPACK)
+  SECTION("xnnpack when it is not built") {
+    opt.backend = "xnnpack";
+    const Status s = Session::create(*model, opt, &session);
+    CHECK(s.code() == StatusCode::kUnsupported);
+    CHECK(s.message().find("not built") != std::string::npos);
+  }
+#endif
+  SECTION("an option no backend of the session knows") {
+    opt.backend = "cpu";
+    opt.backend_options["device"] = "0";
+    const Status s = Session::create(*model, opt, &session);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("'device'") != std::string::npos);
+    CHECK(s.message().find("isa") != std::string::npos);  // what the session's backends take
+  }
+  SECTION("a bad value of a known option") {
+    opt.backend = "cpu";
+    opt.backend_options["isa"] = "avx9000";
+    const Status s = Session::create(*model, opt, &session);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("avx9000") != std::string::npos);
+  }
+  SECTION("auto never fails for lack of an optional backend, and takes the CPU backend's options") {
+    opt.backend = "auto";
+    opt.backend_options["isa"] = "scalar";
+    REQUIRE(Session::create(*model, opt, &session).is_ok());
+    for (const OpPlacement& p : session->placement()) CHECK(p.backend == "cpu");
+  }
+  SECTION("the list of backends says which are built and available") {
+    bool cpu = false, cuda = false;
+    for (const BackendStatus& b : available_backends()) {
+      if (b.name == "cpu") cpu = b.built && b.available;
+      if (b.name == "cuda") cuda = !b.built && !b.available && !b.detail.empty();
+    }
+    CHECK(cpu);
+    CHECK(cuda);
+  }
+}
+
+TEST_CASE("outputs by name: names, shapes, dtype, device, copies, and errors", "[outputs]") {
+  const test::Fixture f = test::load_fixture("bert_plain");
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kF32), &model).is_ok());
+  SessionOptions opt;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  opt.attention_layer = 1;
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::create(*model, opt, &session).is_ok());
+  CHECK(session->output_names() == std::vector<std::string>{"hidden", "pooled", "attention"});
+  OutputInfo info;
+  CHECK(session->output("hidden", &info).code() == StatusCode::kInvalidArgument);  // before a run
+  Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), f.token_types.data.data()};
+  REQUIRE(session->run(in).is_ok());
+  REQUIRE(session->output("hidden", &info).is_ok());
+  CHECK(info.dtype == DType::kF32);
+  CHECK(info.device == "host");
+  CHECK(info.shape == std::vector<int64_t>{f.batch, f.seq, f.hidden});
+  CHECK(info.bytes == static_cast<size_t>(f.batch) * f.seq * f.hidden * sizeof(float));
+  CHECK(info.data == session->last_hidden_state());
+  REQUIRE(session->output("attention", &info).is_ok());
+  CHECK(info.shape == std::vector<int64_t>{f.batch, model->config().num_heads, f.seq, f.seq});
+  REQUIRE(session->output("pooled", &info).is_ok());
+  std::vector<float> copy(info.bytes / sizeof(float));
+  REQUIRE(session->copy_output("pooled", copy.data(), info.bytes).is_ok());
+  CHECK(std::memcmp(copy.data(), session->pooled(), info.bytes) == 0);
+  CHECK(session->copy_output("pooled", copy.data(), info.bytes - 1).code() == StatusCode::kInvalidArgument);
+  CHECK(session->copy_output("pooled", nullptr, info.bytes).code() == StatusCode::kInvalidArgument);
+  const Status unknown = session->output("logits", &info);
+  CHECK(unknown.code() == StatusCode::kInvalidArgument);
+  CHECK(unknown.message().find("hidden, pooled, attention") != std::string::npos);
+  CHECK(session->output("hidden", nullptr).code() == StatusCode::kInvalidArgument);
+}

@@ -6,6 +6,9 @@
 #include <new>
 
 #include "support/fixtures.h"
+#if defined(ENCRT_WITH_XNNPACK)
+#include "backends/xnnpack/xnnpack_backend.h"
+#endif
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -32,15 +35,35 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace encrt;
 
+namespace {
+// Allocations XNNPACK makes through encrt's allocator (its own malloc calls are not operator new).
+size_t xnnpack_allocations() {
+#if defined(ENCRT_WITH_XNNPACK)
+  return xnnpack::allocations_so_far();
+#else
+  return 0;
+#endif
+}
+std::vector<std::string> backends_built() {
+  std::vector<std::string> names = {"cpu"};
+#if defined(ENCRT_WITH_XNNPACK)
+  names.push_back("xnnpack");
+#endif
+  return names;
+}
+}  // namespace
+
 TEST_CASE("run() allocates nothing", "[alloc]") {
   for (const char* name : {"bert_plain", "torch_pre_gelu_final_norm"}) {
     const test::Fixture f = test::load_fixture(name);
     for (auto type : {converter::WeightType::kF32, converter::WeightType::kF16, converter::WeightType::kI8}) {
       std::unique_ptr<Model> model;
       REQUIRE(Model::load(test::convert_fixture(f, type), &model).is_ok());
-      for (int threads : {1, 2}) {
-        INFO(name << " " << converter::weight_type_name(type) << " threads " << threads);
+      for (int threads : {1, 2})
+      for (const std::string& backend : backends_built()) {
+        INFO(name << " " << converter::weight_type_name(type) << " threads " << threads << " backend " << backend);
         SessionOptions opt;
+        opt.backend = backend;
         opt.max_batch = f.batch;
         opt.max_seq = f.seq;
         opt.threads = threads;
@@ -51,6 +74,7 @@ TEST_CASE("run() allocates nothing", "[alloc]") {
         Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(),
                   f.has_token_types ? f.token_types.data.data() : nullptr};
         REQUIRE(session->run(in).is_ok());  // warm: nothing is lazily created either way
+        const size_t xnn_before = xnnpack_allocations();
         g_allocations = 0;
         g_counting = true;
         const Status s1 = session->run(in);
@@ -60,6 +84,7 @@ TEST_CASE("run() allocates nothing", "[alloc]") {
         REQUIRE(s1.is_ok());
         REQUIRE(s2.is_ok());
         CHECK(g_allocations.load() == 0);
+        CHECK(xnnpack_allocations() == xnn_before);
       }
     }
   }

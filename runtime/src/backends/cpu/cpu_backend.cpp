@@ -59,9 +59,16 @@ size_t scratch_bytes(const void* c, const plan::Graph&, const plan::Op& op, back
 // Weights are read where the file maps them: nothing is copied or repacked.
 Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* held) {
   static_cast<CpuContext*>(c)->pool = std::make_unique<ThreadPool>(ctx(c).threads);
+  auto table_bytes = [](const detail::TableView* t) {
+    return t ? static_cast<size_t>(t->rows) * static_cast<size_t>(t->width) * dtype_size(t->dtype) : 0;
+  };
   for (int i = 0; i < args.op_count; ++i) {
     const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
     if (op.kind == plan::OpKind::kLinear) held->weights_in_place += op.p<plan::LinearParams>().weights->packed_bytes;
+    if (op.kind == plan::OpKind::kEmbed) {
+      const plan::EmbedParams& e = op.p<plan::EmbedParams>();
+      held->weights_in_place += table_bytes(e.word) + table_bytes(e.position) + table_bytes(e.token_type);
+    }
   }
   return Status::ok();
 }
@@ -83,8 +90,14 @@ std::string implementation(const void* c, const plan::Graph&, const plan::Op& op
       }
     case plan::OpKind::kAttention:
       return op.p<plan::AttentionParams>().int8 ? t.attention_i8_name : t.attention_f32_name;
+    case plan::OpKind::kEmbed:
+      return op.p<plan::EmbedParams>().norm ? std::string("gather+") + t.layer_norm_name : std::string("gather");
+    case plan::OpKind::kLayerNorm:
+      return t.layer_norm_name;
+    case plan::OpKind::kQuantize:
+      return t.quantize_rows_u8_name;
     default:
-      return "";
+      return "loop";
   }
 }
 

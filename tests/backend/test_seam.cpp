@@ -1,0 +1,120 @@
+// The seam itself, through the mock device backend (these cases run in the suite's mock_device
+// entry only): placement with fallback and copies, what a session reports of its backends, a
+// device failure in run() coming back as a Status, the registry's checks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "backend/backend_under_test.h"
+#include "backend/mock_device_backend.h"
+#include "backend/registry.h"
+#include "support/fixtures.h"
+
+namespace {
+
+using namespace encrt;
+
+bool mock_entry() {
+  if (conformance::backend_under_test().backend == "mock_device") return true;
+  SUCCEED("seam cases run in the mock_device entry of the suite");
+  return false;
+}
+
+std::unique_ptr<Model> fixture_model(const test::Fixture& f, const std::string& pooling = "") {
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kF32, pooling), &model).is_ok());
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("seam: ops the device lacks fall back to the CPU, with copies both ways", "[conformance][seam]") {
+  if (!mock_entry()) return;
+  const test::Fixture f = test::load_fixture("bert_plain");
+  auto model = fixture_model(f, "pooler");
+  SessionOptions opt;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  opt.backend = "mock_device";
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::create(*model, opt, &session).is_ok());
+  int on_mock = 0, on_cpu = 0, copies_in = 0, copies_out = 0;
+  for (const OpPlacement& p : session->placement()) {
+    if (p.kind == "copy") {
+      CHECK(p.backend == "mock_device");
+      (p.label.find("to_memory0") != std::string::npos ? copies_out : copies_in)++;
+    } else if (p.kind == "linear" || p.kind == "layer_norm" || p.kind == "tanh") {
+      CHECK(p.backend == "mock_device");
+      ++on_mock;
+    } else {
+      CHECK(p.backend == "cpu");  // embed, attention, pooling
+      ++on_cpu;
+    }
+  }
+  CHECK(on_mock > 0);
+  CHECK(on_cpu > 0);
+  CHECK(copies_in > 0);
+  CHECK(copies_out > 0);
+  bool mock_seen = false;
+  for (const BackendUsage& u : session->backends()) {
+    if (u.name != "mock_device") continue;
+    mock_seen = true;
+    CHECK(u.memory == "mock_device");
+    CHECK(u.arena > 0);
+    CHECK(u.arena % 256 == 0);
+    CHECK(u.weights_in_place > 0);
+  }
+  CHECK(mock_seen);
+  for (const PlannedBuffer& b : session->planned_buffers())
+    if (b.memory == "mock_device") CHECK(b.offset % 256 == 0);
+  // The pooler's linear and tanh ran on the device: the pooled output lives there (no host
+  // pointer), the hidden state was copied back for the pooling's first step on the CPU.
+  Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), f.token_types.data.data()};
+  REQUIRE(session->run(in).is_ok());
+  OutputInfo info;
+  REQUIRE(session->output("hidden", &info).is_ok());
+  CHECK(info.device == "host");
+  REQUIRE(session->output("pooled", &info).is_ok());
+  CHECK(info.device == "mock_device");
+  CHECK(session->pooled() == nullptr);
+  std::vector<float> pooled(info.bytes / sizeof(float));
+  REQUIRE(session->copy_output("pooled", pooled.data(), info.bytes).is_ok());
+  double err = 0;
+  for (size_t i = 0; i < pooled.size(); ++i) err = std::max(err, static_cast<double>(std::fabs(pooled[i] - f.pooler.data[i])));
+  CHECK(err <= 1e-4);
+}
+
+TEST_CASE("seam: a device failure in run() is a Status, and the session stays usable", "[conformance][seam]") {
+  if (!mock_entry()) return;
+  const test::Fixture f = test::load_fixture("torch_post_relu");
+  auto model = fixture_model(f);
+  SessionOptions opt;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  opt.backend = "mock_device";
+  opt.backend_options["fail_run_after"] = "2";  // of its 3 segments in this model
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::create(*model, opt, &session).is_ok());
+  Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), nullptr};
+  const Status s = session->run(in);
+  CHECK(s.code() == StatusCode::kInternal);
+  CHECK(s.message().find("simulated device failure") != std::string::npos);
+  OutputInfo info;
+  CHECK(session->output("hidden", &info).code() == StatusCode::kInvalidArgument);  // no output of a failed run
+  CHECK(session->run(in).code() == StatusCode::kInternal);
+  opt.backend_options["fail_run_after"] = "soon";
+  CHECK(Session::create(*model, opt, &session).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("seam: the registry refuses incomplete tables and names taken", "[conformance][seam]") {
+  if (!mock_entry()) return;
+  backend::BackendInterface incomplete = conformance::kMockDeviceBackend;
+  incomplete.name = "incomplete";
+  incomplete.copy_to_host = nullptr;  // device memory needs its copies
+  CHECK(backend::register_backend(&incomplete).code() == StatusCode::kInvalidArgument);
+  CHECK(backend::register_backend(&conformance::kMockDeviceBackend).code() == StatusCode::kInvalidArgument);
+  backend::BackendInterface cpu_named = conformance::kMockDeviceBackend;
+  cpu_named.name = "cpu";
+  CHECK(backend::register_backend(&cpu_named).code() == StatusCode::kInvalidArgument);
+  CHECK(backend::register_backend(nullptr).code() == StatusCode::kInvalidArgument);
+}
