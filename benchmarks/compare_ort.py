@@ -75,6 +75,9 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encrt", default=os.path.join(REPO_ROOT, "build", "bin", "encrt"),
                     help="the encrt CLI (default: build/bin/encrt of this repository)")
+    ap.add_argument("--encrt-baseline", metavar="CLI",
+                    help="another build of the encrt CLI (e.g. before a change), timed in the same interleaved "
+                         "rounds on the same model files; reported as baseline / encrt (> 1: encrt is faster)")
     ap.add_argument("--work", default=os.path.join(REPO_ROOT, "build", "bench-cache"),
                     help="cache for the ONNX and .encrt models (default: build/bench-cache)")
     ap.add_argument("--threads", type=int_list, default=[1, 2], help="comma list (default 1,2)")
@@ -424,8 +427,8 @@ def ort_block(engine, warmup, iters):
     return {"iters": iters, "warmup": warmup, "min": ms[0], "median": statistics.median(ms), "max": ms[-1]}
 
 
-def encrt_block(args, model, batch, seq, threads, warmup, iters):
-    cmd = [args.encrt, "bench", model, "--batch", str(batch), "--seq", str(seq), "--threads", str(threads),
+def encrt_block(args, model, batch, seq, threads, warmup, iters, cli=None):
+    cmd = [cli or args.encrt, "bench", model, "--batch", str(batch), "--seq", str(seq), "--threads", str(threads),
            "--iters", str(iters), "--warmup", str(warmup), "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -504,31 +507,39 @@ def run_grid(args, ort_models, encrt_models, vocab, hidden):
                         encrt_estimate = ort_estimate * statistics.median(ratio_history)
                     else:  # one untimed run sizes the first blocks when the engines differ a lot
                         encrt_estimate = encrt_block(args, encrt_models[dtype], batch, seq, threads, 0, 1)["median"]
-                    ort_blocks, encrt_blocks = [], []
+                    ort_blocks, encrt_blocks, baseline_blocks = [], [], []
                     for _ in range(args.rounds):
                         warmup, iters = plan(args, ort_estimate)
                         ort_blocks.append(ort_block(engine, warmup, iters))
                         ort_estimate = ort_blocks[-1]["median"]
                         warmup, iters = plan(args, encrt_estimate)
                         encrt_blocks.append(encrt_block(args, encrt_models[dtype], batch, seq, threads, warmup, iters))
+                        if args.encrt_baseline:
+                            baseline_blocks.append(encrt_block(args, encrt_models[dtype], batch, seq, threads, warmup,
+                                                               iters, cli=args.encrt_baseline))
                         encrt_estimate = encrt_blocks[-1]["median"]
-                    row = summarize(dtype, threads, batch, seq, ort_blocks, encrt_blocks)
+                    row = summarize(dtype, threads, batch, seq, ort_blocks, encrt_blocks, baseline_blocks)
                     ratio_history.append(row["encrt"]["median"] / row["ort"]["median"])
                     results.append(row)
                     print_row(row, first=len(results) == 1)
     return results
 
 
-def summarize(dtype, threads, batch, seq, ort_blocks, encrt_blocks):
+def summarize(dtype, threads, batch, seq, ort_blocks, encrt_blocks, baseline_blocks=()):
     """Best-of is the smallest run of all blocks; the median is the median of the block medians
     (encrt bench reports per-block figures only, so both engines are summarized alike)."""
     def agg(blocks):
         return {"min": min(b["min"] for b in blocks), "median": statistics.median(b["median"] for b in blocks)}
     ort, enc = agg(ort_blocks), agg(encrt_blocks)
-    return {"dtype": dtype, "threads": threads, "batch": batch, "seq": seq, "ort": ort, "encrt": enc,
-            "ratio_min": ort["min"] / enc["min"], "ratio_median": ort["median"] / enc["median"],
-            "encrt_kernels": encrt_blocks[-1]["kernels"], "load_average": os.getloadavg()[0],
-            "ort_blocks": ort_blocks, "encrt_blocks": encrt_blocks}
+    row = {"dtype": dtype, "threads": threads, "batch": batch, "seq": seq, "ort": ort, "encrt": enc,
+           "ratio_min": ort["min"] / enc["min"], "ratio_median": ort["median"] / enc["median"],
+           "encrt_kernels": encrt_blocks[-1]["kernels"], "load_average": os.getloadavg()[0],
+           "ort_blocks": ort_blocks, "encrt_blocks": encrt_blocks}
+    if baseline_blocks:
+        base = agg(baseline_blocks)
+        row.update({"baseline": base, "baseline_ratio_min": base["min"] / enc["min"],
+                    "baseline_ratio_median": base["median"] / enc["median"], "baseline_blocks": list(baseline_blocks)})
+    return row
 
 
 HEADER = (f"{'dtype':5s} {'thr':>3s} {'batch':>5s} {'seq':>4s} | {'ORT min':>9s} {'ORT med':>9s} | "
@@ -544,6 +555,10 @@ def print_row(row, first):
         f"{row['ort']['min']:9.3f} {row['ort']['median']:9.3f} | "
         f"{row['encrt']['min']:9.3f} {row['encrt']['median']:9.3f} | "
         f"{row['ratio_min']:13.2f} {row['ratio_median']:13.2f} | {row['load_average']:4.1f}")
+    if "baseline" in row:
+        log(f"{'':5s} {'':3s} {'':5s} {'':4s} | baseline min {row['baseline']['min']:9.3f} med "
+            f"{row['baseline']['median']:9.3f} | baseline/encrt min {row['baseline_ratio_min']:.3f} "
+            f"med {row['baseline_ratio_median']:.3f}")
 
 
 def compare_outputs(args, ort_models, encrt_models, int8_candidates, vocab):
@@ -629,6 +644,11 @@ def cpu_name():
 def main():
     args = parse_args()
     args.encrt = os.path.abspath(args.encrt)
+    if args.encrt_baseline:
+        args.encrt_baseline = os.path.abspath(args.encrt_baseline)
+        if not (os.path.isfile(args.encrt_baseline) and os.access(args.encrt_baseline, os.X_OK)):
+            print(f"compare_ort: --encrt-baseline {args.encrt_baseline} is not an executable", file=sys.stderr)
+            return 2
     args.work = os.path.abspath(args.work)
     started = time.time()
     try:
