@@ -1,7 +1,7 @@
 // The conformance suite's main: `encrt_conformance --backend NAME [Catch2 options]` runs every
 // op kind and every fixture model through backend NAME against the reference. NAME is a
-// registered backend ("cpu", "xnnpack", "cuda", "mock_device") or "cpu:LEVEL" (the CPU backend
-// at a named ISA level). A backend that is not built or not available here exits with code 4,
+// registered backend ("cpu", "xnnpack", "cuda", "mock_device"), "cpu:LEVEL" (the CPU backend
+// at a named ISA level) or "NAME:OPTION=VALUE,..." (a backend with options). A backend that is not built or not available here exits with code 4,
 // which ctest reports as skipped, never as passed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -47,8 +47,18 @@ int main(int argc, char** argv) {
   conformance::BackendUnderTest b;
   b.label = name;
   b.backend = name.substr(0, name.find(':'));
-  if (name.find(':') != std::string::npos) {
-    const std::string level = name.substr(name.find(':') + 1);
+  const std::string rest_of_name = name.find(':') == std::string::npos ? "" : name.substr(name.find(':') + 1);
+  if (rest_of_name.find('=') != std::string::npos) {
+    size_t begin = 0;
+    while (begin < rest_of_name.size()) {
+      size_t end = rest_of_name.find(',', begin);
+      if (end == std::string::npos) end = rest_of_name.size();
+      const std::string item = rest_of_name.substr(begin, end - begin);
+      b.options[item.substr(0, item.find('='))] = item.substr(item.find('=') + 1);
+      begin = end + 1;
+    }
+  } else if (!rest_of_name.empty()) {
+    const std::string level = rest_of_name;
     const kernels::IsaLevel* l = kernels::find_isa_level(level);
     if (!l) return skip("unknown ISA level '" + level + "'");
     if (!kernels::isa_supported(l->features))

@@ -28,6 +28,7 @@ def main():
     ap.add_argument("--encrt", required=True, help="path to the encrt CLI")
     ap.add_argument("--dtypes", default="fp32,fp16,int8")
     ap.add_argument("--threads", default="1")
+    ap.add_argument("--backend", default="", help="encrt run --backend (default: the CLI's, auto)")
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--convert-args", default="", help="extra arguments for encrt convert (int8 only)")
     ap.add_argument("--save", help="also keep the ids, reference embeddings and models in this folder")
@@ -104,7 +105,8 @@ def check_model(args, folder, dtype, model_path, ref, figures):
     subprocess.run([args.encrt, "run", model_path, "--ids", os.path.join(folder, "ids.npy"),
                     "--mask", os.path.join(folder, "mask.npy"),
                     "--token-type-ids", os.path.join(folder, "types.npy"),
-                    "--output", "pooled", "--threads", args.threads, "-o", out], check=True)
+                    "--output", "pooled", "--threads", args.threads, "-o", out] +
+                   (["--backend", args.backend] if args.backend else []), check=True)
     emb = np.load(out).astype(np.float64)
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
     cos = (emb * ref).sum(1)
@@ -113,7 +115,8 @@ def check_model(args, folder, dtype, model_path, ref, figures):
     size = os.path.getsize(model_path)
     figures[dtype] = {"mean_cosine": float(cos.mean()), "min_cosine": float(cos.min()), "file_bytes": size}
     isa = os.environ.get("ENCRT_ISA", "best")
-    print(f"{dtype:5s} cosine vs PyTorch fp32 over {len(ref)} sentences (ISA {isa}): mean {cos.mean():.6f} "
+    print(f"{dtype:5s} cosine vs PyTorch fp32 over {len(ref)} sentences (ISA {isa}, backend {args.backend or 'auto'}): "
+          f"mean {cos.mean():.6f} "
           f"min {cos.min():.6f} (bar: mean >= {mean_bar}, min >= {min_bar}) file {size / 1e6:.1f} MB "
           f"{'ok' if ok else 'FAILED'}")
     return ok

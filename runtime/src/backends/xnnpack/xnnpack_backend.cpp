@@ -79,16 +79,23 @@ struct Linear {
   const detail::LinearView* weights = nullptr;
   DType dtype = DType::kF32;
   int N = 0, K = 0;
+  bool half = false;  // XNNPACK's fp16 operator (fp16=half), else its fp32 one
   xnn_operator_t fc = nullptr;
-  xnn_operator_t to_half = nullptr;   // fp16: activations in
-  xnn_operator_t to_float = nullptr;  // fp16: outputs back
-  const float* bias = nullptr;        // fp16: added after the conversion back, in fp32
+  xnn_operator_t to_half = nullptr;   // half: activations in
+  xnn_operator_t to_float = nullptr;  // half: outputs back
+  const float* bias = nullptr;        // half: added after the conversion back, in fp32
   kernels::Activation activation = kernels::Activation::kNone;
   bool clamp_relu = false;  // ReLU done by the fully connected operator's output clamp
 };
 
+// How fp16 weights run (option fp16): widened to fp32 once at prepare and run by
+// xnn_fully_connected_nc_f32 (encrt's fp16 semantics: fp32 activations and sums), or by XNNPACK's
+// own xnn_fully_connected_nc_f16 (activations and outputs rounded to half).
+enum class Fp16Mode { kWiden, kHalf };
+
 struct XnnContext {
   int threads = 1;
+  Fp16Mode fp16 = Fp16Mode::kWiden;
   pthreadpool_t pool = nullptr;
   const kernels::KernelTable* kernels = nullptr;  // encrt's GELU for the epilogue
   std::vector<Linear> linears;
@@ -110,11 +117,18 @@ Status xnn_error(const char* what, xnn_status s, const std::string& op) {
                         ")");
 }
 
-Status create(const backend::Options&, int threads, void** out) {
+Status create(const backend::Options& options, int threads, void** out) {
   std::string why;
   if (!available(&why)) return unsupported("backend 'xnnpack' is not available on this machine: " + why);
   auto c = std::make_unique<XnnContext>();
   c->threads = threads;
+  if (auto it = options.find("fp16"); it != options.end()) {
+    if (it->second == "half") {
+      c->fp16 = Fp16Mode::kHalf;
+    } else if (it->second != "widen") {
+      return invalid_argument("option fp16 of backend xnnpack must be widen or half, got '" + it->second + "'");
+    }
+  }
   c->kernels = &kernels::default_kernel_table();
   *out = c.release();
   return Status::ok();
@@ -122,10 +136,14 @@ Status create(const backend::Options&, int threads, void** out) {
 
 void destroy(void* c) { delete static_cast<XnnContext*>(c); }
 
-bool supports(const void*, const plan::Graph&, const plan::Op& op) {
+bool half(const void* c, const plan::Op& op) {
+  return op.p<plan::LinearParams>().weights->dtype == DType::kF16 && ctx(c).fp16 == Fp16Mode::kHalf;
+}
+
+bool supports(const void* c, const plan::Graph&, const plan::Op& op) {
   if (op.kind != plan::OpKind::kLinear) return false;
   const DType d = op.p<plan::LinearParams>().weights->dtype;
-  return d == DType::kF32 || (d == DType::kF16 && library().fp16);
+  return d == DType::kF32 || (d == DType::kF16 && (!half(c, op) || library().fp16));
 }
 
 // fp16: the activations in half [M, K] and the outputs in half [M, N], each padded for
@@ -136,8 +154,8 @@ size_t half_rows_offset(const plan::Graph& g, const plan::Op& op, backend::Shape
   return (rows * K * sizeof(uint16_t) + XNN_EXTRA_BYTES + 63) / 64 * 64;
 }
 
-size_t scratch_bytes(const void*, const plan::Graph& g, const plan::Op& op, backend::Shape max) {
-  if (op.kind != plan::OpKind::kLinear || op.p<plan::LinearParams>().weights->dtype != DType::kF16) return 0;
+size_t scratch_bytes(const void* c, const plan::Graph& g, const plan::Op& op, backend::Shape max) {
+  if (op.kind != plan::OpKind::kLinear || !half(c, op)) return 0;
   const size_t rows = plan::rows_of(g.buffers[static_cast<size_t>(op.out(0))], max.batch, max.seq);
   return half_rows_offset(g, op, max) + rows * static_cast<size_t>(op.p<plan::LinearParams>().weights->N) * sizeof(uint16_t);
 }
@@ -162,8 +180,9 @@ Status prepare_linear(XnnContext* c, const plan::Op& op, int index, Linear* l) {
   l->N = w.N;
   l->K = w.K;
   l->activation = p.activation;
-  // fp32: ReLU is the operator's output clamp (the residual comes after it: act(x + b) + r).
-  l->clamp_relu = p.activation == kernels::Activation::kRelu && w.dtype == DType::kF32;
+  l->half = half(c, op);
+  // fp32 operator: ReLU is its output clamp (the residual comes after it: act(x + b) + r).
+  l->clamp_relu = p.activation == kernels::Activation::kRelu && !l->half;
   const float lo = l->clamp_relu ? 0.0f : -std::numeric_limits<float>::infinity();
   const float hi = std::numeric_limits<float>::infinity();
   size_t bytes = 0;
@@ -171,6 +190,11 @@ Status prepare_linear(XnnContext* c, const plan::Op& op, int index, Linear* l) {
   xnn_status st;
   if (w.dtype == DType::kF32) {
     const std::vector<float> rows = unpack_panel_n16<float>(w);
+    st = xnn_create_fully_connected_nc_f32(w.K, w.N, w.K, w.N, rows.data(), w.bias, lo, hi, 0, &l->fc);
+  } else if (!l->half) {
+    const std::vector<uint16_t> halves = unpack_panel_n16<uint16_t>(w);
+    std::vector<float> rows(halves.size());
+    for (size_t i = 0; i < halves.size(); ++i) rows[i] = half_to_float(halves[i]);
     st = xnn_create_fully_connected_nc_f32(w.K, w.N, w.K, w.N, rows.data(), w.bias, lo, hi, 0, &l->fc);
   } else {
     const std::vector<uint16_t> rows = unpack_panel_n16<uint16_t>(w);
@@ -265,7 +289,7 @@ Status run_linear(const XnnContext& c, const backend::RunArgs& args, const plan:
   const int r = op.in(plan::slot::kLinearResidual);
   const float* residual = r >= 0 ? static_cast<const float*>(args.buffers[static_cast<size_t>(r)]) : nullptr;
   xnn_status st;
-  if (l.dtype == DType::kF32) {
+  if (!l.half) {
     st = xnn_setup_fully_connected_nc_f32(l.fc, M, x, y, c.pool);
     if (st == xnn_status_success) st = xnn_run_operator(l.fc, c.pool);
   } else {
@@ -299,22 +323,24 @@ Status run(void* cv, const backend::RunArgs& args) {
   return Status::ok();
 }
 
-std::string implementation(const void*, const plan::Graph&, const plan::Op& op) {
+std::string implementation(const void* c, const plan::Graph&, const plan::Op& op) {
   if (op.kind != plan::OpKind::kLinear) return "";
   const plan::LinearParams& p = op.p<plan::LinearParams>();
-  std::string s = p.weights->dtype == DType::kF16 ? "xnn_convert_nc_f32_f16+xnn_fully_connected_nc_f16+xnn_convert_nc_f16_f32"
-                                                  : "xnn_fully_connected_nc_f32";
+  std::string s = half(c, op) ? "xnn_convert_nc_f32_f16+xnn_fully_connected_nc_f16+xnn_convert_nc_f16_f32"
+                              : p.weights->dtype == DType::kF16 ? "xnn_fully_connected_nc_f32(fp16 weights widened)"
+                                                                : "xnn_fully_connected_nc_f32";
   if (p.activation == kernels::Activation::kGelu) s += "+gelu(encrt)";
   if (op.in(plan::slot::kLinearResidual) >= 0) s += "+residual(encrt)";
   return s;
 }
 
 std::string summary(const void* c) {
-  return "XNNPACK (Debian 2022-02 snapshot) fully connected f32" + std::string(library().fp16 ? " and f16" : "") +
+  return std::string("XNNPACK (Debian 2022-02 snapshot) fully connected operators, fp16=") +
+         (ctx(c).fp16 == Fp16Mode::kHalf ? "half" : "widen") + (library().fp16 ? "" : " (no fp16 operators on this CPU)") +
          ", pthreadpool threads=" + std::to_string(ctx(c).threads);
 }
 
-const char* const kOptionKeys[] = {nullptr};
+const char* const kOptionKeys[] = {"fp16", nullptr};
 
 }  // namespace
 
