@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "backend/backend_under_test.h"
+#include "backend/compare.h"
 #include "backend/guarded_buffers.h"
 #include "backend/mock_device_backend.h"
 #include "session/session_impl.h"
@@ -140,22 +141,6 @@ std::unique_ptr<GuardedBuffers> run_guarded(detail::SessionImpl* s, const Inputs
   return g;
 }
 
-double normalized_error(const std::vector<float>& got, const std::vector<float>& ref, int* nonfinite_mismatch) {
-  double worst = 0, sum2 = 0;
-  size_t finite = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (!std::isfinite(ref[i]) || !std::isfinite(got[i])) {
-      if (!((std::isnan(ref[i]) && std::isnan(got[i])) || (std::isinf(ref[i]) && got[i] == ref[i]))) ++*nonfinite_mismatch;
-      continue;
-    }
-    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - ref[i]));
-    sum2 += static_cast<double>(ref[i]) * ref[i];
-    ++finite;
-  }
-  const double rms = finite ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
-  return rms > 0 ? worst / rms : worst;
-}
-
 // The fixtures' own accuracy bars against PyTorch's last hidden state (test_golden_*.cpp).
 void check_against_pytorch(const test::Fixture& f, const std::vector<float>& hidden, converter::WeightType type) {
   if (type == converter::WeightType::kF32) {
@@ -205,11 +190,11 @@ void check_model(const test::Fixture& f, converter::WeightType type, const std::
   const auto got = outputs_of(s, guarded.get());
   const double tol = model_tolerance(b, weights);
   for (const auto& [name, ref_values] : want) {
-    int mismatched = 0;
-    const double err = normalized_error(got.at(name), ref_values, &mismatched);
-    INFO("output " << name << ": normalized max error " << err << " (tolerance " << tol << ")");
-    CHECK(mismatched == 0);
-    CHECK(err <= tol);
+    const Comparison c = compare_f32(got.at(name).data(), ref_values.data(), ref_values.size());
+    INFO("output " << name << ": normalized max error " << c.normalized_error << " (tolerance " << tol << ") "
+                   << c.first_mismatch);
+    CHECK(c.nonfinite_mismatches == 0);
+    CHECK(c.normalized_error <= tol);
   }
   check_against_pytorch(f, got.at("hidden"), type);
 
@@ -237,13 +222,10 @@ void check_model(const test::Fixture& f, converter::WeightType type, const std::
     REQUIRE(session->run(inputs_of(f, f.batch - 1)).is_ok());
     std::vector<float> hidden(static_cast<size_t>(f.batch - 1) * f.seq * f.hidden);
     REQUIRE(session->copy_output("hidden", hidden.data(), hidden.size() * sizeof(float)).is_ok());
-    const std::vector<float>& full = got.at("hidden");
-    int mismatched = 0;
-    const double err = normalized_error(hidden, std::vector<float>(full.begin(), full.begin() + static_cast<long>(hidden.size())),
-                                        &mismatched);
-    INFO("smaller batch: normalized max error " << err << " against the full run's first sequences");
-    CHECK(mismatched == 0);
-    CHECK(err <= tol);
+    const Comparison c = compare_f32(hidden.data(), got.at("hidden").data(), hidden.size());
+    INFO("smaller batch: normalized max error " << c.normalized_error << " against the full run's first sequences");
+    CHECK(c.nonfinite_mismatches == 0);
+    CHECK(c.normalized_error <= tol);
   }
 }
 

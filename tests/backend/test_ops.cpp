@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "backend/backend_under_test.h"
+#include "backend/compare.h"
 #include "backend/op_problem.h"
 #include "backend/registry.h"
 #include "core/half.h"
@@ -293,33 +294,6 @@ std::unique_ptr<OpProblem> rows_problem(OpKind kind, bool with_mask, backend::Sh
   return p;
 }
 
-// ---- Comparison.
-
-double normalized_error(const std::vector<unsigned char>& got, const std::vector<unsigned char>& ref, int* nonfinite_mismatch,
-                        std::string* first_mismatch) {
-  const size_t n = ref.size() / sizeof(float);
-  const float* g = reinterpret_cast<const float*>(got.data());
-  const float* r = reinterpret_cast<const float*>(ref.data());
-  double worst = 0, sum2 = 0;
-  size_t finite = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(r[i]) || !std::isfinite(g[i])) {
-      const bool same = (std::isnan(r[i]) && std::isnan(g[i])) || (std::isinf(r[i]) && g[i] == r[i]);
-      if (!same && (*nonfinite_mismatch)++ == 0) {
-        std::ostringstream m;
-        m << "element " << i << ": " << g[i] << " where the reference has " << r[i];
-        *first_mismatch = m.str();
-      }
-      continue;
-    }
-    worst = std::max(worst, std::fabs(static_cast<double>(g[i]) - r[i]));
-    sum2 += static_cast<double>(r[i]) * r[i];
-    ++finite;
-  }
-  const double rms = finite ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
-  return rms > 0 ? worst / rms : worst;
-}
-
 void check_problem(const OpProblem& p) {
   const BackendUnderTest& b = backend_under_test();
   const plan::Op& op = p.graph.ops.back();
@@ -352,13 +326,13 @@ void check_problem(const OpProblem& p) {
       const bool int8_attention = op.kind == OpKind::kAttention && op.p<plan::AttentionParams>().int8;
       // The quantize op's per-row scales are part of its exact semantics.
       const double tol = op.kind == OpKind::kQuantize ? 0.0 : op_tolerance(b, op.kind, weights, int8_attention);
-      int mismatched = 0;
-      std::string first;
-      const double err = normalized_error(got.results[i], ref.results[i], &mismatched, &first);
-      INFO("normalized max error " << err << " (tolerance " << tol << "); non-finite mismatches: " << mismatched << " "
-                                   << first);
-      CHECK(mismatched == 0);
-      CHECK(err <= tol);
+      const Comparison c = compare_f32(reinterpret_cast<const float*>(got.results[i].data()),
+                                       reinterpret_cast<const float*>(ref.results[i].data()),
+                                       ref.results[i].size() / sizeof(float));
+      INFO("normalized max error " << c.normalized_error << " (tolerance " << tol << "); non-finite mismatches: "
+                                   << c.nonfinite_mismatches << " " << c.first_mismatch);
+      CHECK(c.nonfinite_mismatches == 0);
+      CHECK(c.normalized_error <= tol);
     }
   }
 }
