@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds encrt (Release, -Werror) and runs every test:
 # Catch2 suites (kernels against the reference, converter, runtime, golden PyTorch fixtures,
-# bad input) and the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch.
+# bad input, exported symbols), the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch,
+# and an app built against the installed library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_debian.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DENCRT_PYTHON="$PWD/.venv/bin/python"
 cmake --build build -j "$(nproc)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# Install into a fresh prefix and link an app against it (CMake package, pkg-config; shared and
+# static), reusing build/.
+bash scripts/test_install.sh build
 # The same suites cross-compiled for aarch64 and run under qemu-user.
 bash scripts/test_aarch64.sh
