@@ -4,7 +4,7 @@
 # PyTorch fixtures must give the same answers on ARM, with and without the dot product extension. Skipped, with a message, when the cross compiler
 # or qemu cannot be installed. With Debian's arm64 XNNPACK (scripts/arm64_xnnpack_sysroot.sh
 # extracts it into build-aarch64/arm64-sysroot; without network the build goes on without it), the
-# xnnpack backend is built too.
+# xnnpack backend is built too, and its outputs are checked against the cpu backend's under qemu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -39,3 +39,70 @@ for suite in encrt_kernel_tests encrt_runtime_tests; do
   "${qemu[@]}" -cpu cortex-a53 "build-aarch64/bin/$suite"
 done
 
+# The xnnpack backend against the cpu backend on ARM: small fixtures converted by the aarch64 CLI,
+# run with each backend under qemu, outputs compared. fp32: max |cpu - xnnpack| <= 1e-4 x the
+# output's RMS. fp16: XNNPACK's fp16 keeps activations and outputs in half (encrt's keeps them in
+# fp32, or rounds to half per 64-deep block with fp16 arithmetic), so the bar is per token: cosine
+# >= 0.999 for every token row. XNNPACK runs fp16 operators only on CPUs with fp16 arithmetic
+# (the backend probes xnn_create_fully_connected_nc_f16): qemu's default CPU has it, so fp16
+# linears land on xnnpack there; a Cortex-A53 lacks it, so they stay on the cpu backend.
+if [[ -z "$extra_root" ]]; then
+  echo "SKIPPED: aarch64 xnnpack backend agreement (no arm64 XNNPACK sysroot)"
+  exit 0
+fi
+echo "aarch64 (qemu): xnnpack backend vs cpu backend. Timings under qemu mean nothing: only outputs are compared."
+agree_start=$SECONDS
+work=build-aarch64/backend-agreement
+rm -rf "$work"
+mkdir -p "$work"
+cpu_args=()
+cli() { "${qemu[@]}" "${cpu_args[@]}" build-aarch64/bin/encrt "$@"; }
+# Linear ops per backend in `encrt inspect`'s placement table, e.g. "xnnpack=8".
+linear_placement() {
+  awk '/^placement/ {p = 1; next} /^backends/ {p = 0} p && $2 == "linear" {n[$3]++}
+       END {for (b in n) printf "%s%s=%d", (k++ ? " " : ""), b, n[b]}'
+}
+failures=0
+for fixture in bert_plain torch_post_gelu_3layer; do
+  for dtype in fp32 fp16; do
+    cpu_args=()
+    cli convert "tests/fixtures/$fixture" -o "$work/$fixture.$dtype.encrt" --dtype "$dtype" >/dev/null 2>&1
+  done
+done
+for cpu in default cortex-a53; do
+  cpu_args=()
+  if [[ $cpu != default ]]; then cpu_args=(-cpu "$cpu"); fi
+  for fixture in bert_plain torch_post_gelu_3layer; do
+    src=tests/fixtures/$fixture
+    for dtype in fp32 fp16; do
+      model=$work/$fixture.$dtype.encrt
+      label="$cpu CPU, $fixture $dtype"
+      # All linear ops on xnnpack, but fp16 ones stay on the cpu backend without fp16 arithmetic.
+      expect=xnnpack
+      if [[ $dtype == fp16 && $cpu == cortex-a53 ]]; then expect=cpu; fi
+      placed=$(cli inspect "$model" --backend xnnpack | linear_placement)
+      if [[ $placed != "$expect="* || $placed == *" "* ]]; then
+        echo "$label: FAIL: linear ops placed $placed, expected all on $expect"
+        failures=$((failures + 1))
+      fi
+      outputs=()
+      for run in "cpu 1" "xnnpack 1" "xnnpack 2"; do
+        read -r backend threads <<<"$run"
+        o=$work/$fixture.$dtype.$cpu.$backend.t$threads.npy
+        cli run "$model" --ids "$src/ids.npy" --mask "$src/mask.npy" --output hidden \
+          --backend "$backend" --threads "$threads" -o "$o" >/dev/null
+        outputs+=("$o")
+      done
+      if [[ $dtype == fp32 ]]; then bar=(--max-abs-over-rms 1e-4); else bar=(--min-token-cosine 0.999); fi
+      for i in 1 2; do
+        /usr/bin/python3 scripts/compare_npy.py "${outputs[0]}" "${outputs[$i]}" "${bar[@]}" \
+          --label "$label (linears: $placed), cpu vs xnnpack threads=$i" || failures=$((failures + 1))
+      done
+    done
+  done
+done
+echo "aarch64 (qemu): backend agreement checks took $((SECONDS - agree_start)) s"
+if [[ $failures -ne 0 ]]; then
+  echo "aarch64 (qemu): $failures backend agreement check(s) FAILED"
+  exit 1
+fi
