@@ -2,7 +2,9 @@
 # Cross-compiles encrt for aarch64 Linux (toolchains/aarch64-linux-gnu.cmake) and runs its Catch2
 # suites under qemu-user: the NEON kernels against the reference, the converter and the golden
 # PyTorch fixtures must give the same answers on ARM, with and without the dot product extension. Skipped, with a message, when the cross compiler
-# or qemu cannot be installed.
+# or qemu cannot be installed. With Debian's arm64 XNNPACK (scripts/arm64_xnnpack_sysroot.sh
+# extracts it into build-aarch64/arm64-sysroot; without network the build goes on without it), the
+# xnnpack backend is built too, and its outputs are checked against the cpu backend's under qemu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -11,16 +13,96 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq g++-aarch64-linux-gnu qemu-user >/dev/null; } ||
     { echo "SKIPPED: aarch64 cross tests (g++-aarch64-linux-gnu / qemu-user not installable)"; exit 0; }
 fi
+sysroot=build-aarch64/arm64-sysroot
+bash scripts/arm64_xnnpack_sysroot.sh "$sysroot"
+extra_root=""
+qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+if [[ -f "$sysroot/.encrt-arm64-packages" ]]; then
+  extra_root="$PWD/$sysroot"
+  # libXNNPACK.so.0 needs libcpuinfo.so.0 and libpthreadpool.so.0 from there: the guest's loader
+  # looks in its LD_LIBRARY_PATH (-E sets it for the guest only, not for qemu itself).
+  qemu+=(-E "LD_LIBRARY_PATH=$extra_root/usr/lib/aarch64-linux-gnu")
+fi
+# -U: XNNPACK is looked for again on every configure (in the sysroot, or not at all without it).
 cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
-  -DENCRT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release
+  -DENCRT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release -DENCRT_AARCH64_EXTRA_ROOT="$extra_root" \
+  -U 'ENCRT_XNNPACK_*' -U 'ENCRT_PTHREADPOOL_*'
 cmake --build build-aarch64 -j "$(nproc)"
 # qemu's default CPU has every extension (the neoni8mm level); a Cortex-A53 has no dot product
 # instructions, so there the best level is neon and the int8 GEMM falls back to the reference.
 for suite in encrt_kernel_tests encrt_converter_tests encrt_runtime_tests; do
   echo "aarch64 (qemu): $suite"
-  qemu-aarch64 -L /usr/aarch64-linux-gnu "build-aarch64/bin/$suite"
+  "${qemu[@]}" "build-aarch64/bin/$suite"
 done
 for suite in encrt_kernel_tests encrt_runtime_tests; do
   echo "aarch64 (qemu, Cortex-A53: no dot product): $suite"
-  qemu-aarch64 -cpu cortex-a53 -L /usr/aarch64-linux-gnu "build-aarch64/bin/$suite"
+  "${qemu[@]}" -cpu cortex-a53 "build-aarch64/bin/$suite"
 done
+
+# The xnnpack backend against the cpu backend on ARM: small fixtures converted by the aarch64 CLI,
+# run with each backend under qemu, outputs compared. fp32: max |cpu - xnnpack| <= 1e-4 x the
+# output's RMS. fp16: XNNPACK's fp16 keeps activations and outputs in half (encrt's keeps them in
+# fp32, or rounds to half per 64-deep block with fp16 arithmetic), so the bar is per token: cosine
+# >= 0.999 for every token row. XNNPACK runs fp16 operators only on CPUs with fp16 arithmetic
+# (the backend probes xnn_create_fully_connected_nc_f16): qemu's default CPU has it, so fp16
+# linears land on xnnpack there; a Cortex-A53 lacks it, so they stay on the cpu backend.
+if [[ -z "$extra_root" ]]; then
+  echo "SKIPPED: aarch64 xnnpack backend agreement (no arm64 XNNPACK sysroot)"
+  exit 0
+fi
+echo "aarch64 (qemu): xnnpack backend vs cpu backend. Timings under qemu mean nothing: only outputs are compared."
+agree_start=$SECONDS
+work=build-aarch64/backend-agreement
+rm -rf "$work"
+mkdir -p "$work"
+cpu_args=()
+cli() { "${qemu[@]}" "${cpu_args[@]}" build-aarch64/bin/encrt "$@"; }
+# Linear ops per backend in `encrt inspect`'s placement table, e.g. "xnnpack=8".
+linear_placement() {
+  awk '/^placement/ {p = 1; next} /^backends/ {p = 0} p && $2 == "linear" {n[$3]++}
+       END {for (b in n) printf "%s%s=%d", (k++ ? " " : ""), b, n[b]}'
+}
+failures=0
+for fixture in bert_plain torch_post_gelu_3layer; do
+  for dtype in fp32 fp16; do
+    cpu_args=()
+    cli convert "tests/fixtures/$fixture" -o "$work/$fixture.$dtype.encrt" --dtype "$dtype" >/dev/null 2>&1
+  done
+done
+for cpu in default cortex-a53; do
+  cpu_args=()
+  if [[ $cpu != default ]]; then cpu_args=(-cpu "$cpu"); fi
+  for fixture in bert_plain torch_post_gelu_3layer; do
+    src=tests/fixtures/$fixture
+    for dtype in fp32 fp16; do
+      model=$work/$fixture.$dtype.encrt
+      label="$cpu CPU, $fixture $dtype"
+      # All linear ops on xnnpack, but fp16 ones stay on the cpu backend without fp16 arithmetic.
+      expect=xnnpack
+      if [[ $dtype == fp16 && $cpu == cortex-a53 ]]; then expect=cpu; fi
+      placed=$(cli inspect "$model" --backend xnnpack | linear_placement)
+      if [[ $placed != "$expect="* || $placed == *" "* ]]; then
+        echo "$label: FAIL: linear ops placed $placed, expected all on $expect"
+        failures=$((failures + 1))
+      fi
+      outputs=()
+      for run in "cpu 1" "xnnpack 1" "xnnpack 2"; do
+        read -r backend threads <<<"$run"
+        o=$work/$fixture.$dtype.$cpu.$backend.t$threads.npy
+        cli run "$model" --ids "$src/ids.npy" --mask "$src/mask.npy" --output hidden \
+          --backend "$backend" --threads "$threads" -o "$o" >/dev/null
+        outputs+=("$o")
+      done
+      if [[ $dtype == fp32 ]]; then bar=(--max-abs-over-rms 1e-4); else bar=(--min-token-cosine 0.999); fi
+      for i in 1 2; do
+        /usr/bin/python3 scripts/compare_npy.py "${outputs[0]}" "${outputs[$i]}" "${bar[@]}" \
+          --label "$label (linears: $placed), cpu vs xnnpack threads=$i" || failures=$((failures + 1))
+      done
+    done
+  done
+done
+echo "aarch64 (qemu): backend agreement checks took $((SECONDS - agree_start)) s"
+if [[ $failures -ne 0 ]]; then
+  echo "aarch64 (qemu): $failures backend agreement check(s) FAILED"
+  exit 1
+fi
