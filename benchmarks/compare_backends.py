@@ -65,8 +65,14 @@ def models(args):
     return out
 
 
+def backend_args(spec):
+    """"xnnpack:fp16=half" -> --backend xnnpack --backend-options fp16=half."""
+    name, _, options = spec.partition(":")
+    return ["--backend", name] + (["--backend-options", options] if options else [])
+
+
 def placement(args, model, backend):
-    text = run([args.encrt, "inspect", model, "--backend", backend])
+    text = run([args.encrt, "inspect", model] + backend_args(backend))
     ops, mine = 0, 0
     section = False
     for line in text.splitlines():
@@ -77,12 +83,12 @@ def placement(args, model, backend):
             break
         if section:
             ops += 1
-            mine += line.split()[2] == backend
+            mine += line.split()[2] == backend.partition(":")[0]
     return mine, ops
 
 
 def bench(args, model, backend, batch, seq):
-    out = run([args.encrt, "bench", model, "--backend", backend, "--batch", str(batch), "--seq", str(seq),
+    out = run([args.encrt, "bench", model] + backend_args(backend) + ["--batch", str(batch), "--seq", str(seq),
                "--threads", str(args.threads), "--iters", str(args.iters), "--warmup", "3", "--json"])
     return json.loads(out.strip().splitlines()[-1])["latency_ms"]
 
@@ -91,7 +97,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encrt", default=os.path.join(REPO_ROOT, "build", "bin", "encrt"))
     ap.add_argument("--work", default=os.path.join(REPO_ROOT, "build", "bench-cache"))
-    ap.add_argument("--backends", default="cpu,xnnpack")
+    ap.add_argument("--backends", default="cpu,xnnpack",
+                    help="comma list; a backend's options after a colon, e.g. xnnpack:fp16=half")
     ap.add_argument("--dtypes", default="fp32,fp16,int8")
     ap.add_argument("--batch", type=int_list, default=[1, 8])
     ap.add_argument("--seq", type=int_list, default=[128])

@@ -38,14 +38,23 @@ for suite in encrt_kernel_tests encrt_runtime_tests; do
   echo "aarch64 (qemu, Cortex-A53: no dot product): $suite"
   "${qemu[@]}" -cpu cortex-a53 "build-aarch64/bin/$suite"
 done
+# The backend conformance suite on ARM (exit code 4: a backend this build lacks, skipped).
+for b in cpu cpu:neon cpu:neondot xnnpack xnnpack:fp16=half mock_device; do
+  echo "aarch64 (qemu): conformance --backend $b"
+  status=0
+  "${qemu[@]}" build-aarch64/bin/encrt_conformance --backend "$b" || status=$?
+  if [[ $status -eq 4 ]]; then continue; fi
+  [[ $status -eq 0 ]] || exit "$status"
+done
 
 # The xnnpack backend against the cpu backend on ARM: small fixtures converted by the aarch64 CLI,
-# run with each backend under qemu, outputs compared. fp32: max |cpu - xnnpack| <= 1e-4 x the
-# output's RMS. fp16: XNNPACK's fp16 keeps activations and outputs in half (encrt's keeps them in
-# fp32, or rounds to half per 64-deep block with fp16 arithmetic), so the bar is per token: cosine
-# >= 0.999 for every token row. XNNPACK runs fp16 operators only on CPUs with fp16 arithmetic
-# (the backend probes xnn_create_fully_connected_nc_f16): qemu's default CPU has it, so fp16
-# linears land on xnnpack there; a Cortex-A53 lacks it, so they stay on the cpu backend.
+# run with each backend under qemu, outputs compared. fp32, and fp16 with the default fp16=widen
+# (fp16 weights widened for XNNPACK's fp32 operator: encrt's fp16 semantics): max |cpu - xnnpack|
+# <= 1e-4 x the output's RMS. fp16=half (XNNPACK's own fp16 operator keeps activations and outputs
+# in half) is compared per token: cosine >= 0.999 for every token row. XNNPACK has fp16 operators
+# only on CPUs with fp16 arithmetic (the backend probes xnn_create_fully_connected_nc_f16): qemu's
+# default CPU has it, so with fp16=half the fp16 linears land on xnnpack there; a Cortex-A53 lacks
+# it, so they stay on the cpu backend.
 if [[ -z "$extra_root" ]]; then
   echo "SKIPPED: aarch64 xnnpack backend agreement (no arm64 XNNPACK sysroot)"
   exit 0
@@ -74,13 +83,14 @@ for cpu in default cortex-a53; do
   if [[ $cpu != default ]]; then cpu_args=(-cpu "$cpu"); fi
   for fixture in bert_plain torch_post_gelu_3layer; do
     src=tests/fixtures/$fixture
-    for dtype in fp32 fp16; do
+    for case in fp32:widen fp16:widen fp16:half; do
+      dtype=${case%%:*} fp16=${case##*:}
       model=$work/$fixture.$dtype.encrt
-      label="$cpu CPU, $fixture $dtype"
-      # All linear ops on xnnpack, but fp16 ones stay on the cpu backend without fp16 arithmetic.
+      label="$cpu CPU, $fixture $dtype, fp16=$fp16"
+      # All linear ops on xnnpack, but XNNPACK's half operators need fp16 arithmetic.
       expect=xnnpack
-      if [[ $dtype == fp16 && $cpu == cortex-a53 ]]; then expect=cpu; fi
-      placed=$(cli inspect "$model" --backend xnnpack | linear_placement)
+      if [[ $fp16 == half && $cpu == cortex-a53 ]]; then expect=cpu; fi
+      placed=$(cli inspect "$model" --backend xnnpack --backend-options "fp16=$fp16" | linear_placement)
       if [[ $placed != "$expect="* || $placed == *" "* ]]; then
         echo "$label: FAIL: linear ops placed $placed, expected all on $expect"
         failures=$((failures + 1))
@@ -88,12 +98,14 @@ for cpu in default cortex-a53; do
       outputs=()
       for run in "cpu 1" "xnnpack 1" "xnnpack 2"; do
         read -r backend threads <<<"$run"
-        o=$work/$fixture.$dtype.$cpu.$backend.t$threads.npy
+        o=$work/$fixture.$dtype.$fp16.$cpu.$backend.t$threads.npy
+        options=()
+        if [[ $backend == xnnpack ]]; then options=(--backend-options "fp16=$fp16"); fi
         cli run "$model" --ids "$src/ids.npy" --mask "$src/mask.npy" --output hidden \
-          --backend "$backend" --threads "$threads" -o "$o" >/dev/null
+          --backend "$backend" "${options[@]}" --threads "$threads" -o "$o" >/dev/null
         outputs+=("$o")
       done
-      if [[ $dtype == fp32 ]]; then bar=(--max-abs-over-rms 1e-4); else bar=(--min-token-cosine 0.999); fi
+      if [[ $fp16 == widen ]]; then bar=(--max-abs-over-rms 1e-4); else bar=(--min-token-cosine 0.999); fi
       for i in 1 2; do
         /usr/bin/python3 scripts/compare_npy.py "${outputs[0]}" "${outputs[$i]}" "${bar[@]}" \
           --label "$label (linears: $placed), cpu vs xnnpack threads=$i" || failures=$((failures + 1))
