@@ -36,6 +36,9 @@ enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };
 
 // What a GEMM does with each accumulated value before storing it:
 //   C[m, n] = act(acc[m, n] + bias[n]) + residual[m * ldr + n]
+// with PyTorch's non-finite semantics: ReLU(NaN) = NaN; GELU(NaN) = NaN, GELU(+inf) = +inf,
+// GELU(-inf) = -inf · Φ(-inf) = NaN. Every kernel keeps NaN and ±Inf where the reference has them
+// (the backend conformance suite checks it).
 struct GemmEpilogue {
   const float* bias = nullptr;      // [N] or null
   const float* residual = nullptr;  // [M, ldr] or null; may alias C (same element read then written)

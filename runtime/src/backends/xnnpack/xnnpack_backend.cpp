@@ -14,6 +14,7 @@
 
 #include "core/half.h"
 #include "kernels/kernel_table.h"
+#include "kernels/ref/ref_kernels.h"
 
 namespace encrt::xnnpack {
 
@@ -275,7 +276,7 @@ void epilogue_row(void* context, size_t row) {
     for (int n = 0; n < N; ++n) y[n] += e.l->bias[n];
   if (e.l->activation == kernels::Activation::kGelu) e.kt->gelu(N, y, y);
   if (e.l->activation == kernels::Activation::kRelu && !e.l->clamp_relu)
-    for (int n = 0; n < N; ++n) y[n] = y[n] > 0.0f ? y[n] : 0.0f;
+    for (int n = 0; n < N; ++n) y[n] = kernels::ref::apply_activation(y[n], kernels::Activation::kRelu);
   if (e.residual) {
     const float* r = e.residual + row * static_cast<size_t>(N);
     for (int n = 0; n < N; ++n) y[n] += r[n];

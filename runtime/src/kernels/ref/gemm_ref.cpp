@@ -15,8 +15,8 @@ void gelu_rows(int n, const float* x, float* y) {
 
 float apply_activation(float x, Activation act) {
   switch (act) {
-    case Activation::kRelu:
-      return x > 0.0f ? x : 0.0f;
+    case Activation::kRelu:  // NaN stays NaN, as in PyTorch
+      return std::isnan(x) ? x : x > 0.0f ? x : 0.0f;
     case Activation::kGelu:
       return gelu(x);
     case Activation::kNone:

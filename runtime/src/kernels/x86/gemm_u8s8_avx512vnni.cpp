@@ -136,7 +136,7 @@ void epilogue(const TileArgs& t, int rows, const __m512i* acc) {
       const __m512i exact = _mm512_sub_epi32(acc[r * NV + j], _mm512_mullo_epi32(zp, ws[j]));
       __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(exact), sc), wsc[j]);
       v = _mm512_add_ps(v, bias[j]);
-      if (kAct == Activation::kRelu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+      if (kAct == Activation::kRelu) v = relu_avx512(v);
       if (kAct == Activation::kGelu) v = gelu_avx512(v);
       // The residual is read before C is written: it may alias C.
       if (kResidual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[j], residual + 16 * j));

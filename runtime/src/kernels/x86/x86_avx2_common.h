@@ -70,8 +70,13 @@ ENCRT_X86_INLINE __m256 gelu_avx2(__m256 x) {
   return _mm256_mul_ps(x, phi);
 }
 
+// ReLU as the reference: max(x, 0), NaN stays NaN (vmaxps alone would give 0).
+ENCRT_X86_INLINE __m256 relu_avx2(__m256 v) {
+  return _mm256_blendv_ps(_mm256_max_ps(v, _mm256_setzero_ps()), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
 ENCRT_X86_INLINE __m256 activate_avx2(__m256 v, Activation act) {
-  if (act == Activation::kRelu) return _mm256_max_ps(v, _mm256_setzero_ps());
+  if (act == Activation::kRelu) return relu_avx2(v);
   if (act == Activation::kGelu) return gelu_avx2(v);
   return v;
 }

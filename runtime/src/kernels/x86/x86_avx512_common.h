@@ -77,8 +77,14 @@ ENCRT_X86_INLINE __m512 gelu_avx512(__m512 x) {
   return _mm512_fixupimm_ps(y, x, _mm512_set1_epi32(3 << 16), 0);
 }
 
+// ReLU as the reference: max(x, 0), NaN stays NaN (vmaxps would give 0: vfixupimmps puts the NaN
+// of x, quieted, back for its classes QNaN and SNaN, tokens 0 and 1 -> response 2).
+ENCRT_X86_INLINE __m512 relu_avx512(__m512 v) {
+  return _mm512_fixupimm_ps(_mm512_max_ps(v, _mm512_setzero_ps()), v, _mm512_set1_epi32(0x22), 0);
+}
+
 ENCRT_X86_INLINE __m512 activate_avx512(__m512 v, Activation act) {
-  if (act == Activation::kRelu) return _mm512_max_ps(v, _mm512_setzero_ps());
+  if (act == Activation::kRelu) return relu_avx512(v);
   if (act == Activation::kGelu) return gelu_avx512(v);
   return v;
 }
