@@ -1,7 +1,5 @@
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
-#include <limits>
-#include <sstream>
 
 #include "backend/registry.h"
 #include "encrt/encrt.hpp"

@@ -251,7 +251,6 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   if (Status st = allocate_arenas(options, s); !st) return st;
   if (Status st = prepare_backends(options, s); !st) return st;
   describe_ops(s);
-  s->prepared = true;
   return Status::ok();
 }
 

@@ -53,7 +53,6 @@ struct SessionImpl {
   size_t intermediates_total = 0;
   std::vector<OpProfile> profile;   // one per op, names fixed at creation
   std::vector<double> profile_ms;   // per op, filled by a profiled run
-  bool prepared = false;
 
   // State of the current / last run.
   int batch = 0;

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/half.h"
@@ -76,9 +75,7 @@ bool available(std::string* why_not) {
 }
 
 struct Linear {
-  int op = -1;  // graph op index
   const detail::LinearView* weights = nullptr;
-  DType dtype = DType::kF32;
   int N = 0, K = 0;
   bool half = false;  // XNNPACK's fp16 operator (fp16=half), else its fp32 one
   xnn_operator_t fc = nullptr;
@@ -172,12 +169,10 @@ std::vector<T> unpack_panel_n16(const detail::LinearView& w) {
   return out;
 }
 
-Status prepare_linear(XnnContext* c, const plan::Op& op, int index, Linear* l) {
+Status prepare_linear(XnnContext* c, const plan::Op& op, Linear* l) {
   const plan::LinearParams& p = op.p<plan::LinearParams>();
   const detail::LinearView& w = *p.weights;
-  l->op = index;
   l->weights = &w;
-  l->dtype = w.dtype;
   l->N = w.N;
   l->K = w.K;
   l->activation = p.activation;
@@ -222,7 +217,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
   for (int i = 0; i < args.op_count; ++i) {
     const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
     c.linears.emplace_back();
-    if (Status s = prepare_linear(&c, op, args.ops[i], &c.linears.back()); !s) return s;
+    if (Status s = prepare_linear(&c, op, &c.linears.back()); !s) return s;
     c.linear_of_op[static_cast<size_t>(args.ops[i])] = static_cast<int>(c.linears.size()) - 1;
     if (c.linears.back().bias) held->weights_in_place += static_cast<size_t>(c.linears.back().N) * sizeof(float);
   }
