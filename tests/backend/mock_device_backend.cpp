@@ -207,6 +207,8 @@ const backend::BackendInterface kMockDeviceBackend = {
     replay,
     capture,
     /*run_profiled=*/nullptr,
+    /*storage_dtype=*/nullptr,
+    /*last_device_ms=*/nullptr,
 };
 
 }  // namespace encrt::conformance

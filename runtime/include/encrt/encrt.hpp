@@ -251,6 +251,9 @@ class ENCRT_API Session {
   std::vector<OpPlacement> placement() const;
   std::vector<BackendUsage> backends() const;
   std::string kernel_summary() const;  // the backends and the kernels they chose, in one line
+  // Device time of the last successful run in ms, measured with the device's own events (a GPU
+  // backend's), or -1 when no op runs on a device.
+  double last_run_device_ms() const;
   std::vector<OpProfile> profile() const;
   void reset_profile();
 

@@ -209,6 +209,17 @@ std::string Session::kernel_summary() const {
   return s;
 }
 
+double Session::last_run_device_ms() const {
+  if (!impl_->has_output) return -1.0;
+  double total = -1.0;
+  for (const detail::BackendSlot& b : impl_->backends) {
+    if (!b.table->last_device_ms || b.ops.empty()) continue;
+    const double ms = b.table->last_device_ms(b.context);
+    if (ms >= 0) total = (total < 0 ? 0.0 : total) + ms;
+  }
+  return total;
+}
+
 std::vector<OpProfile> Session::profile() const { return impl_->profile; }
 void Session::reset_profile() {
   for (OpProfile& p : impl_->profile) p.total_ms = 0.0, p.calls = 0;

@@ -101,6 +101,13 @@ struct BackendInterface {
   // (optional) Runs a segment, timing each op on the backend's own clock (device events):
   // ms[i] for args.ops[i]. Null: the core runs the segment op by op with a host clock.
   Status (*run_profiled)(void* context, const RunArgs& args, double* ms);
+  // (optional) The element type the backend stores buffer `buffer` of its memory in (e.g. fp16
+  // activations on a GPU for an fp16 model), planned at that size; the graph's buffer takes it
+  // before prepare. Null: the graph's dtype.
+  DType (*storage_dtype)(const void* context, const plan::Graph& graph, int buffer);
+  // (optional) Device time of the last segment it ran, in ms (device events), after
+  // synchronize; < 0 when unknown. Null: the backend has no clock of its own.
+  double (*last_device_ms)(void* context);
 };
 
 // True when `b` has every required entry (the registry checks each table once).

@@ -4,6 +4,9 @@
 #if defined(ENCRT_WITH_XNNPACK)
 #include "backends/xnnpack/xnnpack_backend.h"
 #endif
+#if defined(ENCRT_WITH_CUDA)
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace encrt::backend {
 
@@ -23,7 +26,11 @@ const Entry kBuiltIn[] = {
 #else
     {"xnnpack", nullptr, "not built into this library (configure with XNNPACK installed: libxnnpack-dev)"},
 #endif
-    {"cuda", nullptr, "not part of this version of encrt (no CUDA backend yet)"},
+#if defined(ENCRT_WITH_CUDA)
+    {"cuda", &cuda::kCudaBackend, "NVIDIA GPUs through CUDA and cuBLASLt: fp16 and fp32 models"},
+#else
+    {"cuda", nullptr, "not built into this library (configure with the CUDA toolkit: -DENCRT_WITH_CUDA=ON)"},
+#endif
 };
 
 std::vector<const BackendInterface*>& registered() {
@@ -50,8 +57,16 @@ bool is_complete(const BackendInterface& b) {
 const BackendInterface& cpu_backend() { return cpu::kCpuBackend; }
 
 // Measured (README "Backends"): encrt's own kernels beat XNNPACK's operators on every op and
-// dtype XNNPACK has, so `auto` keeps everything on the CPU backend.
-const BackendInterface& auto_backend_for(const plan::Op&) { return cpu::kCpuBackend; }
+// dtype XNNPACK has, so `auto` never picks xnnpack; a GPU, where there is one, runs a whole fp16
+// or fp32 encoder faster than a CPU, so `auto` takes cuda first when it is available.
+std::vector<const BackendInterface*> auto_backends() {
+  std::vector<const BackendInterface*> out;
+#if defined(ENCRT_WITH_CUDA)
+  if (std::string why; cuda::kCudaBackend.available(&why)) out.push_back(&cuda::kCudaBackend);
+#endif
+  out.push_back(&cpu::kCpuBackend);
+  return out;
+}
 
 Status find_backend(const std::string& name, const BackendInterface** out) {
   for (const Entry& e : kBuiltIn) {

@@ -16,9 +16,9 @@ Status find_backend(const std::string& name, const BackendInterface** out);
 // The CPU backend: always built, always available, the fallback of every other backend.
 const BackendInterface& cpu_backend();
 
-// What `auto` resolves to for `op`: the backend measured fastest for that op on this kind of
-// CPU, among the available ones.
-const BackendInterface& auto_backend_for(const plan::Op& op);
+// What `auto` tries, most preferred first, among the backends built and available here: an op
+// goes to the first of them that supports it (the CPU backend, last, supports every op).
+std::vector<const BackendInterface*> auto_backends();
 
 struct KnownBackend {
   std::string name;

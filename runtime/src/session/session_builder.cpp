@@ -20,13 +20,11 @@ bool declares(const backend::BackendInterface& b, const std::string& key) {
 
 // The session's backends: the CPU backend first, then the requested one (or, for auto, every
 // backend the auto policy picks for some op). Each gets the options it declares.
-Status open_backends(const plan::Graph& graph, const SessionOptions& o, SessionImpl* s) {
+Status open_backends(const SessionOptions& o, SessionImpl* s) {
   std::vector<const backend::BackendInterface*> tables = {&backend::cpu_backend()};
   if (o.backend == "auto") {
-    for (const plan::Op& op : graph.ops) {
-      const backend::BackendInterface* t = &backend::auto_backend_for(op);
+    for (const backend::BackendInterface* t : backend::auto_backends())
       if (std::find(tables.begin(), tables.end(), t) == tables.end()) tables.push_back(t);
-    }
   } else {
     const backend::BackendInterface* t = nullptr;
     if (Status st = backend::find_backend(o.backend, &t); !st) return st;
@@ -64,16 +62,16 @@ Status open_backends(const plan::Graph& graph, const SessionOptions& o, SessionI
   return Status::ok();
 }
 
-// Each op on the requested backend when it supports the op, else on the CPU backend.
-void place(const SessionOptions& o, SessionImpl* s) {
+// Each op on the requested backend when it supports the op (for auto: on the first of its
+// backends, in order of preference, that does), else on the CPU backend (slot 0).
+void place(SessionImpl* s) {
   s->placement.backend_memory.clear();
   for (const BackendSlot& b : s->backends) s->placement.backend_memory.push_back(b.memory);
   s->placement.op_backend.clear();
   for (const plan::Op& op : s->graph.ops) {
-    const backend::BackendInterface* want = o.backend == "auto" ? &backend::auto_backend_for(op) : s->backends.back().table;
     int chosen = 0;
-    for (size_t b = 0; b < s->backends.size(); ++b)
-      if (s->backends[b].table == want && want->supports(s->backends[b].context, s->graph, op)) chosen = static_cast<int>(b);
+    for (size_t b = s->backends.size(); b-- > 1;)
+      if (s->backends[b].table->supports(s->backends[b].context, s->graph, op)) chosen = static_cast<int>(b);
     s->placement.op_backend.push_back(chosen);
   }
   plan::insert_copies(&s->graph, &s->placement);
@@ -103,6 +101,23 @@ void add_scratch(const SessionOptions& o, SessionImpl* s) {
     for (int b : op.inputs)
       if (b >= 0) s->graph.buffers[static_cast<size_t>(b)].pad_bytes = std::max(s->graph.buffers[static_cast<size_t>(b)].pad_bytes, overrun);
     if (op.scratch >= 0) s->graph.buffers[static_cast<size_t>(op.scratch)].pad_bytes = overrun;
+  }
+}
+
+// Buffers of a memory whose backend stores them in another element type take that type (and its
+// size) before the plan.
+void apply_storage_dtypes(SessionImpl* s) {
+  for (size_t i = 0; i < s->graph.buffers.size(); ++i) {
+    plan::BufferSpec& b = s->graph.buffers[i];
+    const int owner = s->memories[static_cast<size_t>(b.memory)].owner;
+    if (owner < 0 || b.storage != plan::Storage::kArena) continue;
+    const BackendSlot& slot = s->backends[static_cast<size_t>(owner)];
+    if (!slot.table->storage_dtype) continue;
+    const DType d = slot.table->storage_dtype(slot.context, s->graph, static_cast<int>(i));
+    if (d == b.dtype) continue;
+    b.row_bytes = b.row_bytes / dtype_size(b.dtype) * dtype_size(d);
+    b.max_bytes = b.max_bytes / dtype_size(b.dtype) * dtype_size(d);
+    b.dtype = d;
   }
 }
 
@@ -228,8 +243,8 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   g.max_seq = options.max_seq;
   g.attention_layer = options.attention_layer;
   s->graph = plan::build_encoder_graph(model, g);
-  if (Status st = open_backends(s->graph, options, s); !st) return st;
-  place(options, s);
+  if (Status st = open_backends(options, s); !st) return st;
+  place(s);
   for (size_t i = 0; i < s->graph.ops.size(); ++i) {
     BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
     if (!b.table->supports(b.context, s->graph, s->graph.ops[i]))
@@ -238,6 +253,7 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
     b.ops.push_back(static_cast<int>(i));
   }
   add_scratch(options, s);
+  apply_storage_dtypes(s);
   if (Status st = plan_memories(s); !st) return st;
   s->op_index.resize(s->graph.ops.size());
   for (size_t i = 0; i < s->op_index.size(); ++i) s->op_index[i] = static_cast<int>(i);

@@ -137,6 +137,8 @@ const backend::BackendInterface kCpuBackend = {
     /*replay=*/nullptr,
     /*capture=*/nullptr,
     /*run_profiled=*/nullptr,
+    /*storage_dtype=*/nullptr,
+    /*last_device_ms=*/nullptr,
 };
 
 }  // namespace encrt::cpu

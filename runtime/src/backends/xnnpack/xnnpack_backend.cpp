@@ -13,6 +13,7 @@
 
 #include "core/half.h"
 #include "kernels/kernel_table.h"
+#include "kernels/panel_unpack.h"
 #include "kernels/ref/ref_kernels.h"
 
 namespace encrt::xnnpack {
@@ -162,10 +163,7 @@ size_t scratch_bytes(const void* c, const plan::Graph& g, const plan::Op& op, ba
 template <typename T>
 std::vector<T> unpack_panel_n16(const detail::LinearView& w) {
   std::vector<T> out(static_cast<size_t>(w.N) * w.K);
-  const T* p = static_cast<const T*>(w.packed);
-  for (int n = 0; n < w.N; ++n)
-    for (int k = 0; k < w.K; ++k)
-      out[static_cast<size_t>(n) * w.K + k] = p[kernels::panel_f32_index(n, k, w.K)];
+  kernels::unpack_panel_n16(w.N, w.K, static_cast<const T*>(w.packed), out.data());
   return out;
 }
 
@@ -365,6 +363,8 @@ const backend::BackendInterface kXnnpackBackend = {
     /*replay=*/nullptr,
     /*capture=*/nullptr,
     /*run_profiled=*/nullptr,
+    /*storage_dtype=*/nullptr,
+    /*last_device_ms=*/nullptr,
 };
 
 }  // namespace encrt::xnnpack

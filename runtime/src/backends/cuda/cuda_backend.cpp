@@ -1,0 +1,743 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cublaslt_library.h"
+#include "backends/cuda/cuda_gemm.h"
+#include "backends/cuda/cuda_graph_cache.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/kernels/cuda_kernels.h"
+#include "core/half.h"
+#include "kernels/panel_unpack.h"
+
+namespace encrt::cuda {
+
+namespace {
+
+using plan::Op;
+using plan::OpKind;
+
+constexpr size_t kGraphCacheShapes = 8;
+constexpr size_t kAlign = 256;
+
+Elem elem(DType d) { return d == DType::kF16 ? Elem::kF16 : Elem::kF32; }
+cudaDataType_t cuda_type(DType d) { return d == DType::kF16 ? CUDA_R_16F : CUDA_R_32F; }
+
+// What each op of the backend needs at run time, resolved at prepare.
+struct OpPlan {
+  // kLinear
+  std::unique_ptr<Gemm> gemm;
+  const void* weights = nullptr;  // [N, K] row-major, the model's dtype
+  const void* gemm_bias = nullptr;  // [N] in the output's type, for cuBLASLt's epilogue
+  const float* bias = nullptr;      // fp32 [N], for a LayerNorm fused after (fused_into_norm)
+  int activation = 0;             // applied by encrt's kernel after cuBLASLt
+  bool residual_in_kernel = false;  // the residual is added by that kernel, not by cuBLASLt
+  bool fused_into_norm = false;     // no bias or residual here: the next LayerNorm adds them
+  // kLayerNorm, kEmbed
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  int fused_linear = -1;  // kLayerNorm: LN(linear's output + its bias + its residual)
+  // kEmbed
+  const void* word = nullptr;
+  const void* position = nullptr;
+  const void* token_type = nullptr;
+  // kCopy from the host: pinned staging of the source
+  void* staging = nullptr;
+};
+
+struct CudaContext {
+  int device = 0;
+  bool graphs = true;
+  bool tf32 = false;
+  const CublasLt* lt = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool timed = false;
+  void* weights = nullptr;
+  size_t weights_bytes = 0;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  std::vector<OpPlan> plans;  // by graph op
+  std::vector<void*> pinned;  // staging buffers
+  std::unique_ptr<GraphCache> graphs_cache;
+  std::string device_name;
+  int cc_major = 0, cc_minor = 0, sms = 0;
+  size_t device_memory = 0;
+  size_t arena_bytes = 0;
+
+  ~CudaContext() {
+    graphs_cache.reset();
+    plans.clear();  // the GEMM descriptors before the handle
+    if (handle) lt->destroy(handle);
+    for (void* p : pinned) pinned_free(p);
+    device_free(weights);
+    device_free(workspace);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+CudaContext& ctx(void* c) { return *static_cast<CudaContext*>(c); }
+const CudaContext& ctx(const void* c) { return *static_cast<const CudaContext*>(c); }
+
+// ---- Availability and options.
+
+bool available(std::string* why_not) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    if (why_not) *why_not = std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    return false;
+  }
+  if (count == 0) {
+    if (why_not) *why_not = "no CUDA device";
+    return false;
+  }
+  std::string why;
+  if (!cublaslt(&why)) {
+    if (why_not) *why_not = why;
+    return false;
+  }
+  return true;
+}
+
+Status parse_switch(const backend::Options& o, const char* key, bool fallback, bool* out) {
+  *out = fallback;
+  const auto it = o.find(key);
+  if (it == o.end()) return Status::ok();
+  if (it->second == "on") {
+    *out = true;
+  } else if (it->second == "off") {
+    *out = false;
+  } else {
+    return invalid_argument(std::string("option ") + key + " of backend cuda must be on or off, got '" + it->second + "'");
+  }
+  return Status::ok();
+}
+
+Status create(const backend::Options& options, int, void** out) {
+  std::string why;
+  if (!available(&why)) return unsupported("backend 'cuda' is not available on this machine: " + why);
+  auto c = std::make_unique<CudaContext>();
+  if (auto it = options.find("device"); it != options.end()) {
+    char* end = nullptr;
+    const long d = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || d < 0 || d > 1024)
+      return invalid_argument("option device of backend cuda must be a device index, got '" + it->second + "'");
+    c->device = static_cast<int>(d);
+  }
+  if (Status s = parse_switch(options, "graphs", true, &c->graphs); !s) return s;
+  if (Status s = parse_switch(options, "tf32", false, &c->tf32); !s) return s;
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  if (c->device >= count)
+    return invalid_argument("option device=" + std::to_string(c->device) + " of backend cuda: this machine has " +
+                            std::to_string(count) + " CUDA device(s)");
+  if (Status s = cuda_status(cudaSetDevice(c->device), "cudaSetDevice"); !s) return s;
+  cudaDeviceProp prop;
+  if (Status s = cuda_status(cudaGetDeviceProperties(&prop, c->device), "cudaGetDeviceProperties"); !s) return s;
+  c->device_name = prop.name;
+  c->cc_major = prop.major;
+  c->cc_minor = prop.minor;
+  c->sms = prop.multiProcessorCount;
+  c->device_memory = prop.totalGlobalMem;
+  if (const cudaError_t e = kernels_loadable(); e != cudaSuccess)
+    return unsupported("backend 'cuda': this build's kernels do not load on " + c->device_name + " (sm_" +
+                       std::to_string(c->cc_major) + std::to_string(c->cc_minor) +
+                       "; built for sm_87, sm_90 and compute_90 PTX): " + cudaGetErrorString(e));
+  c->lt = cublaslt(&why);
+  *out = c.release();
+  return Status::ok();
+}
+
+void destroy(void* c) { delete static_cast<CudaContext*>(c); }
+
+// ---- What runs here: a whole fp16 or fp32 encoder, or nothing (a model split between the GPU
+// and the CPU would copy activations at every layer).
+
+DType model_dtype(const plan::Graph& g) {
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::kLinear) return op.p<plan::LinearParams>().weights->dtype;
+  return DType::kF32;
+}
+
+bool op_supported(const plan::Graph& g, const Op& op, DType model) {
+  auto table_ok = [](const detail::TableView* t) {
+    return !t || t->dtype == DType::kF32 || t->dtype == DType::kF16;
+  };
+  switch (op.kind) {
+    case OpKind::kCopy:
+    case OpKind::kPoolMean:
+    case OpKind::kPoolFirst:
+    case OpKind::kTanh:
+      return true;
+    case OpKind::kQuantize:
+      return false;
+    case OpKind::kEmbed: {
+      const plan::EmbedParams& e = op.p<plan::EmbedParams>();
+      return e.width <= kMaxRowWidth && table_ok(e.word) && table_ok(e.position) && table_ok(e.token_type);
+    }
+    case OpKind::kLayerNorm:
+      return op.p<plan::LayerNormParams>().width <= kMaxRowWidth;
+    case OpKind::kLinear:
+      return op.p<plan::LinearParams>().weights->dtype == model;
+    case OpKind::kAttention: {
+      const plan::AttentionParams& a = op.p<plan::AttentionParams>();
+      return !a.int8 && attention_head_dim_supported(a.head_dim);
+    }
+  }
+  (void)g;
+  return false;
+}
+
+bool supports(const void*, const plan::Graph& g, const Op& op) {
+  const DType model = model_dtype(g);
+  if (model != DType::kF32 && model != DType::kF16) return false;
+  for (const Op& o : g.ops)
+    if (!op_supported(g, o, model)) return false;
+  return op_supported(g, op, model);
+}
+
+// fp16 models keep their activations in fp16 on the device; the named outputs stay fp32 (what
+// callers read), and so do buffers that cross to the host.
+DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
+  const plan::BufferSpec& b = g.buffers[static_cast<size_t>(buffer)];
+  if (b.dtype != DType::kF32 || model_dtype(g) != DType::kF16) return b.dtype;
+  for (const plan::NamedTensor& t : g.outputs)
+    if (t.buffer == buffer) return b.dtype;
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::kCopy && (op.in(0) == buffer || op.out(0) == buffer)) return b.dtype;
+  return DType::kF16;
+}
+
+size_t scratch_bytes(const void*, const plan::Graph&, const Op&, backend::Shape) { return 0; }
+
+// ---- Prepare: one upload of everything the ops read, GEMM plans, pinned staging.
+
+// The weights of every op, laid out host-side (each piece 256-byte aligned) before one upload.
+class Upload {
+ public:
+  size_t add(const void* data, size_t bytes) {
+    const size_t at = (host_.size() + kAlign - 1) / kAlign * kAlign;
+    host_.resize(at + bytes);
+    std::memcpy(host_.data() + at, data, bytes);
+    return at;
+  }
+  template <typename T>
+  size_t add(const std::vector<T>& v) {
+    return add(v.data(), v.size() * sizeof(T));
+  }
+  size_t bytes() const { return host_.size(); }
+  const unsigned char* data() const { return host_.data(); }
+
+ private:
+  std::vector<unsigned char> host_;
+};
+
+// Offsets into the upload, resolved to device pointers once it is on the device.
+struct PendingPointers {
+  std::vector<std::pair<const void**, size_t>> at;
+  void add(const void** p, size_t offset) { at.emplace_back(p, offset); }
+  void resolve(void* base) {
+    for (auto& [p, offset] : at) *p = static_cast<unsigned char*>(base) + offset;
+  }
+};
+
+size_t table_bytes(const detail::TableView& t) {
+  return static_cast<size_t>(t.rows) * static_cast<size_t>(t.width) * dtype_size(t.dtype);
+}
+
+std::vector<unsigned char> row_major_weights(const detail::LinearView& w) {
+  const size_t n = static_cast<size_t>(w.N) * static_cast<size_t>(w.K);
+  std::vector<unsigned char> out(n * dtype_size(w.dtype));
+  if (w.dtype == DType::kF16)
+    kernels::unpack_panel_n16(w.N, w.K, static_cast<const uint16_t*>(w.packed), reinterpret_cast<uint16_t*>(out.data()));
+  else
+    kernels::unpack_panel_n16(w.N, w.K, static_cast<const float*>(w.packed), reinterpret_cast<float*>(out.data()));
+  return out;
+}
+
+// Post-norm's "linear with a residual, then LayerNorm in place on its output": the LayerNorm adds
+// the linear's bias and residual (residual + bias + LayerNorm in one kernel). Safe because the
+// LayerNorm writes nothing but that output, so the residual's memory is still intact there.
+bool fuses_into_norm(const plan::Graph& g, int i) {
+  if (i + 1 >= static_cast<int>(g.ops.size())) return false;
+  const Op& lin = g.ops[static_cast<size_t>(i)];
+  const Op& ln = g.ops[static_cast<size_t>(i) + 1];
+  if (lin.kind != OpKind::kLinear || ln.kind != OpKind::kLayerNorm) return false;
+  if (lin.in(plan::slot::kLinearResidual) < 0 || lin.p<plan::LinearParams>().activation != kernels::Activation::kNone)
+    return false;
+  return ln.in(0) == lin.out(0) && ln.out(0) == lin.out(0);
+}
+
+// Decides how linear op i runs (fusion, where its residual goes), uploads its weights and the
+// bias it needs; the GEMM is made once the upload has device addresses (make_gemm).
+void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
+  const Op& op = g.ops[static_cast<size_t>(i)];
+  const plan::LinearParams& p = op.p<plan::LinearParams>();
+  const detail::LinearView& w = *p.weights;
+  OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  pending->add(&plan.weights, up->add(row_major_weights(w)));
+  const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
+  const int residual = op.in(plan::slot::kLinearResidual);
+  plan.fused_into_norm = fuses_into_norm(g, i);
+  plan.activation = p.activation == kernels::Activation::kGelu ? 2 : p.activation == kernels::Activation::kRelu ? 1 : 0;
+  if (plan.fused_into_norm) {
+    // fp32 bias for the LayerNorm that adds it.
+    pending->add(reinterpret_cast<const void**>(&plan.bias), up->add(w.bias, static_cast<size_t>(w.N) * sizeof(float)));
+    c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
+    return;
+  }
+  // cuBLASLt adds the residual as its C matrix when nothing comes between (act(x + b) + r needs
+  // the activation first) and its type is the output's; else the activation kernel adds it.
+  plan.residual_in_kernel = residual >= 0 && (plan.activation != 0 || g.buffers[static_cast<size_t>(residual)].dtype != y_type);
+  // cuBLASLt's epilogue bias, in the output's type.
+  std::vector<unsigned char> bias(static_cast<size_t>(w.N) * dtype_size(y_type));
+  if (y_type == DType::kF16)
+    for (int n = 0; n < w.N; ++n) reinterpret_cast<uint16_t*>(bias.data())[n] = float_to_half(w.bias[n]);
+  else
+    std::memcpy(bias.data(), w.bias, bias.size());
+  pending->add(&plan.gemm_bias, up->add(bias));
+}
+
+Status make_gemm(CudaContext& c, const plan::Graph& g, int i, backend::Shape max) {
+  const Op& op = g.ops[static_cast<size_t>(i)];
+  const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+  OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  const DType x_type = g.buffers[static_cast<size_t>(op.in(0))].dtype;
+  const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
+  if (x_type != w.dtype)
+    return unsupported(std::string("cuda: linear '") + op.label + "' would multiply " + dtype_name(x_type) +
+                       " activations by " + dtype_name(w.dtype) + " weights");
+  GemmSpec spec;
+  spec.N = w.N;
+  spec.K = w.K;
+  spec.max_M = static_cast<int>(plan::max_rows(g.buffers[static_cast<size_t>(op.out(0))].rows, max.batch, max.seq));
+  spec.weights = spec.x = cuda_type(w.dtype);
+  spec.y = cuda_type(y_type);
+  spec.compute = c.tf32 && w.dtype == DType::kF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  spec.bias = plan.gemm_bias;
+  spec.residual = op.in(plan::slot::kLinearResidual) >= 0 && !plan.fused_into_norm && !plan.residual_in_kernel;
+  spec.workspace_bytes = c.workspace_bytes;
+  plan.gemm = std::make_unique<Gemm>();
+  return plan.gemm->init(c.lt, c.handle, spec);
+}
+
+Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* held) {
+  CudaContext& c = ctx(cv);
+  const plan::Graph& g = *args.graph;
+  if (Status s = cuda_status(cudaSetDevice(c.device), "cudaSetDevice"); !s) return s;
+  if (Status s = cuda_status(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate"); !s) return s;
+  if (Status s = cuda_status(cudaEventCreate(&c.start), "cudaEventCreate"); !s) return s;
+  if (Status s = cuda_status(cudaEventCreate(&c.stop), "cudaEventCreate"); !s) return s;
+  if (Status s = cublas_status(c.lt->create(&c.handle), "cublasLtCreate"); !s) return s;
+  c.workspace_bytes = c.cc_major >= 9 ? (32u << 20) : (4u << 20);
+  if (Status s = cuda_status(device_alloc(&c.workspace, c.workspace_bytes), "cudaMalloc (cuBLASLt workspace)"); !s)
+    return s;
+  c.plans.clear();
+  c.plans.resize(g.ops.size());
+  c.graphs_cache = std::make_unique<GraphCache>(kGraphCacheShapes);
+
+  Upload up;
+  PendingPointers pending;
+  for (int k = 0; k < args.op_count; ++k) {
+    const int i = args.ops[k];
+    const Op& op = g.ops[static_cast<size_t>(i)];
+    OpPlan& plan = c.plans[static_cast<size_t>(i)];
+    switch (op.kind) {
+      case OpKind::kEmbed: {
+        const plan::EmbedParams& e = op.p<plan::EmbedParams>();
+        pending.add(&plan.word, up.add(e.word->data, table_bytes(*e.word)));
+        pending.add(&plan.position, up.add(e.position->data, table_bytes(*e.position)));
+        if (e.token_type) pending.add(&plan.token_type, up.add(e.token_type->data, table_bytes(*e.token_type)));
+        if (e.norm) {
+          pending.add(reinterpret_cast<const void**>(&plan.gamma), up.add(e.norm->gamma, sizeof(float) * e.width));
+          pending.add(reinterpret_cast<const void**>(&plan.beta), up.add(e.norm->beta, sizeof(float) * e.width));
+        }
+        break;
+      }
+      case OpKind::kLayerNorm: {
+        const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
+        pending.add(reinterpret_cast<const void**>(&plan.gamma), up.add(n.norm->gamma, sizeof(float) * n.width));
+        pending.add(reinterpret_cast<const void**>(&plan.beta), up.add(n.norm->beta, sizeof(float) * n.width));
+        break;
+      }
+      case OpKind::kLinear:
+        prepare_linear(c, g, i, &up, &pending);
+        break;
+      case OpKind::kCopy: {
+        if (op.p<plan::CopyParams>().to_memory == plan::kHostMemory) break;  // to the host: direct
+        void* p = nullptr;
+        if (Status s = cuda_status(pinned_alloc(&p, g.buffers[static_cast<size_t>(op.in(0))].max_bytes), "cudaHostAlloc");
+            !s)
+          return s;
+        c.pinned.push_back(p);
+        plan.staging = p;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  c.weights_bytes = up.bytes();
+  if (c.weights_bytes > 0) {
+    if (Status s = cuda_status(device_alloc(&c.weights, c.weights_bytes), "cudaMalloc (weights)"); !s) return s;
+    if (Status s = cuda_status(cudaMemcpy(c.weights, up.data(), c.weights_bytes, cudaMemcpyHostToDevice), "uploading weights");
+        !s)
+      return s;
+    pending.resolve(c.weights);
+  }
+  // The GEMM descriptors, now that the biases have device addresses.
+  for (int k = 0; k < args.op_count; ++k)
+    if (g.ops[static_cast<size_t>(args.ops[k])].kind == OpKind::kLinear)
+      if (Status s = make_gemm(c, g, args.ops[k], args.max); !s) return s;
+  held->weights_copied = c.weights_bytes;
+  return Status::ok();
+}
+
+// ---- Run: encrt's kernels and cuBLASLt calls on the session's stream.
+
+size_t rows_of(const backend::RunArgs& a, int buffer) {
+  return plan::rows_of(a.graph->buffers[static_cast<size_t>(buffer)], a.shape.batch, a.shape.seq);
+}
+Elem elem_of(const backend::RunArgs& a, int buffer) { return elem(a.graph->buffers[static_cast<size_t>(buffer)].dtype); }
+void* ptr(const backend::RunArgs& a, int buffer) { return buffer >= 0 ? a.buffers[static_cast<size_t>(buffer)] : nullptr; }
+
+bool copies_to_device(const Op& op) {
+  return op.kind == OpKind::kCopy && op.p<plan::CopyParams>().to_memory != plan::kHostMemory;
+}
+
+// The host half of the copies into the device: the caller's bytes into pinned staging (outside
+// any graph: a graph replays the staging's transfer, never a host memcpy).
+void stage_inputs(const CudaContext& c, const backend::RunArgs& a) {
+  for (int k = 0; k < a.op_count; ++k) {
+    const Op& op = a.graph->ops[static_cast<size_t>(a.ops[k])];
+    if (!copies_to_device(op)) continue;
+    const void* src = ptr(a, op.in(0));
+    if (src)
+      std::memcpy(c.plans[static_cast<size_t>(a.ops[k])].staging, src,
+                  plan::bytes_of(a.graph->buffers[static_cast<size_t>(op.in(0))], a.shape.batch, a.shape.seq));
+  }
+}
+
+Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& op = a.graph->ops[static_cast<size_t>(i)];
+  const OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  cudaStream_t s = c.stream;
+  switch (op.kind) {
+    case OpKind::kCopy: {
+      const void* src = ptr(a, op.in(0));
+      void* dst = ptr(a, op.out(0));
+      if (!src || !dst) return Status::ok();  // an absent optional input: its mirror is absent too
+      const size_t bytes = plan::bytes_of(a.graph->buffers[static_cast<size_t>(op.in(0))], a.shape.batch, a.shape.seq);
+      if (copies_to_device(op)) return cuda_status(cudaMemcpyAsync(dst, plan.staging, bytes, cudaMemcpyHostToDevice, s), "copy to the device");
+      return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), "copy to the host");
+    }
+    case OpKind::kEmbed: {
+      const plan::EmbedParams& e = op.p<plan::EmbedParams>();
+      EmbedArgs k;
+      k.rows = static_cast<int>(rows_of(a, op.out(0)));
+      k.seq = a.shape.seq;
+      k.width = e.width;
+      k.ids = static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kX)));
+      k.token_types = static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kEmbedTokenTypes)));
+      k.word = plan.word;
+      k.word_type = elem(e.word->dtype);
+      k.position = plan.position;
+      k.position_type = elem(e.position->dtype);
+      k.token_type_table = plan.token_type;
+      k.token_type_type = e.token_type ? elem(e.token_type->dtype) : Elem::kF32;
+      k.scale = e.scale;
+      k.gamma = plan.gamma;
+      k.beta = plan.beta;
+      k.eps = e.eps;
+      k.out = ptr(a, op.out(0));
+      k.out_type = elem_of(a, op.out(0));
+      return cuda_status(embed_layer_norm(k, s), "embeddings kernel");
+    }
+    case OpKind::kLayerNorm: {
+      const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
+      LayerNormArgs k;
+      k.rows = static_cast<int>(rows_of(a, op.in(0)));
+      k.width = n.width;
+      k.x = ptr(a, op.in(0));
+      k.x_type = elem_of(a, op.in(0));
+      if (plan.fused_linear >= 0) {
+        const Op& lin = a.graph->ops[static_cast<size_t>(plan.fused_linear)];
+        const int r = lin.in(plan::slot::kLinearResidual);
+        k.bias = c.plans[static_cast<size_t>(plan.fused_linear)].bias;
+        k.residual = ptr(a, r);
+        k.residual_type = elem_of(a, r);
+      }
+      k.gamma = plan.gamma;
+      k.beta = plan.beta;
+      k.eps = n.eps;
+      k.y = ptr(a, op.out(0));
+      k.y_type = elem_of(a, op.out(0));
+      return cuda_status(layer_norm(k, s), "LayerNorm kernel");
+    }
+    case OpKind::kLinear: {
+      const int M = static_cast<int>(rows_of(a, op.out(0)));
+      const int r = op.in(plan::slot::kLinearResidual);
+      const void* residual = r >= 0 && !plan.fused_into_norm && !plan.residual_in_kernel ? ptr(a, r) : nullptr;
+      if (Status st = plan.gemm->run(M, plan.weights, ptr(a, op.in(0)), residual, ptr(a, op.out(0)), c.workspace, s); !st)
+        return st;
+      if (plan.activation == 0 && !plan.residual_in_kernel) return Status::ok();
+      ActivationArgs k;
+      k.n = static_cast<size_t>(M) * static_cast<size_t>(op.p<plan::LinearParams>().weights->N);
+      k.y = ptr(a, op.out(0));
+      k.y_type = elem_of(a, op.out(0));
+      if (plan.residual_in_kernel) {
+        k.residual = ptr(a, r);
+        k.residual_type = elem_of(a, r);
+      }
+      k.activation = plan.activation;
+      return cuda_status(activation(k, s), "activation kernel");
+    }
+    case OpKind::kAttention: {
+      const plan::AttentionParams& p = op.p<plan::AttentionParams>();
+      AttentionArgs k;
+      k.batch = a.shape.batch;
+      k.seq = a.shape.seq;
+      k.heads = p.heads;
+      k.head_dim = p.head_dim;
+      k.qkv = ptr(a, op.in(plan::slot::kX));
+      k.mask = static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kAttentionMask)));
+      k.scale = p.scale;
+      k.out = ptr(a, op.out(0));
+      k.probs = static_cast<float*>(ptr(a, op.out(plan::slot::kAttentionProbs)));
+      k.type = elem_of(a, op.in(plan::slot::kX));
+      return cuda_status(attention(k, s), "attention kernel");
+    }
+    case OpKind::kPoolMean:
+    case OpKind::kPoolFirst: {
+      PoolArgs k;
+      k.batch = a.shape.batch;
+      k.seq = a.shape.seq;
+      k.width = op.p<plan::RowsParams>().width;
+      k.x = ptr(a, op.in(plan::slot::kX));
+      k.x_type = elem_of(a, op.in(plan::slot::kX));
+      k.mask = op.kind == OpKind::kPoolMean ? static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kPoolMask))) : nullptr;
+      k.mean = op.kind == OpKind::kPoolMean;
+      k.out = ptr(a, op.out(0));
+      k.out_type = elem_of(a, op.out(0));
+      return cuda_status(pool(k, s), "pooling kernel");
+    }
+    case OpKind::kTanh:
+      return cuda_status(tanh_in_place(rows_of(a, op.out(0)) * static_cast<size_t>(op.p<plan::RowsParams>().width),
+                                       ptr(a, op.out(0)), elem_of(a, op.out(0)), s),
+                         "tanh kernel");
+    case OpKind::kQuantize:
+      break;
+  }
+  return internal_error("cuda: op '" + op.label + "' of a kind this backend does not run");
+}
+
+Status enqueue(CudaContext& c, const backend::RunArgs& a) {
+  for (int k = 0; k < a.op_count; ++k)
+    if (Status s = enqueue_op(c, a, a.ops[k]); !s) return s;
+  return Status::ok();
+}
+
+Status run(void* cv, const backend::RunArgs& a) {
+  CudaContext& c = ctx(cv);
+  stage_inputs(c, a);
+  if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
+  if (Status s = enqueue(c, a); !s) return s;
+  c.timed = true;
+  return cuda_status(cudaEventRecord(c.stop, c.stream), "cudaEventRecord");
+}
+
+GraphKey key_of(const backend::RunArgs& a) {
+  GraphKey k{a.ops[0], a.op_count, a.shape.batch, a.shape.seq, 0};
+  int bit = 0;
+  for (int i = 0; i < a.op_count && bit < 32; ++i) {
+    const Op& op = a.graph->ops[static_cast<size_t>(a.ops[i])];
+    if (!copies_to_device(op)) continue;
+    if (!ptr(a, op.in(0))) k.absent_inputs |= 1u << bit;
+    ++bit;
+  }
+  return k;
+}
+
+Status launch(CudaContext& c, cudaGraphExec_t exec) {
+  if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
+  if (Status s = cuda_status(cudaGraphLaunch(exec, c.stream), "cudaGraphLaunch"); !s) return s;
+  c.timed = true;
+  return cuda_status(cudaEventRecord(c.stop, c.stream), "cudaEventRecord");
+}
+
+Status replay(void* cv, const backend::RunArgs& a, bool* replayed) {
+  CudaContext& c = ctx(cv);
+  *replayed = false;
+  if (!c.graphs) return Status::ok();
+  cudaGraphExec_t exec = c.graphs_cache->find(key_of(a));
+  if (!exec) return Status::ok();
+  stage_inputs(c, a);
+  *replayed = true;
+  return launch(c, exec);
+}
+
+// Records the segment into a graph and runs it; eager when graphs are off or the segment copies
+// to the host (a graph may not write pageable host memory).
+Status capture(void* cv, const backend::RunArgs& a) {
+  CudaContext& c = ctx(cv);
+  bool eager = !c.graphs;
+  for (int k = 0; k < a.op_count && !eager; ++k) {
+    const Op& op = a.graph->ops[static_cast<size_t>(a.ops[k])];
+    eager = op.kind == OpKind::kCopy && !copies_to_device(op);
+  }
+  if (eager) return run(cv, a);
+  stage_inputs(c, a);
+  if (Status s = cuda_status(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"); !s)
+    return s;
+  const Status enqueued = enqueue(c, a);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(c.stream, &graph);
+  if (!enqueued) {
+    if (graph) cudaGraphDestroy(graph);
+    return enqueued;
+  }
+  if (Status s = cuda_status(ended, "cudaStreamEndCapture"); !s) return s;
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (Status s = cuda_status(instantiated, "cudaGraphInstantiate"); !s) return s;
+  c.graphs_cache->insert(key_of(a), exec);
+  return launch(c, exec);
+}
+
+Status synchronize(void* cv) { return cuda_status(cudaStreamSynchronize(ctx(cv).stream), "cudaStreamSynchronize"); }
+
+double last_device_ms(void* cv) {
+  CudaContext& c = ctx(cv);
+  if (!c.timed) return -1.0;
+  float ms = 0.0f;
+  return cudaEventElapsedTime(&ms, c.start, c.stop) == cudaSuccess ? static_cast<double>(ms) : -1.0;
+}
+
+Status run_profiled(void* cv, const backend::RunArgs& a, double* ms) {
+  CudaContext& c = ctx(cv);
+  stage_inputs(c, a);
+  for (int k = 0; k < a.op_count; ++k) {
+    if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
+    if (Status s = enqueue_op(c, a, a.ops[k]); !s) return s;
+    if (Status s = cuda_status(cudaEventRecord(c.stop, c.stream), "cudaEventRecord"); !s) return s;
+    if (Status s = synchronize(cv); !s) return s;
+    float t = 0.0f;
+    cudaEventElapsedTime(&t, c.start, c.stop);
+    ms[k] = t;
+  }
+  c.timed = false;
+  return Status::ok();
+}
+
+// ---- Memory.
+
+Status alloc_arena(void* cv, size_t bytes, void** arena) {
+  CudaContext& c = ctx(cv);
+  if (Status s = cuda_status(cudaSetDevice(c.device), "cudaSetDevice"); !s) return s;
+  if (Status s = cuda_status(device_alloc(arena, bytes), "cudaMalloc (arena)"); !s) return s;
+  c.arena_bytes += bytes;
+  return Status::ok();
+}
+
+void free_arena(void* cv, void* arena) {
+  (void)cv;
+  device_free(arena);
+}
+
+Status copy_to_host(void* cv, void* dst, const void* src, size_t bytes) {
+  return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx(cv).stream), "copy to the host");
+}
+
+Status copy_from_host(void* cv, void* dst, const void* src, size_t bytes) {
+  return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx(cv).stream), "copy to the device");
+}
+
+// ---- Descriptions.
+
+std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
+  (void)cv;
+  switch (op.kind) {
+    case OpKind::kLinear: {
+      const plan::LinearParams& p = op.p<plan::LinearParams>();
+      std::string s = std::string("cublasLt ") + dtype_name(p.weights->dtype) + " TN";
+      if (fuses_into_norm(g, static_cast<int>(&op - g.ops.data()))) return s + " (bias+residual in the LayerNorm)";
+      s += "+bias";
+      if (p.activation == kernels::Activation::kGelu) s += ", gelu kernel";
+      if (p.activation == kernels::Activation::kRelu) s += ", relu kernel";
+      return s;
+    }
+    case OpKind::kLayerNorm: {
+      const size_t i = static_cast<size_t>(&op - g.ops.data());
+      return i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
+    }
+    case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
+    case OpKind::kAttention: return "attention kernel, head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
+    case OpKind::kCopy: return copies_to_device(op) ? "pinned staging + cudaMemcpyAsync" : "cudaMemcpyAsync";
+    case OpKind::kPoolMean: return "mean pooling kernel";
+    case OpKind::kPoolFirst: return "first-token kernel";
+    case OpKind::kTanh: return "tanh kernel";
+    case OpKind::kQuantize: break;
+  }
+  return "";
+}
+
+std::string summary(const void* cv) {
+  const CudaContext& c = ctx(cv);
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(c.device_memory) / (1024.0 * 1024.0 * 1024.0));
+  return c.device_name + " (device " + std::to_string(c.device) + ", sm_" + std::to_string(c.cc_major) +
+         std::to_string(c.cc_minor) + ", " + std::to_string(c.sms) + " SMs, " + memory + "), CUDA runtime " +
+         std::to_string(runtime) + " / driver " + std::to_string(driver) + ", " + (c.lt ? c.lt->path : std::string("no cuBLASLt")) +
+         ", graphs " + (c.graphs ? "on" : "off") + (c.tf32 ? ", tf32 on" : "") + ", weights on the device " +
+         std::to_string(c.weights_bytes) + " bytes";
+}
+
+const char* const kOptionKeys[] = {"device", "graphs", "tf32", nullptr};
+
+}  // namespace
+
+const backend::BackendInterface kCudaBackend = {
+    /*name=*/"cuda",
+    /*memory=*/backend::MemoryKind::kDevice,
+    /*arena_alignment=*/kAlign,
+    /*read_overrun=*/0,
+    /*option_keys=*/kOptionKeys,
+    create,
+    destroy,
+    supports,
+    scratch_bytes,
+    prepare,
+    run,
+    implementation,
+    summary,
+    available,
+    alloc_arena,
+    free_arena,
+    copy_to_host,
+    copy_from_host,
+    synchronize,
+    replay,
+    capture,
+    run_profiled,
+    storage_dtype,
+    last_device_ms,
+};
+
+}  // namespace encrt::cuda

@@ -1,0 +1,92 @@
+#include "backends/cuda/cuda_gemm.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cuda/cuda_status.h"
+
+namespace encrt::cuda {
+
+Gemm::~Gemm() {
+  if (!lt_) return;
+  if (desc_) lt_->desc_destroy(desc_);
+  for (cublasLtMatrixLayout_t l : {a_, b_, cd_})
+    if (l) lt_->layout_destroy(l);
+}
+
+Status Gemm::set_m(int M) {
+  const uint64_t cols = static_cast<uint64_t>(M);
+  if (Status s = cublas_status(lt_->layout_set(b_, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof(cols)), "setting M"); !s)
+    return s;
+  return cublas_status(lt_->layout_set(cd_, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof(cols)), "setting M");
+}
+
+Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec) {
+  lt_ = lt;
+  handle_ = handle;
+  spec_ = spec;
+  const uint64_t N = static_cast<uint64_t>(spec.N), K = static_cast<uint64_t>(spec.K);
+  const uint64_t M = static_cast<uint64_t>(spec.max_M);
+  if (Status s = cublas_status(lt->desc_create(&desc_, spec.compute, CUDA_R_32F), "cublasLtMatmulDescCreate"); !s) return s;
+  const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  if (Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)), "TRANSA"); !s)
+    return s;
+  if (Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)), "TRANSB"); !s)
+    return s;
+  if (spec.bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const int32_t bias_type = spec.y;
+    Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "EPILOGUE");
+    if (s) s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &spec.bias, sizeof(spec.bias)), "BIAS_POINTER");
+    if (s) s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), "BIAS_DATA_TYPE");
+    if (!s) return s;
+  }
+  Status s = cublas_status(lt->layout_create(&a_, spec.weights, K, N, static_cast<int64_t>(K)), "layout of W");
+  if (s) s = cublas_status(lt->layout_create(&b_, spec.x, K, M, static_cast<int64_t>(K)), "layout of X");
+  if (s) s = cublas_status(lt->layout_create(&cd_, spec.y, N, M, static_cast<int64_t>(N)), "layout of Y");
+  if (!s) return s;
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (Status st = cublas_status(lt->preference_create(&pref), "cublasLtMatmulPreferenceCreate"); !st) return st;
+  const uint64_t ws = spec.workspace_bytes;
+  s = cublas_status(lt->preference_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)), "workspace preference");
+  small_m_ = std::min(spec.max_M, 32);
+  for (int pass = 0; pass < 2 && s; ++pass) {
+    const int m = pass == 0 ? small_m_ : spec.max_M;
+    s = set_m(m);
+    if (!s) break;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t h = lt->heuristic(handle, desc_, a_, b_, cd_, cd_, pref, 1, &result, &found);
+    if (h == CUBLAS_STATUS_SUCCESS && found > 0) {
+      (pass == 0 ? small_ : large_) = result.algo;
+      (pass == 0 ? have_small_ : have_large_) = true;
+    }
+  }
+  lt->preference_destroy(pref);
+  if (!s) return s;
+  if (!have_large_)
+    return unsupported("cuda: cuBLASLt has no algorithm for a " + std::to_string(spec.max_M) + "x" +
+                       std::to_string(spec.N) + "x" + std::to_string(spec.K) + " GEMM of these types");
+  return Status::ok();
+}
+
+Status Gemm::run(int M, const void* weights, const void* x, const void* residual, void* y, void* workspace,
+                 cudaStream_t stream) {
+  if (M == 0) return Status::ok();
+  if (Status s = set_m(M); !s) return s;
+  const float alpha = 1.0f, beta = spec_.residual ? 1.0f : 0.0f;
+  const void* c = spec_.residual ? residual : y;
+  const cublasLtMatmulAlgo_t* algo = M <= small_m_ && have_small_ ? &small_ : &large_;
+  cublasStatus_t st = lt_->matmul(handle_, desc_, &alpha, weights, a_, x, b_, &beta, c, cd_, y, cd_, algo, workspace,
+                                  spec_.workspace_bytes, stream);
+  if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED)  // the algorithm refuses this M
+    st = lt_->matmul(handle_, desc_, &alpha, weights, a_, x, b_, &beta, c, cd_, y, cd_, nullptr, workspace,
+                     spec_.workspace_bytes, stream);
+  if (st == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  const std::string what = "cublasLtMatmul (" + std::to_string(M) + "x" + std::to_string(spec_.N) + "x" +
+                           std::to_string(spec_.K) + ")";
+  return cublas_status(st, what.c_str());
+}
+
+}  // namespace encrt::cuda

@@ -1,0 +1,54 @@
+// One linear layer on cuBLASLt: Y[M, N] = X[M, K] · W[N, K]ᵀ (+ bias) (+ residual), row-major
+// activations and [N, K] weights. In cuBLASLt's column-major terms that is the TN form
+// D (N×M) = op(A)ᵀ · B with A = W as a K×N matrix (transposed) and B = X as K×M, which every
+// architecture's fp16, fp32 and int8 kernels take (Hopper has no COL32 layouts). Descriptors and
+// layouts are made once; a run only sets M on them, which allocates nothing.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/cublaslt_library.h"
+#include "encrt/status.hpp"
+
+namespace encrt::cuda {
+
+struct GemmSpec {
+  int N = 0, K = 0, max_M = 0;
+  cudaDataType_t weights = CUDA_R_32F;
+  cudaDataType_t x = CUDA_R_32F;
+  cudaDataType_t y = CUDA_R_32F;  // also the residual's and the bias's type
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  const void* bias = nullptr;  // [N] of type y, or null
+  bool residual = false;       // Y = ... + residual (cuBLASLt's C with beta = 1)
+  size_t workspace_bytes = 0;
+};
+
+class Gemm {
+ public:
+  Gemm() = default;
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+  ~Gemm();
+
+  Status init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec);
+  // residual: [M, N] of type y, or null when the spec has none.
+  Status run(int M, const void* weights, const void* x, const void* residual, void* y, void* workspace,
+             cudaStream_t stream);
+
+ private:
+  Status set_m(int M);
+
+  const CublasLt* lt_ = nullptr;
+  cublasLtHandle_t handle_ = nullptr;
+  GemmSpec spec_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, cd_ = nullptr;
+  // Algorithms chosen by cuBLASLt's heuristic at init for a small M and the largest M; a run
+  // takes the one for its size (cuBLASLt's own choice when that one refuses the shape).
+  cublasLtMatmulAlgo_t small_{}, large_{};
+  bool have_small_ = false, have_large_ = false;
+  int small_m_ = 0;
+};
+
+}  // namespace encrt::cuda

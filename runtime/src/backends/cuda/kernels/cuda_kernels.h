@@ -1,0 +1,108 @@
+// encrt's own CUDA kernels, behind host-callable launchers (this header is plain C++: the
+// backend's .cpp files include it without nvcc). Activations are fp16 or fp32 (Elem), weights of
+// norms and biases fp32, statistics (LayerNorm mean and variance, softmax max and sum) and every
+// accumulation in fp32. Each launcher enqueues on `stream` and returns the launch's error.
+// Semantics are the CPU reference's (runtime/src/kernels/ref/): the backend conformance suite
+// holds them to it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace encrt::cuda {
+
+enum class Elem : uint8_t { kF32, kF16 };
+inline size_t elem_size(Elem e) { return e == Elem::kF16 ? 2 : 4; }
+
+// The widest row the LayerNorm and embedding kernels hold in registers (256 threads x 16).
+constexpr int kMaxRowWidth = 4096;
+// Head sizes the attention kernel is built for.
+inline bool attention_head_dim_supported(int d) { return d == 32 || d == 64 || d == 128; }
+
+// rows of x = word[ids] * scale + position[row % seq] (+ token_type[types]); then LayerNorm with
+// gamma/beta when gamma is not null.
+struct EmbedArgs {
+  int rows = 0, seq = 0, width = 0;
+  const int32_t* ids = nullptr;
+  const int32_t* token_types = nullptr;  // null: type 0
+  const void* word = nullptr;
+  Elem word_type = Elem::kF32;
+  const void* position = nullptr;
+  Elem position_type = Elem::kF32;
+  const void* token_type_table = nullptr;  // null: the model has no token types
+  Elem token_type_type = Elem::kF32;
+  float scale = 1.0f;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  float eps = 0.0f;
+  void* out = nullptr;
+  Elem out_type = Elem::kF32;
+};
+cudaError_t embed_layer_norm(const EmbedArgs& a, cudaStream_t stream);
+
+// y = LayerNorm(x + bias + residual) per row (bias, residual optional; y may be x).
+struct LayerNormArgs {
+  int rows = 0, width = 0;
+  const void* x = nullptr;
+  Elem x_type = Elem::kF32;
+  const float* bias = nullptr;
+  const void* residual = nullptr;
+  Elem residual_type = Elem::kF32;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  float eps = 0.0f;
+  void* y = nullptr;
+  Elem y_type = Elem::kF32;
+};
+cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream);
+
+// Multi-head attention over a fused QKV buffer ([rows, 3 * heads * head_dim]: Q | K | V), with
+// the key padding mask (null: every token real). One pass with an online softmax (no [seq, seq]
+// scores in memory), or, when probs is set, two passes that also write the probabilities
+// [batch, heads, seq, seq] as the reference computes them. Query rows of a sequence without a
+// real token get zeros.
+struct AttentionArgs {
+  int batch = 0, seq = 0, heads = 0, head_dim = 0;
+  const void* qkv = nullptr;
+  const int32_t* mask = nullptr;
+  float scale = 1.0f;
+  void* out = nullptr;  // [rows, heads * head_dim], the type of qkv
+  float* probs = nullptr;
+  Elem type = Elem::kF32;
+};
+cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
+
+// y = act(y) + residual elementwise over n values (act: 0 none, 1 ReLU, 2 GELU; residual
+// optional). ReLU keeps NaN, GELU is exact (erf).
+struct ActivationArgs {
+  size_t n = 0;
+  void* y = nullptr;
+  Elem y_type = Elem::kF32;
+  const void* residual = nullptr;
+  Elem residual_type = Elem::kF32;
+  int activation = 0;
+};
+cudaError_t activation(const ActivationArgs& a, cudaStream_t stream);
+
+// y = tanh(y) elementwise (the pooler's).
+cudaError_t tanh_in_place(size_t n, void* y, Elem type, cudaStream_t stream);
+
+// [batch, width] from hidden rows: the mean over real tokens (mean), or the first token.
+struct PoolArgs {
+  int batch = 0, seq = 0, width = 0;
+  const void* x = nullptr;
+  Elem x_type = Elem::kF32;
+  const int32_t* mask = nullptr;
+  bool mean = true;
+  void* out = nullptr;
+  Elem out_type = Elem::kF32;
+};
+cudaError_t pool(const PoolArgs& a, cudaStream_t stream);
+
+// Whether this build's device code loads on the current device (cudaErrorNoKernelImageForDevice
+// when the GPU's architecture is not among those compiled).
+cudaError_t kernels_loadable();
+
+}  // namespace encrt::cuda

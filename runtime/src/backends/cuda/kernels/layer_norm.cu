@@ -1,0 +1,100 @@
+// LayerNorm, alone or fused with what precedes it: the embedding gather (word * scale + position
+// + token type) or a linear layer's bias and residual. One block of 256 threads per row; the row
+// stays in registers (at most kMaxRowWidth values), and the statistics are fp32 two-pass, as the
+// x86 kernels compute them: mean, then the mean of (x - mean)^2.
+#include "backends/cuda/kernels/cuda_common.cuh"
+
+namespace encrt::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = kMaxRowWidth / kThreads;
+
+// Normalizes the row held in v (columns threadIdx.x + k * kThreads) and stores it.
+__device__ __forceinline__ void normalize_row(float (&v)[kPerThread], int width, const float* gamma, const float* beta,
+                                              float eps, void* y, Elem y_type, size_t row) {
+  __shared__ float scratch[kThreads / 32];
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < width) sum += v[k];
+  }
+  const float mean = block_sum(sum, scratch) / static_cast<float>(width);
+  float sq = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < width) sq += (v[k] - mean) * (v[k] - mean);
+  }
+  const float var = block_sum(sq, scratch) / static_cast<float>(width);
+  const float inv = 1.0f / sqrtf(var + eps);
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < width) store(y, y_type, row * width + c, (v[k] - mean) * inv * gamma[c] + beta[c]);
+  }
+}
+
+__global__ void embed_kernel(EmbedArgs a) {
+  const size_t row = blockIdx.x;
+  const int id = a.ids[row];
+  const int position = static_cast<int>(row % a.seq);
+  const int type = a.token_types ? a.token_types[row] : 0;
+  float v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    v[k] = 0.0f;
+    if (c >= a.width) continue;
+    float x = 0.0f + load(a.word, a.word_type, static_cast<size_t>(id) * a.width + c) * a.scale;
+    x += load(a.position, a.position_type, static_cast<size_t>(position) * a.width + c);
+    if (a.token_type_table) x += load(a.token_type_table, a.token_type_type, static_cast<size_t>(type) * a.width + c);
+    v[k] = x;
+  }
+  if (a.gamma) {
+    normalize_row(v, a.width, a.gamma, a.beta, a.eps, a.out, a.out_type, row);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < a.width) store(a.out, a.out_type, row * a.width + c, v[k]);
+  }
+}
+
+__global__ void layer_norm_kernel(LayerNormArgs a) {
+  const size_t row = blockIdx.x;
+  float v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    v[k] = 0.0f;
+    if (c >= a.width) continue;
+    const size_t i = row * a.width + c;
+    float x = load(a.x, a.x_type, i);
+    if (a.bias) x += a.bias[c];
+    if (a.residual) x += load(a.residual, a.residual_type, i);
+    v[k] = x;
+  }
+  normalize_row(v, a.width, a.gamma, a.beta, a.eps, a.y, a.y_type, row);
+}
+
+}  // namespace
+
+cudaError_t embed_layer_norm(const EmbedArgs& a, cudaStream_t stream) {
+  if (a.rows == 0) return cudaSuccess;
+  if (a.width > kMaxRowWidth) return cudaErrorInvalidValue;
+  embed_kernel<<<a.rows, kThreads, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
+  if (a.rows == 0) return cudaSuccess;
+  if (a.width > kMaxRowWidth) return cudaErrorInvalidValue;
+  layer_norm_kernel<<<a.rows, kThreads, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace encrt::cuda
