@@ -3,9 +3,10 @@
 namespace encrt::cli {
 
 const char* const kBackendUsage =
-    "[--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...]\n"
+    "[--backend auto|cpu|xnnpack|cuda] [--isa LEVEL] [--backend-options NAME=VALUE,...] [--no-graphs]\n"
     "  --isa: the CPU backend's kernel level: scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|\n"
-    "         neon|neondot|neonfp16|neoni8mm (default: the best this CPU has)";
+    "         neon|neondot|neonfp16|neoni8mm (default: the best this CPU has)\n"
+    "  --no-graphs: the cuda backend runs each op eagerly instead of replaying CUDA graphs";
 
 Status apply_backend_args(const Args& args, SessionOptions* options) {
   options->backend = args.get("backend", "auto");
@@ -22,6 +23,7 @@ Status apply_backend_args(const Args& args, SessionOptions* options) {
     begin = end + 1;
   }
   if (args.has("isa")) options->backend_options["isa"] = args.get("isa");
+  if (args.has("no-graphs")) options->backend_options["graphs"] = "off";  // the cuda backend's
   return Status::ok();
 }
 

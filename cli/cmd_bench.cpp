@@ -41,7 +41,7 @@ double percentile(std::vector<double> sorted, double p) {
 
 int cmd_bench(int argc, char** argv) {
   Args args({"batch", "seq", "threads", "iters", "warmup", "backend", "isa", "backend-options", "ids", "mask"},
-            {"help", "json", "profile"});
+            {"help", "json", "profile", "no-graphs"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
@@ -106,14 +106,17 @@ int cmd_bench(int argc, char** argv) {
   for (int i = 0; i < warmup; ++i)
     if (Status s = session->run(in); !s) return fail(s);
   session->reset_profile();
-  std::vector<double> ms;
+  std::vector<double> ms, gpu_ms;
   ms.reserve(static_cast<size_t>(iters));
+  gpu_ms.reserve(static_cast<size_t>(iters));
   for (int i = 0; i < iters; ++i) {
     const auto a = std::chrono::steady_clock::now();
     if (Status s = session->run(in); !s) return fail(s);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    if (const double g = session->last_run_device_ms(); g >= 0) gpu_ms.push_back(g);
   }
   std::sort(ms.begin(), ms.end());
+  std::sort(gpu_ms.begin(), gpu_ms.end());
   const double median = percentile(ms, 0.5);
   const double seq_per_s = 1000.0 * batch / median;
   const double rss = peak_rss_mib();
@@ -128,6 +131,9 @@ int cmd_bench(int argc, char** argv) {
                 args.positional()[0].c_str(), opt.backend.c_str(), batch, seq, threads, iters,
                 session->kernel_summary().c_str(), load_ms,
                 session_ms, ms.front(), median, percentile(ms, 0.9), ms.back(), seq_per_s, model_mib, arena_mib, rss);
+    if (!gpu_ms.empty())
+      std::printf(", \"device_ms\": {\"min\": %.5f, \"median\": %.5f, \"max\": %.5f}", gpu_ms.front(),
+                  percentile(gpu_ms, 0.5), gpu_ms.back());
     if (opt.profile) {
       std::printf(", \"profile\": [");
       bool first = true;
@@ -148,6 +154,9 @@ int cmd_bench(int argc, char** argv) {
   std::printf("shape        batch %d, seq %d, %d iterations after %d warm-up\n", batch, seq, iters, warmup);
   std::printf("latency ms   min %.3f  median %.3f  p90 %.3f  max %.3f\n", ms.front(), median, percentile(ms, 0.9),
               ms.back());
+  if (!gpu_ms.empty())
+    std::printf("device ms    min %.4f  median %.4f  max %.4f  (the device's own events: GPU time per run)\n",
+                gpu_ms.front(), percentile(gpu_ms, 0.5), gpu_ms.back());
   std::printf("throughput   %.1f sequences/s\n", seq_per_s);
   std::printf("memory       arena %.2f MiB, peak RSS %.2f MiB\n", arena_mib, rss);
   if (opt.profile) {

@@ -18,7 +18,7 @@ double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0)
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  Args args({"batch", "seq", "threads", "backend", "isa", "backend-options"}, {"help", "buffers"});
+  Args args({"batch", "seq", "threads", "backend", "isa", "backend-options"}, {"help", "buffers", "no-graphs"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
@@ -71,6 +71,10 @@ int cmd_inspect(int argc, char** argv) {
   }
   std::printf("tensor data: %.2f MiB\n", mib(total));
 
+  std::printf("backends of this library:\n");
+  for (const BackendStatus& b : available_backends())
+    std::printf("  %-8s %s: %s\n", b.name.c_str(),
+                b.available ? "available" : b.built ? "not available here" : "not built", b.detail.c_str());
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*model, opt, &session); !s) return fail(s);
   std::printf("session for batch %d, seq %d, %d thread(s), backend %s\n", opt.max_batch, opt.max_seq, opt.threads,

@@ -34,7 +34,7 @@ Status read_2d(const std::string& path, const char* what, npy::Int32Array* a, in
 int cmd_run(int argc, char** argv) {
   Args args({"ids", "mask", "token-type-ids", "output", "out", "attention-layer", "threads", "backend", "isa",
              "backend-options"},
-            {"help"}, {{"-o", "--out"}});
+            {"help", "no-graphs"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("ids") || !args.has("out")) {
     std::fprintf(args.has("help") ? stdout : stderr,

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backend/guarded_buffers.h"
+#include "core/half.h"
 
 namespace encrt::conformance {
 
@@ -30,6 +31,28 @@ std::vector<int> OpProblem::outputs() const {
 }
 
 namespace {
+
+std::vector<unsigned char> to_half(const std::vector<unsigned char>& f32) {
+  std::vector<unsigned char> out(f32.size() / 2);
+  for (size_t i = 0; i < f32.size() / 4; ++i) {
+    float v;
+    std::memcpy(&v, f32.data() + 4 * i, 4);
+    const uint16_t h = float_to_half(v);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
+
+std::vector<unsigned char> to_float(const std::vector<unsigned char>& f16) {
+  std::vector<unsigned char> out(f16.size() * 2);
+  for (size_t i = 0; i < f16.size() / 2; ++i) {
+    uint16_t h;
+    std::memcpy(&h, f16.data() + 2 * i, 2);
+    const float v = half_to_float(h);
+    std::memcpy(out.data() + 4 * i, &v, 4);
+  }
+  return out;
+}
 
 struct Context {
   const backend::BackendInterface& table;
@@ -59,6 +82,22 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
       return r;
     }
   std::vector<size_t> used = p.used;
+  // A backend that stores activations in another type (fp16 on a GPU) gets them converted on the
+  // way in and out; the comparison is always of fp32 values.
+  std::vector<std::vector<unsigned char>> input = p.input;
+  if (table.storage_dtype) {
+    for (size_t b = 0; b < g.buffers.size(); ++b) {
+      plan::BufferSpec& spec = g.buffers[b];
+      const DType d = table.storage_dtype(c.context, g, static_cast<int>(b));
+      if (d == spec.dtype) continue;
+      if (spec.dtype != DType::kF32 || d != DType::kF16) {
+        r.status = internal_error("conformance: the harness converts only f32 buffers to f16");
+        return r;
+      }
+      spec.row_bytes /= 2, spec.max_bytes /= 2, used[b] /= 2, spec.dtype = d;
+      input[b] = to_half(input[b]);
+    }
+  }
   for (plan::Op& op : g.ops) {
     const size_t bytes = table.scratch_bytes(c.context, g, op, p.max);
     if (bytes == 0) continue;
@@ -96,10 +135,10 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
     r.status = buffers.status();
     return r;
   }
-  for (size_t b = 0; b < p.input.size(); ++b) {
+  for (size_t b = 0; b < input.size(); ++b) {
     if (p.absent[b]) buffers.unbind(static_cast<int>(b));
-    if (!p.input[b].empty())
-      if (Status s = buffers.write(static_cast<int>(b), p.input[b].data(), p.input[b].size()); !s) {
+    if (!input[b].empty())
+      if (Status s = buffers.write(static_cast<int>(b), input[b].data(), input[b].size()); !s) {
         r.status = s;
         return r;
       }
@@ -119,19 +158,22 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
     const bool written = std::find(outs.begin(), outs.end(), static_cast<int>(b)) != outs.end() ||
                          (b >= p.graph.buffers.size());  // scratch
     const size_t untouched_from = written                  ? used[b]
-                                  : b < p.input.size() && !p.input[b].empty() ? p.input[b].size()
+                                  : b < input.size() && !input[b].empty() ? input[b].size()
                                                                             : buffers.size(static_cast<int>(b));
     const std::string problem = buffers.check(static_cast<int>(b), untouched_from);
     if (!problem.empty()) r.problems.push_back(problem);
-    if (!written && !p.input[b].empty()) {  // inputs must come back unchanged
-      std::vector<unsigned char> back(p.input[b].size());
-      if (buffers.read(static_cast<int>(b), back.data(), back.size()).is_ok() && back != p.input[b])
+    if (!written && b < input.size() && !input[b].empty()) {  // inputs must come back unchanged
+      std::vector<unsigned char> back(input[b].size());
+      if (buffers.read(static_cast<int>(b), back.data(), back.size()).is_ok() && back != input[b])
         r.problems.push_back("input buffer '" + g.buffers[b].name + "' was modified");
     }
   }
   for (int b : outs) {
-    r.results.emplace_back(used[static_cast<size_t>(b)]);
-    if (Status s = buffers.read(b, r.results.back().data(), r.results.back().size()); !s) r.status = s;
+    std::vector<unsigned char> bytes(used[static_cast<size_t>(b)]);
+    if (Status s = buffers.read(b, bytes.data(), bytes.size()); !s) r.status = s;
+    r.results.push_back(g.buffers[static_cast<size_t>(b)].dtype != p.graph.buffers[static_cast<size_t>(b)].dtype
+                            ? to_float(bytes)
+                            : std::move(bytes));
   }
   return r;
 }

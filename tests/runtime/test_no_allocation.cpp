@@ -9,6 +9,9 @@
 #if defined(ENCRT_WITH_XNNPACK)
 #include "backends/xnnpack/xnnpack_backend.h"
 #endif
+#if defined(ENCRT_WITH_CUDA)
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -44,11 +47,21 @@ size_t xnnpack_allocations() {
   return 0;
 #endif
 }
-std::vector<std::string> backends_built() {
-  std::vector<std::string> names = {"cpu"};
-#if defined(ENCRT_WITH_XNNPACK)
-  names.push_back("xnnpack");
+// cudaMalloc, cudaFree, cudaHostAlloc and cudaFreeHost calls of the cuda backend.
+long cuda_allocations() {
+#if defined(ENCRT_WITH_CUDA)
+  const cuda::AllocationCounts c = cuda::allocation_counts();
+  return c.device_allocations + c.device_frees + c.pinned_allocations + c.pinned_frees;
+#else
+  return 0;
 #endif
+}
+// The backends built into this library that this machine runs.
+std::vector<std::string> backends_built() {
+  std::vector<std::string> names;
+  for (const BackendStatus& b : available_backends())
+    if (b.available) names.push_back(b.name);
+    else if (b.built) WARN("run() of backend " << b.name << " not checked here: " << b.detail);
   return names;
 }
 }  // namespace
@@ -75,6 +88,7 @@ TEST_CASE("run() allocates nothing", "[alloc]") {
                   f.has_token_types ? f.token_types.data.data() : nullptr};
         REQUIRE(session->run(in).is_ok());  // warm: nothing is lazily created either way
         const size_t xnn_before = xnnpack_allocations();
+        const long cuda_before = cuda_allocations();
         g_allocations = 0;
         g_counting = true;
         const Status s1 = session->run(in);
@@ -85,6 +99,7 @@ TEST_CASE("run() allocates nothing", "[alloc]") {
         REQUIRE(s2.is_ok());
         CHECK(g_allocations.load() == 0);
         CHECK(xnnpack_allocations() == xnn_before);
+        CHECK(cuda_allocations() == cuda_before);
       }
     }
   }
