@@ -1,15 +1,29 @@
 #include "support/fixtures.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace encrt::test {
 
-std::string tmp_path(const std::string& file) { return std::string(ENCRT_TEST_TMP_DIR) + "/" + file; }
+namespace {
+// The folders compiled in, unless the environment moves them (a test binary carried to another
+// machine: scripts/device_check.sh).
+std::string fixtures_dir() {
+  const char* env = std::getenv("ENCRT_FIXTURES_DIR");
+  return env && *env ? env : ENCRT_FIXTURES_DIR;
+}
+std::string tmp_dir() {
+  const char* env = std::getenv("ENCRT_TEST_TMP_DIR");
+  return env && *env ? env : ENCRT_TEST_TMP_DIR;
+}
+}  // namespace
+
+std::string tmp_path(const std::string& file) { return tmp_dir() + "/" + file; }
 
 std::vector<std::string> fixture_names() {
-  std::ifstream in(std::string(ENCRT_FIXTURES_DIR) + "/manifest.json");
+  std::ifstream in(fixtures_dir() + "/manifest.json");
   REQUIRE(in.good());
   const nlohmann::json manifest = nlohmann::json::parse(in);
   std::vector<std::string> names;
@@ -21,7 +35,7 @@ std::vector<std::string> fixture_names() {
 Fixture load_fixture(const std::string& name) {
   Fixture f;
   f.name = name;
-  f.dir = std::string(ENCRT_FIXTURES_DIR) + "/" + name;
+  f.dir = fixtures_dir() + "/" + name;
   auto path = [&](const char* file) { return f.dir + "/" + file; };
   auto exists = [&](const char* file) { return std::ifstream(path(file)).good(); };
   REQUIRE(npy::read_int32(path("ids.npy"), &f.ids).is_ok());
