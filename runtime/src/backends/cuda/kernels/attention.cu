@@ -1,6 +1,7 @@
 // Multi-head attention for one (sequence, head, 4 query rows) per block of 4 warps: K and V go
 // through shared memory 32 keys at a time, each warp owns one query row, each lane one key of
-// the tile for the scores and head_dim / 32 output dimensions for P·V. Without probabilities,
+// the tile for the scores and up to DMAX / 32 output dimensions for P·V (DMAX: head_dim rounded
+// up to 32, 64 or 128). Without probabilities,
 // one pass with an online softmax (running max and sum, rescaled as the max grows), so the
 // scores never exist as a [seq, seq] array; with probabilities, a first pass for each row's max
 // and sum and a second that writes p = exp(s - max) / sum, as the reference does. Padded keys
@@ -15,7 +16,7 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kTile = 32;
 
-template <int D, typename T>
+template <int D>
 struct Tiles {
   float k[kTile][D + 1];  // + 1: lane j reads row j, column d: no bank conflicts
   float v[kTile][D];
@@ -23,12 +24,12 @@ struct Tiles {
 };
 
 template <int D, typename T>
-__device__ __forceinline__ void load_tile(Tiles<D, T>& t, const T* base, int ld, int H, int h, int j0, int seq) {
-  for (int e = threadIdx.x; e < kTile * D; e += blockDim.x) {
-    const int jj = e / D, d = e % D, j = j0 + jj;
+__device__ __forceinline__ void load_tile(Tiles<D>& t, const T* base, int ld, int H, int h, int dim, int j0, int seq) {
+  for (int e = threadIdx.x; e < kTile * dim; e += blockDim.x) {
+    const int jj = e / dim, d = e % dim, j = j0 + jj;
     float kv = 0.0f, vv = 0.0f;
     if (j < seq) {
-      const T* row = base + static_cast<size_t>(j) * ld + static_cast<size_t>(h) * D + d;
+      const T* row = base + static_cast<size_t>(j) * ld + static_cast<size_t>(h) * dim + d;
       kv = to_float(row[H]);
       vv = to_float(row[2 * H]);
     }
@@ -38,19 +39,20 @@ __device__ __forceinline__ void load_tile(Tiles<D, T>& t, const T* base, int ld,
 }
 
 // The scaled score of this lane's key of the tile (-inf for a padded key or one past the end).
-template <int D, typename T>
-__device__ __forceinline__ float score(const Tiles<D, T>& t, int warp, int lane, bool real, float scale) {
+template <int D>
+__device__ __forceinline__ float score(const Tiles<D>& t, int warp, int lane, int dim, bool real, float scale) {
   if (!real) return -INFINITY;
   float dot = 0.0f;
 #pragma unroll 8
-  for (int d = 0; d < D; ++d) dot += t.q[warp][d] * t.k[lane][d];
+  for (int d = 0; d < dim; ++d) dot += t.q[warp][d] * t.k[lane][d];
   return dot * scale;
 }
 
 // acc[r] += Σ_jj p_jj · V[jj][lane + 32 r], p broadcast from lane jj (skipping p == 0, as the
 // reference does, so that an infinite V behind a zero probability adds nothing).
-template <int D, typename T>
-__device__ __forceinline__ void accumulate(const Tiles<D, T>& t, float p, int lane, float (&acc)[D / 32]) {
+// (Columns at or past dim of the tiles hold whatever was there: their sums are never stored.)
+template <int D>
+__device__ __forceinline__ void accumulate(const Tiles<D>& t, float p, int lane, float (&acc)[D / 32]) {
 #pragma unroll 4
   for (int jj = 0; jj < kTile; ++jj) {
     const float pj = __shfl_sync(0xffffffffu, p, jj);
@@ -62,12 +64,12 @@ __device__ __forceinline__ void accumulate(const Tiles<D, T>& t, float p, int la
 
 template <int D, typename T, bool kProbs>
 __global__ void attention_kernel(AttentionArgs a) {
-  __shared__ Tiles<D, T> t;
+  __shared__ Tiles<D> t;
   __shared__ int any_real;
   const int b = blockIdx.z, h = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + warp;
-  const int S = a.seq, H = a.heads * D, ld = 3 * H;
+  const int dim = a.head_dim, S = a.seq, H = a.heads * dim, ld = 3 * H;
   const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
   const T* base = static_cast<const T*>(a.qkv) + static_cast<size_t>(b) * S * ld;
   const bool row = i < S;
@@ -77,14 +79,14 @@ __global__ void attention_kernel(AttentionArgs a) {
   for (int j = threadIdx.x; j < S; j += blockDim.x)
     if (!mask || mask[j] != 0) any_real = 1;
   if (row)
-    for (int d = lane; d < D; d += 32) t.q[warp][d] = to_float(base[static_cast<size_t>(i) * ld + static_cast<size_t>(h) * D + d]);
+    for (int d = lane; d < dim; d += 32) t.q[warp][d] = to_float(base[static_cast<size_t>(i) * ld + static_cast<size_t>(h) * dim + d]);
   __syncthreads();
 
-  T* out = static_cast<T*>(a.out) + (static_cast<size_t>(b) * S + i) * H + static_cast<size_t>(h) * D;
+  T* out = static_cast<T*>(a.out) + (static_cast<size_t>(b) * S + i) * H + static_cast<size_t>(h) * dim;
   float* probs = kProbs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
   if (!any_real) {
     if (row) {
-      for (int d = lane; d < D; d += 32) out[d] = from_float<T>(0.0f);
+      for (int d = lane; d < dim; d += 32) out[d] = from_float<T>(0.0f);
       if (kProbs)
         for (int j = lane; j < S; j += 32) probs[j] = 0.0f;
     }
@@ -100,12 +102,12 @@ __global__ void attention_kernel(AttentionArgs a) {
   // is the only one and also accumulates P·V, rescaled as the max grows.
   for (int j0 = 0; j0 < S; j0 += kTile) {
     __syncthreads();
-    load_tile(t, base, ld, H, h, j0, S);
+    load_tile(t, base, ld, H, h, dim, j0, S);
     __syncthreads();
     if (!row) continue;
     const int j = j0 + lane;
     const bool real = j < S && (!mask || mask[j] != 0);
-    const float s = score(t, warp, lane, real, a.scale);
+    const float s = score(t, warp, lane, dim, real, a.scale);
     const float m_new = fmaxf(m, warp_max(s));
     const float correction = m == m_new ? 1.0f : expf(m - m_new);
     const float p = real ? expf(s - m_new) : 0.0f;
@@ -122,12 +124,12 @@ __global__ void attention_kernel(AttentionArgs a) {
   if (kProbs) {  // Pass 2: the probabilities, written and multiplied into V.
     for (int j0 = 0; j0 < S; j0 += kTile) {
       __syncthreads();
-      load_tile(t, base, ld, H, h, j0, S);
+      load_tile(t, base, ld, H, h, dim, j0, S);
       __syncthreads();
       if (!row) continue;
       const int j = j0 + lane;
       const bool real = j < S && (!mask || mask[j] != 0);
-      const float s = score(t, warp, lane, real, a.scale);
+      const float s = score(t, warp, lane, dim, real, a.scale);
       const float p = real ? expf(s - m) * inv : 0.0f * inv;
       if (j < S) probs[j] = p;
       accumulate(t, p, lane, acc);
@@ -135,7 +137,8 @@ __global__ void attention_kernel(AttentionArgs a) {
   }
   if (!row) return;
 #pragma unroll
-  for (int r = 0; r < D / 32; ++r) out[lane + 32 * r] = from_float<T>(kProbs ? acc[r] : acc[r] * inv);
+  for (int r = 0; r < D / 32; ++r)
+    if (lane + 32 * r < dim) out[lane + 32 * r] = from_float<T>(kProbs ? acc[r] : acc[r] * inv);
 }
 
 template <int D, typename T>
@@ -150,12 +153,10 @@ cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
 
 template <typename T>
 cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
-  switch (a.head_dim) {
-    case 32: return launch<32, T>(a, stream);
-    case 64: return launch<64, T>(a, stream);
-    case 128: return launch<128, T>(a, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  if (a.head_dim < 1 || a.head_dim > 128) return cudaErrorInvalidValue;
+  if (a.head_dim <= 32) return launch<32, T>(a, stream);
+  if (a.head_dim <= 64) return launch<64, T>(a, stream);
+  return launch<128, T>(a, stream);
 }
 
 }  // namespace
