@@ -30,6 +30,10 @@ struct Peaks {
   double fma_zmm_flops = 0;     // flop/s of vfmadd231ps zmm (16 lanes × 2)
   double fma_ymm_flops = 0;     // flop/s of vfmadd231ps ymm (8 lanes × 2)
   double fma_ph_zmm_flops = 0;  // flop/s of vfmadd231ph zmm (32 fp16 lanes × 2), AVX512-FP16 only
+  // int ops/s (products × 2) of the AVX2 int8 routes without VNNI (peak_probe_x86.h)
+  double i8_widened_ymm_ops = 0;     // vpmaddwd + vpaddd: 16 products
+  double i8_saturating_ymm_ops = 0;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
+  double i8_signed_ymm_ops = 0;      // vpsignb + vpmaddubsw + vpmaddwd + vpaddd: 32 products
 };
 const Peaks& measured_peaks();
 

@@ -15,7 +15,8 @@
 //   quantize, layer_norm  the row-wise kernels around the GEMMs
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
-// single-core peak of the instruction the kernel is built on (vpdpbusd zmm for int8, vfmadd231ps
+// single-core peak of the instruction the kernel is built on (vpdpbusd zmm for int8 with VNNI,
+// the route's probe for the AVX2 int8 kernels without it (int8_peak), vfmadd231ps
 // zmm for the AVX-512 float kernels, vfmadd231ps ymm for AVX2, vfmadd231ph zmm for AVX512-FP16),
 // measured by register-only loops
 // at start-up of the same run (peaks.cpp). With repetitions, read "_min" for time and "_max" for
@@ -90,6 +91,7 @@ struct Layer {
   std::vector<uint8_t> q;
   std::vector<float> q_scale;
   std::vector<int32_t> q_zp;
+  mutable std::vector<uint8_t> workspace;  // the int8 GEMMs' (kernel_types.h)
   int ldq = 0;
   GemmEpilogue ep;
 
@@ -113,6 +115,7 @@ struct Layer {
     q_scale.resize(M);
     q_zp.resize(M);
     kernels::ref::quantize_rows_u8(M, K, x.data(), K, nullptr, q.data(), ldq, q_scale.data(), q_zp.data());
+    workspace.resize(kernels::max_gemm_u8s8_workspace(K));
     ep.bias = bias.data();
     ep.activation = s.activation;
     if (s.residual) {
@@ -120,7 +123,7 @@ struct Layer {
       ep.ldr = N;
     }
   }
-  kernels::QuantizedRows rows() const { return {q.data(), ldq, q_scale.data(), q_zp.data()}; }
+  kernels::QuantizedRows rows() const { return {q.data(), ldq, q_scale.data(), q_zp.data(), workspace.data()}; }
 };
 
 double gemm_ops(const GemmShape& s) { return 2.0 * s.M * s.N * s.K; }
@@ -132,9 +135,19 @@ double fma_peak(IsaFeatures features) {
   return features & kernels::kIsaAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
 }
 
-// The int8 kernels below the VNNI level have no instruction of their own to compare with; they
-// are reported against the VNNI peak too, which says how far they are from the best path.
-double int8_peak() { return measured_peaks().vpdpbusd_zmm_ops; }
+// The peak of the int8 route a kernel takes: the AVX2 kernels without VNNI against their own
+// route's register-only probe (widened vpmaddwd, signed vpsignb + vpmaddubsw); the others
+// against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no probe of its own, and
+// that says how far it is from the best path).
+double int8_peak(kernels::GemmU8S8Fn fn) {
+  const Peaks& p = measured_peaks();
+#if defined(ENCRT_ARCH_X86)
+  if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return p.i8_widened_ymm_ops;
+  if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return p.i8_signed_ymm_ops;
+#endif
+  (void)fn;
+  return p.vpdpbusd_zmm_ops;
+}
 
 // The layer's epilogue reduced to dequantize + bias (what qu8s8_full and qu8s8_gemm time).
 GemmEpilogue bias_only(const Layer& L) {
@@ -151,7 +164,7 @@ void bench_qu8s8_full(benchmark::State& state, const KernelTable& t, GemmShape s
     t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
     benchmark::ClobberMemory();
   }
-  set_rate_counters(state, gemm_ops(s), int8_peak());
+  set_rate_counters(state, gemm_ops(s), int8_peak(t.gemm_u8s8));
 }
 
 void bench_qu8s8_fused(benchmark::State& state, const KernelTable& t, GemmShape s) {
@@ -161,7 +174,7 @@ void bench_qu8s8_fused(benchmark::State& state, const KernelTable& t, GemmShape 
     t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, L.ep);
     benchmark::ClobberMemory();
   }
-  set_rate_counters(state, gemm_ops(s), int8_peak());
+  set_rate_counters(state, gemm_ops(s), int8_peak(t.gemm_u8s8));
 }
 
 void bench_qu8s8_gemm(benchmark::State& state, const KernelTable& t, GemmShape s) {
@@ -171,7 +184,7 @@ void bench_qu8s8_gemm(benchmark::State& state, const KernelTable& t, GemmShape s
     t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
     benchmark::ClobberMemory();
   }
-  set_rate_counters(state, gemm_ops(s), int8_peak());
+  set_rate_counters(state, gemm_ops(s), int8_peak(t.gemm_u8s8));
 }
 
 void bench_f32(benchmark::State& state, const KernelTable& t, GemmShape s) {

@@ -128,6 +128,166 @@ void fma_ymm_loop(long iterations) {
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
 }
+
+// The int8 routes of AVX2 without VNNI, as kPeakChainsI8 independent chains of one accumulator
+// each (ymm0-11; ymm12 the activation operand, ymm13 the weights, ymm14 int16 ones, ymm15 each
+// chain's temporary, renamed per chain). Per chain and iteration:
+//   widened    vpmaddwd + vpaddd: 16 products of int16-widened u8 and s8, exact
+//              (qu8s8_gemm_6x8__avx2)
+//   saturating vpmaddubsw + vpmaddwd(ones) + vpaddd: 32 u8·s8 products whose int16 pair sums
+//              saturate (ONNX Runtime's AVX2 kernel)
+//   signed     vpsignb + vpmaddubsw + vpmaddwd(ones) + vpaddd: 32 products of |a'| (a' = q - 128,
+//              |a'| <= 128) and sign(a')·w, |w| <= 127: exact (qu8s8_gemm_4x16__avx2)
+// The operands are zero: these integer instructions take the same time whatever the values.
+void i8_widened_ymm_loop(long iterations) {
+  asm volatile(
+      "vpxor %%ymm12, %%ymm12, %%ymm12\n\t"
+      "vpxor %%ymm13, %%ymm13, %%ymm13\n\t"
+      "vpcmpeqw %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpsrlw $15, %%ymm14, %%ymm14\n\t"
+      "1:\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm0, %%ymm0\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm1, %%ymm1\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm2, %%ymm2\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm3, %%ymm3\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm4, %%ymm4\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm5, %%ymm5\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm6, %%ymm6\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm7, %%ymm7\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm8, %%ymm8\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm9, %%ymm9\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm10, %%ymm10\n\t"
+      "vpmaddwd %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm11, %%ymm11\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
+
+void i8_saturating_ymm_loop(long iterations) {
+  asm volatile(
+      "vpxor %%ymm12, %%ymm12, %%ymm12\n\t"
+      "vpxor %%ymm13, %%ymm13, %%ymm13\n\t"
+      "vpcmpeqw %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpsrlw $15, %%ymm14, %%ymm14\n\t"
+      "1:\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm0, %%ymm0\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm1, %%ymm1\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm2, %%ymm2\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm3, %%ymm3\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm4, %%ymm4\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm5, %%ymm5\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm6, %%ymm6\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm7, %%ymm7\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm8, %%ymm8\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm9, %%ymm9\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm10, %%ymm10\n\t"
+      "vpmaddubsw %%ymm13, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm11, %%ymm11\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
+
+void i8_signed_ymm_loop(long iterations) {
+  asm volatile(
+      "vpxor %%ymm12, %%ymm12, %%ymm12\n\t"
+      "vpxor %%ymm13, %%ymm13, %%ymm13\n\t"
+      "vpcmpeqw %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpsrlw $15, %%ymm14, %%ymm14\n\t"
+      "1:\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm0, %%ymm0\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm1, %%ymm1\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm2, %%ymm2\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm3, %%ymm3\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm4, %%ymm4\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm5, %%ymm5\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm6, %%ymm6\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm7, %%ymm7\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm8, %%ymm8\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm9, %%ymm9\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm10, %%ymm10\n\t"
+      "vpsignb %%ymm12, %%ymm13, %%ymm15\n\t"
+      "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"
+      "vpmaddwd %%ymm14, %%ymm15, %%ymm15\n\t"
+      "vpaddd %%ymm15, %%ymm11, %%ymm11\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
 #endif
 
 }  // namespace encrt::bench

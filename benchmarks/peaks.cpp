@@ -36,7 +36,12 @@ Peaks measure_peaks() {
   if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni))
     p.vpdpbusd_zmm_ops = best_rate(vpdpbusd_zmm_loop, kPeakChains, 16 * 4 * 2);
   if (isa_supported(kIsaAvx2 | kIsaAvx512)) p.fma_zmm_flops = best_rate(fma_zmm_loop, kPeakChains, 16 * 2);
-  if (isa_supported(kIsaAvx2)) p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
+  if (isa_supported(kIsaAvx2)) {
+    p.fma_ymm_flops = best_rate(fma_ymm_loop, kPeakChainsYmm, 8 * 2);
+    p.i8_widened_ymm_ops = best_rate(i8_widened_ymm_loop, kPeakChainsI8, 16 * 2);
+    p.i8_saturating_ymm_ops = best_rate(i8_saturating_ymm_loop, kPeakChainsI8, 32 * 2);
+    p.i8_signed_ymm_ops = best_rate(i8_signed_ymm_loop, kPeakChainsI8, 32 * 2);
+  }
   if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16))
     p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
 #endif
@@ -44,6 +49,9 @@ Peaks measure_peaks() {
               "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s\n",
               p.vpdpbusd_zmm_ops * 1e-9, p.fma_zmm_flops * 1e-9, p.fma_ymm_flops * 1e-9,
               p.fma_ph_zmm_flops * 1e-9);
+  std::printf("AVX2 int8 routes (12 chains): widened vpmaddwd %.1f Gop/s, saturating vpmaddubsw %.1f Gop/s, "
+              "signed vpsignb+vpmaddubsw %.1f Gop/s\n",
+              p.i8_widened_ymm_ops * 1e-9, p.i8_saturating_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9);
   return p;
 }
 
@@ -77,6 +85,11 @@ void register_peak_benchmarks() {
     register_probe("peak/vfmadd231ph_zmm", fma_ph_zmm_loop, kPeakChains, 32 * 2, p.fma_ph_zmm_flops);
   if (p.fma_ymm_flops > 0)
     register_probe("peak/vfmadd231ps_ymm", fma_ymm_loop, kPeakChainsYmm, 8 * 2, p.fma_ymm_flops);
+  if (p.i8_widened_ymm_ops > 0) {
+    register_probe("peak/i8_widened_ymm", i8_widened_ymm_loop, kPeakChainsI8, 16 * 2, p.i8_widened_ymm_ops);
+    register_probe("peak/i8_saturating_ymm", i8_saturating_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_saturating_ymm_ops);
+    register_probe("peak/i8_signed_ymm", i8_signed_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_signed_ymm_ops);
+  }
 #endif
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "kernels/cpu_features.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_lists.h"
 #include "kernels/kernel_table.h"
@@ -240,20 +241,58 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
   check_same_kernels(make_kernel_table(kIsaAvx512 | kIsaAvx512Vnni), make_kernel_table(0));  // no AVX2
   check_same_kernels(make_kernel_table(kIsaNeonDot | kIsaNeonFp16), make_kernel_table(0));   // no NEON
   check_same_kernels(make_kernel_table(kIsaNeon | kIsaNeonFp16), make_kernel_table(kIsaNeon));  // fp16, no dot
-  // This CPU: its own features pick the kernels of its best preset, and the default table is
-  // that one unless ENCRT_ISA names another supported preset.
+  // This CPU: its own features pick the kernels of its best preset (with its preferences), and
+  // the default table is that one unless ENCRT_ISA names another supported preset.
+  const IsaFeatures preferences = cpu_isa_features() & kIsaPreferences;
   const KernelTable mine = make_kernel_table(cpu_isa_features());
   INFO("CPU features " << isa_features_name(cpu_isa_features()));
-  check_same_kernels(mine, make_kernel_table(best_isa_level().features));
+  check_same_kernels(mine, make_kernel_table(best_isa_level().features | preferences));
   const char* env = std::getenv("ENCRT_ISA");
   const IsaLevel* forced = env ? find_isa_level(env) : nullptr;
   const KernelTable& d = default_kernel_table();
   if (forced && isa_supported(forced->features)) {
-    CHECK(d.features == forced->features);
+    CHECK(d.features == (forced->features | preferences));
   } else {
     CHECK(d.features == cpu_isa_features());
   }
   check_consistent(d);
+}
+
+TEST_CASE("preferences choose between kernels of the same instructions", "[dispatch]") {
+  CHECK(isa_supported(kIsaPreferences));  // no instructions of their own
+  CHECK(isa_features_name(kIsaAvx2 | kPreferSignedMadd) == "avx2+prefer_signed_madd");
+  const KernelTable plain = make_kernel_table(kIsaAvx2);
+  CHECK(!plain.gemm_u8s8_symmetric_weights);
+  CHECK(plain.gemm_u8s8_any_weights == plain.gemm_u8s8);
+#if defined(ENCRT_ARCH_X86)
+  CHECK(std::string(plain.gemm_u8s8_name) == "x86::qu8s8_gemm_6x8__avx2");
+  const KernelTable prefer = make_kernel_table(kIsaAvx2 | kPreferSignedMadd);
+  CHECK(std::string(prefer.gemm_u8s8_name) == "x86::qu8s8_gemm_4x16__avx2");
+  CHECK(prefer.gemm_u8s8_symmetric_weights);
+  CHECK(std::string(prefer.gemm_u8s8_any_weights_name) == "x86::qu8s8_gemm_6x8__avx2");
+  CHECK(prefer.gemm_u8s8_any_weights == plain.gemm_u8s8);
+  CHECK(prefer.gemm_u8s8_workspace != nullptr);
+  CHECK(prefer.gemm_u8s8_workspace(384) == static_cast<size_t>(x86::kEncodedRows) * x86::kEncodedGroupBytes * 96);
+  // Everything else, and every table with VNNI, is the same with the preference or without.
+  check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kPreferSignedMadd),
+                     make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni));
+  CHECK(prefer.gemm_f32 == plain.gemm_f32);
+  CHECK(prefer.attention_i8 == plain.attention_i8);
+  // The preference is the CPU's own: AMD Zen 3 (family 19h without AVX-512).
+  CHECK(((cpu_isa_features() & kPreferSignedMadd) != 0) ==
+        (isa_supported(kIsaAvx2) && !isa_supported(kIsaAvx512) && cpu_features().amd_zen3));
+#endif
+  // A kernel that needs symmetric weights always has one for any weights beside it.
+  for (const GemmU8S8Kernel& k : kGemmU8S8Kernels) {
+    const KernelTable t = make_kernel_table(k.features);
+    INFO(k.name);
+    CHECK(t.gemm_u8s8 == k.fn);
+    const GemmU8S8Kernel* any = find_entry(kGemmU8S8Kernels, t.gemm_u8s8_any_weights_name);
+    REQUIRE(any != nullptr);
+    CHECK(!any->symmetric_weights);
+    CHECK(t.gemm_u8s8_any_weights == any->fn);
+    CHECK(t.gemm_u8s8_any_weights_workspace == any->workspace);
+  }
 }
 
 TEST_CASE("kernel lists: names are unique symbols, the reference first", "[dispatch]") {

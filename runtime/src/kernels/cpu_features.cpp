@@ -14,7 +14,14 @@ CpuFeatures detect() {
   CpuFeatures f;
 #if defined(ENCRT_ARCH_X86)
   unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return f;
+  const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;  // "AuthenticAMD"
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  // Display family and model (the extended fields count from family 0Fh).
+  const unsigned base_family = (eax >> 8) & 0xf;
+  const unsigned family = base_family == 0xf ? base_family + ((eax >> 20) & 0xff) : base_family;
+  const unsigned model = base_family == 0xf ? (((eax >> 16) & 0xf) << 4) | ((eax >> 4) & 0xf) : (eax >> 4) & 0xf;
+  f.amd_zen3 = amd && family == 0x19 && (model <= 0x0f || (model >= 0x20 && model <= 0x5f));
   const bool osxsave = (ecx >> 27) & 1;
   f.fma = (ecx >> 12) & 1;
   f.f16c = (ecx >> 29) & 1;

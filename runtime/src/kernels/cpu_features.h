@@ -10,6 +10,9 @@ struct CpuFeatures {
   bool avx512vnni = false, avx_vnni = false, avx512fp16 = false;
   bool os_saves_ymm = false, os_saves_zmm = false;
   bool neon = false, neon_dotprod = false, neon_fp16 = false, neon_i8mm = false;  // aarch64
+  // The core, where a kernel choice depends on it (isa.h preferences): AMD family 19h models
+  // 00h-0Fh and 20h-5Fh (Milan, Vermeer, Rembrandt, Cezanne).
+  bool amd_zen3 = false;
 };
 
 const CpuFeatures& cpu_features();  // detected once

@@ -22,6 +22,7 @@ IsaFeatures detect_isa_features() {
   if (f.neon_dotprod) s |= kIsaNeonDot;
   if (f.neon_fp16) s |= kIsaNeonFp16;
   if (f.neon_i8mm) s |= kIsaNeonI8mm;
+  if (f.amd_zen3 && (s & kIsaAvx2) && !(s & kIsaAvx512)) s |= kPreferSignedMadd;
   return s;
 }
 
@@ -39,6 +40,7 @@ constexpr FeatureName kFeatureNames[] = {
     {kIsaNeonDot, "neon_dot"},
     {kIsaNeonFp16, "neon_fp16"},
     {kIsaNeonI8mm, "neon_i8mm"},
+    {kPreferSignedMadd, "prefer_signed_madd"},
 };
 
 }  // namespace
@@ -48,7 +50,7 @@ IsaFeatures cpu_isa_features() {
   return features;
 }
 
-bool isa_supported(IsaFeatures features) { return (features & ~cpu_isa_features()) == 0; }
+bool isa_supported(IsaFeatures features) { return (features & ~kIsaPreferences & ~cpu_isa_features()) == 0; }
 
 const IsaLevel* find_isa_level(const std::string& name) {
   std::string lower = name;

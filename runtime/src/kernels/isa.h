@@ -26,9 +26,19 @@ constexpr IsaFeatures kIsaNeonDot = 1u << 9;    // the dot product extension (sd
 constexpr IsaFeatures kIsaNeonFp16 = 1u << 10;  // half-precision arithmetic (fmla .8h)
 constexpr IsaFeatures kIsaNeonI8mm = 1u << 11;  // the int8 matrix multiply extension (usmmla)
 
+// Preferences: not instruction sets but which of two kernels of the same instruction sets a core
+// runs faster. A kernel list entry that names one is chosen only for a table that has it;
+// isa_supported() ignores them (any CPU with the instructions can run either kernel);
+// cpu_isa_features() includes this CPU's, and a forced level (--isa, ENCRT_ISA) keeps them.
+// AVX2 int8 GEMM on the signed route (vpsignb + vpmaddubsw) rather than the widened one
+// (vpmaddwd): AMD Zen 3 (family 19h without AVX-512; 142 against 101 Gop/s register-only).
+constexpr IsaFeatures kPreferSignedMadd = 1u << 24;
+constexpr IsaFeatures kIsaPreferences = kPreferSignedMadd;
+
 // What this CPU and OS support (cpuid + xgetbv on x86, HWCAP on ARM), detected once.
 IsaFeatures cpu_isa_features();
-// Whether this CPU can run code that needs `features` (features ⊆ cpu_isa_features()).
+// Whether this CPU can run code that needs `features` (features ⊆ cpu_isa_features(), preferences
+// aside).
 bool isa_supported(IsaFeatures features);
 
 // A named level: a preset feature set.
@@ -60,7 +70,7 @@ const IsaLevel* find_isa_level(const std::string& name);
 const IsaLevel& best_isa_level();
 // The preset's name when `features` equals one, else the features joined with '+' ("avx2+avx_vnni+
 // avx512"; feature names: avx2, avx_vnni, avx512, avx512_vnni, avx512_fp16, neon, neon_dot,
-// neon_fp16, neon_i8mm; an unnamed bit as 0x...).
+// neon_fp16, neon_i8mm, prefer_signed_madd; an unnamed bit as 0x...).
 std::string isa_features_name(IsaFeatures features);
 // "scalar, avx2, avx2vnni, ...": every preset name, for error messages.
 std::string isa_level_names();

@@ -39,10 +39,17 @@ struct GemmF16Kernel {
   IsaFeatures features;
   bool arith;  // kFp16Arith: computes ref::gemm_f16_arith, not ref::gemm_f16
 };
+// Which int8 weights a GemmU8S8Fn takes (the `weights` of lists/gemm_u8s8.h): any int8, or only
+// [-127, 127] (the converter's symmetric range), for kernels whose route would get -128 wrong.
+constexpr bool kAnyWeights = false;
+constexpr bool kSymmetricWeights = true;
+
 struct GemmU8S8Kernel {
   GemmU8S8Fn fn;
   const char* name;
   IsaFeatures features;
+  bool symmetric_weights;         // kSymmetricWeights: needs every weight in [-127, 127]
+  GemmU8S8WorkspaceFn workspace;  // bytes of QuantizedRows::workspace it needs; null: none
 };
 struct QuantizeRowsU8Kernel {
   QuantizeRowsU8Fn fn;
@@ -82,7 +89,7 @@ inline constexpr GemmF16Kernel kGemmF16Kernels[] = {
 #undef ENCRT_GEMM_F16_KERNEL
 };
 inline constexpr GemmU8S8Kernel kGemmU8S8Kernels[] = {
-#define ENCRT_GEMM_U8S8_KERNEL(features, fn) {fn, #fn, features},
+#define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace) {fn, #fn, features, weights, workspace},
 #include "kernels/lists/gemm_u8s8.h"
 #undef ENCRT_GEMM_U8S8_KERNEL
 };
@@ -127,6 +134,14 @@ constexpr const Entry& choose_kernel(const Entry (&list)[N], IsaFeatures feature
   return list[chosen];
 }
 
+// The most workspace any int8 GEMM of the list needs at depth K (for callers that run them all).
+inline size_t max_gemm_u8s8_workspace(int K) {
+  size_t bytes = 0;
+  for (const GemmU8S8Kernel& k : kGemmU8S8Kernels)
+    if (k.workspace && k.workspace(K) > bytes) bytes = k.workspace(K);
+  return bytes;
+}
+
 // A well-formed list starts with the reference, and every entry is the one chosen for its own
 // features (no later entry that needs less hides it, so each one can run somewhere).
 template <typename Entry, size_t N>
@@ -138,7 +153,15 @@ constexpr bool well_formed(const Entry (&list)[N]) {
 }
 static_assert(well_formed(kGemmF32Kernels));
 static_assert(well_formed(kGemmF16Kernels) && !kGemmF16Kernels[0].arith);
-static_assert(well_formed(kGemmU8S8Kernels));
+// Kernels that need symmetric weights are chosen only under a preference, so that the table
+// without preferences has a kernel for any weights (make_kernel_table's gemm_u8s8_any_weights).
+template <size_t N>
+constexpr bool symmetric_only_by_preference(const GemmU8S8Kernel (&list)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    if (list[i].symmetric_weights && !(list[i].features & kIsaPreferences)) return false;
+  return true;
+}
+static_assert(well_formed(kGemmU8S8Kernels) && symmetric_only_by_preference(kGemmU8S8Kernels));
 static_assert(well_formed(kQuantizeRowsU8Kernels));
 static_assert(well_formed(kLayerNormKernels));
 static_assert(well_formed(kAddRowF16Kernels));

@@ -24,10 +24,17 @@ struct KernelTable {
   // Whether gemm_f16 computes in fp16 arithmetic (ref::gemm_f16_arith) rather than widening the
   // weights to fp32 (ref::gemm_f16).
   bool gemm_f16_arith = false;
+  // Whether gemm_u8s8 needs every weight in [-127, 127] (kSymmetricWeights, kernel_lists.h); if
+  // so, gemm_u8s8_any_weights is the kernel for models that have -128 (else the same kernel).
+  bool gemm_u8s8_symmetric_weights = false;
+  const char* gemm_u8s8_any_weights_name = "";
 
   GemmF32Fn gemm_f32 = nullptr;
   GemmF16Fn gemm_f16 = nullptr;
   GemmU8S8Fn gemm_u8s8 = nullptr;
+  GemmU8S8WorkspaceFn gemm_u8s8_workspace = nullptr;  // null: it needs none
+  GemmU8S8Fn gemm_u8s8_any_weights = nullptr;
+  GemmU8S8WorkspaceFn gemm_u8s8_any_weights_workspace = nullptr;
   QuantizeRowsU8Fn quantize_rows_u8 = nullptr;
   LayerNormFn layer_norm = nullptr;
   AddRowF16Fn add_row_f16 = nullptr;

@@ -78,6 +78,9 @@ struct QuantizedRows {
   int ld = 0;                     // >= round_up(K, 4)
   const float* scale = nullptr;   // [M]
   const int32_t* zero_point = nullptr;  // [M], in [0, 255]
+  // Scratch of the kernels that re-encode the rows (their list entry's `workspace`, kernel_lists.h:
+  // that many bytes, any alignment); unused by the others.
+  uint8_t* workspace = nullptr;
 };
 
 // Int8 weights: W packed PanelN16K4, w_scale[n] per output channel, w_sum[n] = Σ_k W(n, k).
@@ -86,6 +89,8 @@ struct QuantizedRows {
 using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                             const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                             const GemmEpilogue& ep);
+// The bytes of QuantizedRows::workspace a GemmU8S8Fn needs at depth K, whatever M and N.
+using GemmU8S8WorkspaceFn = size_t (*)(int K);
 
 // Quantizes rows of X [M, K] (stride ldx) to uint8 (stride ldq), exactly as follows, per row,
 // where x[k] is X's value times multipliers[k] (one fp32 multiply) when `multipliers` is not null

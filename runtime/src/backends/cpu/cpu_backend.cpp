@@ -1,5 +1,6 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -12,29 +13,42 @@ namespace encrt::cpu {
 namespace {
 
 struct CpuContext {
-  const kernels::KernelTable* kernels = nullptr;
+  kernels::KernelTable kernels;
   int threads = 1;
   std::unique_ptr<ThreadPool> pool;  // started by prepare()
+  bool minus_128_weights = false;    // prepare() found -128 in an int8 weight: gemm_u8s8 takes any weights
 };
 
 const CpuContext& ctx(const void* c) { return *static_cast<const CpuContext*>(c); }
 
-// The kernel table for the `isa` option: absent = the best for this CPU (ENCRT_ISA may force a
-// level it supports).
-Status select_kernels(const backend::Options& options, const kernels::KernelTable** table) {
-  const auto it = options.find("isa");
-  if (it == options.end() || it->second.empty()) {
-    *table = &kernels::default_kernel_table();
-    return Status::ok();
+std::string option(const backend::Options& options, const char* key) {
+  const auto it = options.find(key);
+  return it == options.end() ? std::string() : it->second;
+}
+
+// The kernel table for the options: `isa` a level (absent: the best for this CPU, or the one
+// ENCRT_ISA forces), with this CPU's preferences (isa.h) unless `int8_route` overrides the AVX2
+// int8 GEMM's: widened (vpmaddwd) or signed (vpsignb + vpmaddubsw).
+Status select_kernels(const backend::Options& options, kernels::KernelTable* table) {
+  kernels::IsaFeatures features = kernels::default_kernel_table().features;
+  if (const std::string isa = option(options, "isa"); !isa.empty()) {
+    const kernels::IsaLevel* level = kernels::find_isa_level(isa);
+    if (!level)
+      return invalid_argument("unknown ISA level '" + isa + "' for option isa of backend cpu (" +
+                              kernels::isa_level_names() + ")");
+    if (!kernels::isa_supported(level->features))
+      return unsupported("this CPU does not support ISA level '" + isa + "' (best: " +
+                         kernels::best_isa_level().name + ")");
+    features = level->features | (kernels::cpu_isa_features() & kernels::kIsaPreferences);
   }
-  const kernels::IsaLevel* level = kernels::find_isa_level(it->second);
-  if (!level)
-    return invalid_argument("unknown ISA level '" + it->second + "' for option isa of backend cpu (" +
-                            kernels::isa_level_names() + ")");
-  if (!kernels::isa_supported(level->features))
-    return unsupported("this CPU does not support ISA level '" + it->second + "' (best: " +
-                       kernels::best_isa_level().name + ")");
-  *table = kernels::preset_kernel_table(*level);
+  const std::string route = option(options, "int8_route");
+  if (route == "widened")
+    features &= ~kernels::kPreferSignedMadd;
+  else if (route == "signed")
+    features |= kernels::kPreferSignedMadd;
+  else if (!route.empty() && route != "auto")
+    return invalid_argument("option int8_route of backend cpu is auto, widened or signed, not '" + route + "'");
+  *table = kernels::make_kernel_table(features);
   return Status::ok();
 }
 
@@ -46,19 +60,41 @@ Status create(const backend::Options& options, int threads, void** out) {
   return Status::ok();
 }
 
+// Whether an int8 linear layer's weights hold -128 (0x80), which kernels that need symmetric
+// weights would get wrong. The converter never writes it; a file from elsewhere may.
+bool has_minus_128(const detail::LinearView& w) {
+  return w.dtype == DType::kI8 && std::memchr(w.packed, 0x80, w.packed_bytes) != nullptr;
+}
+
 void destroy(void* c) { delete static_cast<CpuContext*>(c); }
 
 bool supports(const void*, const plan::Graph&, const plan::Op& op) { return op.kind != plan::OpKind::kCopy; }
 
 size_t scratch_bytes(const void* c, const plan::Graph&, const plan::Op& op, backend::Shape max) {
+  const size_t threads = static_cast<size_t>(ctx(c).threads);
+  if (op.kind == plan::OpKind::kLinear) return linear_scratch_per_thread(ctx(c).kernels, op.p<plan::LinearParams>()) * threads;
   if (op.kind != plan::OpKind::kAttention) return 0;
-  return attention_scratch_per_thread(*ctx(c).kernels, op.p<plan::AttentionParams>(), max.seq) *
-         static_cast<size_t>(ctx(c).threads);
+  return attention_scratch_per_thread(ctx(c).kernels, op.p<plan::AttentionParams>(), max.seq) * threads;
 }
 
-// Weights are read where the file maps them: nothing is copied or repacked.
+// Weights are read where the file maps them: nothing is copied or repacked. When the int8 GEMM
+// needs symmetric weights and a layer has -128, every layer takes the table's kernel for any
+// weights (exact as well; the scratch was planned for both).
 Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* held) {
-  static_cast<CpuContext*>(c)->pool = std::make_unique<ThreadPool>(ctx(c).threads);
+  CpuContext& cc = *static_cast<CpuContext*>(c);
+  cc.pool = std::make_unique<ThreadPool>(cc.threads);
+  if (cc.kernels.gemm_u8s8_symmetric_weights) {
+    for (int i = 0; i < args.op_count && !cc.minus_128_weights; ++i) {
+      const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
+      cc.minus_128_weights = op.kind == plan::OpKind::kLinear && has_minus_128(*op.p<plan::LinearParams>().weights);
+    }
+    if (cc.minus_128_weights) {
+      cc.kernels.gemm_u8s8 = cc.kernels.gemm_u8s8_any_weights;
+      cc.kernels.gemm_u8s8_name = cc.kernels.gemm_u8s8_any_weights_name;
+      cc.kernels.gemm_u8s8_workspace = cc.kernels.gemm_u8s8_any_weights_workspace;
+      cc.kernels.gemm_u8s8_symmetric_weights = false;
+    }
+  }
   auto table_bytes = [](const detail::TableView* t) {
     return t ? static_cast<size_t>(t->rows) * static_cast<size_t>(t->width) * dtype_size(t->dtype) : 0;
   };
@@ -75,12 +111,12 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
 
 Status run(void* c, const backend::RunArgs& args) {
   CpuContext& cc = *static_cast<CpuContext*>(c);
-  for (int i = 0; i < args.op_count; ++i) execute_op(*cc.kernels, *cc.pool, args, args.ops[i]);
+  for (int i = 0; i < args.op_count; ++i) execute_op(cc.kernels, *cc.pool, args, args.ops[i]);
   return Status::ok();
 }
 
 std::string implementation(const void* c, const plan::Graph&, const plan::Op& op) {
-  const kernels::KernelTable& t = *ctx(c).kernels;
+  const kernels::KernelTable& t = ctx(c).kernels;
   switch (op.kind) {
     case plan::OpKind::kLinear:
       switch (op.p<plan::LinearParams>().weights->dtype) {
@@ -102,15 +138,15 @@ std::string implementation(const void* c, const plan::Graph&, const plan::Op& op
 }
 
 std::string summary(const void* c) {
-  const kernels::KernelTable& t = *ctx(c).kernels;
+  const kernels::KernelTable& t = ctx(c).kernels;
   std::ostringstream s;
   s << "isa=" << kernels::isa_features_name(t.features) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name
-    << " threads=" << ctx(c).threads;
+    << " gemm_u8s8=" << t.gemm_u8s8_name << (ctx(c).minus_128_weights ? " (int8 weights hold -128)" : "")
+    << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name << " threads=" << ctx(c).threads;
   return s.str();
 }
 
-const char* const kOptionKeys[] = {"isa", nullptr};
+const char* const kOptionKeys[] = {"isa", "int8_route", nullptr};
 
 }  // namespace
 

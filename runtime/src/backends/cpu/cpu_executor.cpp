@@ -145,9 +145,11 @@ class OpRunner {
     float* out = buf<float>(op.out(0));
     const float* residual = buf<const float>(op.in(plan::slot::kLinearResidual));
     const bool split_rows = M >= 8 * threads();
+    unsigned char* scratch = buf<unsigned char>(op.scratch);
+    const size_t per_thread = scratch ? g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads()) : 0;
     const int panels = (N + kernels::kPanelN - 1) / kernels::kPanelN;
     const int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
-    auto body = [&](int task, int) {
+    auto body = [&](int task, int thread) {
       int m0 = 0, m1 = M, n0 = 0, n1 = N;
       if (split_rows) {
         chunk(M, tasks, task, &m0, &m1);
@@ -185,6 +187,7 @@ class OpRunner {
           a.ld = ldq;
           a.scale = buf<const float>(op.in(plan::slot::kLinearScale)) + m0;
           a.zero_point = buf<const int32_t>(op.in(plan::slot::kLinearZeroPoint)) + m0;
+          a.workspace = scratch ? scratch + static_cast<size_t>(thread) * per_thread : nullptr;
           kt_.gemm_u8s8(m1 - m0, n1 - n0, K, a, static_cast<const int8_t*>(w.packed) + panel0 * ldq * kernels::kPanelN,
                         w.column_sums + n0, w.scales + n0, c, N, ep);
           break;
@@ -266,6 +269,14 @@ class OpRunner {
 
 void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args, int op) {
   OpRunner(kernels, pool, args).run(args.graph->ops[static_cast<size_t>(op)]);
+}
+
+size_t linear_scratch_per_thread(const kernels::KernelTable& kernels, const plan::LinearParams& p) {
+  if (p.weights->dtype != DType::kI8) return 0;
+  const int K = p.weights->K;
+  const size_t a = kernels.gemm_u8s8_workspace ? kernels.gemm_u8s8_workspace(K) : 0;
+  const size_t b = kernels.gemm_u8s8_any_weights_workspace ? kernels.gemm_u8s8_any_weights_workspace(K) : 0;
+  return (std::max(a, b) + 63) / 64 * 64;
 }
 
 size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq) {

@@ -15,4 +15,8 @@ void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const bac
 // Per-thread scratch of an attention op, the kernel table's size rounded to 64 bytes.
 size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq);
 
+// Per-thread scratch of a linear op: the int8 GEMM's workspace (the larger of the table's kernel
+// and its kernel for any weights, either may run), rounded to 64 bytes; 0 for float layers.
+size_t linear_scratch_per_thread(const kernels::KernelTable& kernels, const plan::LinearParams& p);
+
 }  // namespace encrt::cpu

@@ -1,15 +1,20 @@
 // int8 GEMMs, uint8 activations × int8 weights (GemmU8S8Fn). A kernel list (kernel_lists.h): no
-// include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn) and include. From the reference to
-// the most preferred; `features` are those the kernel's file is compiled for
-// (runtime/CMakeLists.txt). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU
-// with AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI.
-ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8)
+// include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace) and include.
+// From the reference to the most preferred; `features` are those the kernel's file is compiled
+// for (runtime/CMakeLists.txt), plus the preference (isa.h) under which it is chosen; `weights`
+// kAnyWeights or kSymmetricWeights; `workspace` the bytes of QuantizedRows::workspace it needs
+// (nullptr: none). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
+// AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI.
+ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr)
 #if defined(ENCRT_ARCH_X86)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_encoded_rows_workspace)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
+                       x86::qu8s8_encoded_rows_workspace)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights, nullptr)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr)
 #elif defined(ENCRT_ARCH_ARM64)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,
+                       nullptr)
 #endif

@@ -8,6 +8,7 @@
 // tests in tests/kernels/test_simd_*.cpp and test_x86_*.cpp hold each one to its reference.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kernel_types.h"
@@ -29,10 +30,22 @@ void qu8s8_gemm_6x16__avxvnni(int M, int N, int K, const QuantizedRows& A, const
 void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                              const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                              const GemmEpilogue& ep);
-// AVX2: same widening scheme with ymm.
+// AVX2 without VNNI, two exact routes (gemm_u8s8_rows_avx2.h); both re-encode the activation
+// rows into QuantizedRows::workspace, qu8s8_encoded_rows_workspace(K) bytes:
+//   widened: rows widened to int16 once, weights by vpmovsxbw, vpmaddwd; 6 rows × 8 columns.
 void qu8s8_gemm_6x8__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                           const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                           const GemmEpilogue& ep);
+//   signed: |a'| and a' = q - 128 per row, vpsignb + vpmaddubsw + vpmaddwd; 4 rows × 16 columns.
+//   Needs every weight in [-127, 127] (the converter's range; kSymmetricWeights in the list).
+void qu8s8_gemm_4x16__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                           const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                           const GemmEpilogue& ep);
+// Their workspace: the rows of one tile (at most kEncodedRows), kEncodedGroupBytes per k-group of 4.
+constexpr int kEncodedRows = 6;
+constexpr int kEncodedGroupBytes = 8;
+// The workspace bytes they need at depth K (encoded_rows.cpp, built without ISA flags).
+size_t qu8s8_encoded_rows_workspace(int K);
 
 // ---- fp32 GEMM (GemmF32Fn) and fp16-weight GEMM (GemmF16Fn, weights widened by vcvtph2ps).
 void f32_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const float* W, float* C,
