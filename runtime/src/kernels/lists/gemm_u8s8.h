@@ -11,7 +11,8 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
                        x86::qu8s8_encoded_rows_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights, nullptr)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights,
+                       x86::qu8s8_encoded_rows_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr)
 #elif defined(ENCRT_ARCH_ARM64)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr)

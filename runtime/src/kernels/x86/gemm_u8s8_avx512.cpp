@@ -1,11 +1,17 @@
 // qu8s8_gemm_6x32__avx512: uint8 activations × int8 weights (PanelN16K4) with AVX-512BW but no
-// VNNI, exact. As in gemm_u8s8_avx2.cpp, vpmaddubsw is avoided (its int16 pairwise sums
-// saturate); both operands are widened to int16 and multiplied by vpmaddwd into int32:
+// VNNI, exact, on the widened route of gemm_u8s8_widened_avx2.cpp: vpmaddubsw is avoided (its
+// int16 pairwise sums saturate); both operands are widened to int16 and multiplied by vpmaddwd
+// into int32:
 //   weights: 32 bytes = 8 columns × 4 k of a panel's k-group → vpmovsxbw → 32 int16;
-//   activations: 4 bytes of a row → broadcast → vpmovzxbw → (a0 a1 a2 a3) × 8 as int16;
+//   activations: each row tile's rows widened to int16 once (into QuantizedRows::workspace,
+//                qu8s8_encoded_rows_workspace(K) bytes), a k-group's 4 values one vpbroadcastq;
 //   vpmaddwd → per column two int32 partial sums (k0·k1 and k2·k3), accumulated by vpaddd.
 // Register tile: 6 rows × 32 columns (two panels) = 24 zmm accumulators + 4 weights + 1
 // activation vector. At the end, one vpermt2d pair per 16 columns folds the partial sums.
+//
+// Row tiles outside, 32-column blocks inside (the tile's widened rows stay in L1). AVX-512 has no
+// vpsignb, and on the cores with AVX-512 but no VNNI (Skylake-SP) vpmaddwd issues on the same
+// two ports as vpmaddubsw, so the signed route would only add instructions there.
 //
 // Epilogue as in the reference: float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias,
 // activation, + residual.
@@ -23,7 +29,7 @@ constexpr int kNP = 2;  // panels (16 columns each) per tile
 
 struct TileArgs {
   int K4;
-  const uint8_t* a;  // row m0 of the quantized activations
+  const uint8_t* a;  // the tile's rows widened to int16 (the workspace)
   size_t lda;
   const int8_t* w;   // first panel of the tile
   size_t panel_bytes;
@@ -38,10 +44,23 @@ struct TileArgs {
   const GemmEpilogue* ep;
 };
 
-ENCRT_X86_INLINE __m512i broadcast_u8x4_as_i16(const uint8_t* p) {
-  int32_t v;
+// A k-group of an encoded row (4 int16) in every 64-bit lane.
+ENCRT_X86_INLINE __m512i broadcast_i16x4(const uint8_t* p) {
+  long long v;
   std::memcpy(&v, p, sizeof v);
-  return _mm512_cvtepu8_epi16(_mm256_set1_epi32(v));
+  return _mm512_set1_epi64(v);
+}
+
+// A row's 4·K4 bytes as int16 (the widened route's encoding, gemm_u8s8_rows_avx2.h): 8·K4 bytes.
+void encode_row(const uint8_t* q, int K4, uint8_t* out) {
+  const int n = 4 * K4;
+  int i = 0;
+  for (; i + 32 <= n; i += 32)
+    _mm512_storeu_si512(out + 2 * i, _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i))));
+  for (; i < n; ++i) {
+    const uint16_t v = q[i];
+    std::memcpy(out + 2 * i, &v, sizeof v);
+  }
 }
 
 // acc += vpmaddwd(a, w): as one asm block with acc tied in place ("+v") and an early-clobbered
@@ -72,11 +91,11 @@ __attribute__((noinline)) void accumulate(const TileArgs& t, __m512i* acc_out) {
       wv[j] = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (j / 2) * pb + (j % 2) * 32)));
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const __m512i ab = broadcast_u8x4_as_i16(a + r * lda);
+      const __m512i ab = broadcast_i16x4(a + r * lda);
 #pragma GCC unroll 4
       for (int j = 0; j < 2 * NP; ++j) madd_accumulate(acc[r][j], ab, wv[j]);
     }
-    a += kPanelK;
+    a += kEncodedGroupBytes;
     w += kPanelN * kPanelK;
   }
   // Lanes of acc[r][2p + h] are (column 8h + i, partial 0/1) at 2i, 2i + 1: gather the even and
@@ -132,7 +151,6 @@ void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const 
   if (M <= 0 || N <= 0) return;
   TileArgs t{};
   t.K4 = (K + kPanelK - 1) / kPanelK;
-  t.lda = static_cast<size_t>(A.ld);
   t.panel_bytes = static_cast<size_t>(t.K4) * kPanelN * kPanelK;
   t.a_scale = A.scale;
   t.a_zp = A.zero_point;
@@ -142,19 +160,24 @@ void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const 
   t.ldc = static_cast<size_t>(ldc);
   t.ep = &ep;
   constexpr int kNR = kNP * kPanelN;
-  for (int n0 = 0; n0 < N; n0 += kNR) {
-    const int cols = N - n0 < kNR ? N - n0 : kNR;
-    const int np = (cols + kPanelN - 1) / kPanelN;
-    t.n0 = n0;
-    t.last_cols = cols - (np - 1) * kPanelN;
-    t.w = W + static_cast<size_t>(n0 / kPanelN) * t.panel_bytes;
-    for (int m0 = 0; m0 < M;) {
-      const int mr = next_tile_rows(M - m0, kMR);
-      t.m0 = m0;
-      t.a = A.data + static_cast<size_t>(m0) * t.lda;
+  // Row tiles outside, each tile's rows widened once into the workspace (as the AVX2 kernels,
+  // gemm_u8s8_rows_avx2.h), then every 32-column block.
+  t.lda = static_cast<size_t>(kEncodedGroupBytes) * t.K4;
+  t.a = A.workspace;
+  for (int m0 = 0; m0 < M;) {
+    const int mr = next_tile_rows(M - m0, kMR);
+    for (int r = 0; r < mr; ++r)
+      encode_row(A.data + static_cast<size_t>(m0 + r) * A.ld, t.K4, A.workspace + static_cast<size_t>(r) * t.lda);
+    t.m0 = m0;
+    for (int n0 = 0; n0 < N; n0 += kNR) {
+      const int cols = N - n0 < kNR ? N - n0 : kNR;
+      const int np = (cols + kPanelN - 1) / kPanelN;
+      t.n0 = n0;
+      t.last_cols = cols - (np - 1) * kPanelN;
+      t.w = W + static_cast<size_t>(n0 / kPanelN) * t.panel_bytes;
       select_tile(mr, np)(t);
-      m0 += mr;
     }
+    m0 += mr;
   }
 }
 

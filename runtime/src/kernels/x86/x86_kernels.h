@@ -26,7 +26,8 @@ void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, co
 void qu8s8_gemm_6x16__avxvnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                               const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                               const GemmEpilogue& ep);
-// AVX-512 without VNNI: u8 and s8 widened to int16, vpmaddwd (no int16 saturation).
+// AVX-512 without VNNI: u8 and s8 widened to int16, vpmaddwd (no int16 saturation); the rows
+// widened once into QuantizedRows::workspace (qu8s8_encoded_rows_workspace(K) bytes, below).
 void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                              const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                              const GemmEpilogue& ep);
