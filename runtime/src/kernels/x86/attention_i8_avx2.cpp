@@ -56,6 +56,7 @@ struct Scratch {
   int16_t* k_panels;  // [key_slots / 8][depth_pairs][8][2]
   float* k_scale;     // [key_slots]
   float* v_scale;     // [key_slots]
+  float* inv;         // [key_slots] 1 / s of the rows being quantized
   int16_t* v_panels;  // [dim_panels][key_pairs][8][2]
   int16_t* rows2;     // [2][row_ld] quantized rows before interleaving
   int16_t* q;         // [kRows][row_ld] quantized queries
@@ -78,6 +79,7 @@ size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
   t.k_panels = reinterpret_cast<int16_t*>(take(slots * d.depth_pairs * 2 * sizeof(int16_t)));
   t.k_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.inv = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_panels = reinterpret_cast<int16_t*>(take(static_cast<size_t>(d.dim_panels) * d.key_pairs * 16 * sizeof(int16_t)));
   t.rows2 = reinterpret_cast<int16_t*>(take(2 * d.row_ld * sizeof(int16_t)));
   t.q = reinterpret_cast<int16_t*>(take(kRows * d.row_ld * sizeof(int16_t)));
@@ -101,28 +103,44 @@ ENCRT_X86_INLINE __m128i narrow_to_int16(__m256i v) {
   return _mm256_castsi256_si128(packed);
 }
 
-// Symmetric int8 of one row of D floats, exactly as the reference (s = max|x| / 127, 1 for an
-// all-zero row; q = clamp(rint(x · (1/s)), -127, 127); NaN → 0), stored widened to int16 in
-// dst[0 .. 8·ceil(D/8)) with zeros past D. Returns s.
-float quantize_row(const float* x, int D, int16_t* dst) {
+// max |x| over one row of D floats (a NaN leaves the maximum as std::max does: vmaxps returns its
+// second operand when either is NaN).
+ENCRT_X86_INLINE float row_absmax(const float* x, int D) {
   __m256 amax = _mm256_setzero_ps();
   const __m256 sign = _mm256_set1_ps(-0.0f);
   int d = 0;
   for (; d + 8 <= D; d += 8) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + d)), amax);
   if (d < D) amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_maskload_ps(x + d, lanes_avx2(D - d))), amax);
-  // vmaxps returns its second operand when either is NaN: a NaN leaves amax as std::max does.
-  const float m = reduce_max_avx2(amax);
-  const float s = m > 0.0f ? m / 127.0f : 1.0f;
-  const __m256 inv = _mm256_set1_ps(1.0f / s);
+  return reduce_max_avx2(amax);
+}
+
+// The reference's scales of n rows from their maxima m (in place: m[i] becomes s = max|x| / 127,
+// 1 for an all-zero row) and inv[i] = 1 / s, 8 rows per vdivps (rounded as vdivss: the same bits),
+// so that no division stands in one row's chain.
+void row_scales(float* m, int n, float* inv) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), d127 = _mm256_set1_ps(127.0f);
+  for (int i = 0; i < n; i += 8) {
+    const __m256i mask = lanes_avx2(n - i);
+    const __m256 mv = _mm256_maskload_ps(m + i, mask);
+    const __m256 s = _mm256_blendv_ps(one, _mm256_div_ps(mv, d127), _mm256_cmp_ps(mv, zero, _CMP_GT_OQ));
+    _mm256_maskstore_ps(m + i, mask, s);
+    _mm256_maskstore_ps(inv + i, mask, _mm256_div_ps(one, s));
+  }
+}
+
+// Symmetric int8 of one row of D floats with inv = 1/s, exactly as the reference (q =
+// clamp(rint(x · inv), -127, 127); NaN → 0), stored widened to int16 in dst[0 .. 8·ceil(D/8))
+// with zeros past D.
+ENCRT_X86_INLINE void quantize_row(const float* x, int D, float inv_s, int16_t* dst) {
+  const __m256 inv = _mm256_set1_ps(inv_s);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
-  for (d = 0; d < D; d += 8) {
+  for (int d = 0; d < D; d += 8) {
     const __m256 xv = d + 8 <= D ? _mm256_loadu_ps(x + d) : _mm256_maskload_ps(x + d, lanes_avx2(D - d));
     const __m256 y = _mm256_mul_ps(xv, inv);
     const __m256 r = _mm256_round_ps(y, _MM_FROUND_CUR_DIRECTION);
     const __m256 c = _mm256_and_ps(_mm256_min_ps(_mm256_max_ps(r, lo), hi), _mm256_cmp_ps(y, y, _CMP_ORD_Q));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + d), narrow_to_int16(_mm256_cvtps_epi32(c)));
   }
-  return s;
 }
 
 struct Head {
@@ -138,8 +156,10 @@ struct Head {
 // K of the real keys into [key / 8][depth pair][key % 8][2] panels; slots past `real` are zero.
 void quantize_keys(const Head& hd, const Dims& dm, const Scratch& t, int real) {
   const int P = dm.depth_pairs;
+  for (int j = 0; j < real; ++j) t.k_scale[j] = row_absmax(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim);
+  row_scales(t.k_scale, real, t.inv);
   for (int j = 0; j < real; ++j) {
-    t.k_scale[j] = quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.rows2);
+    quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], t.rows2);
     int16_t* panel = t.k_panels + (static_cast<size_t>(j / 8) * P) * 16 + (j % 8) * 2;
     for (int g = 0; g < P; ++g) std::memcpy(panel + static_cast<size_t>(g) * 16, t.rows2 + 2 * g, 4);
   }
@@ -153,12 +173,14 @@ void quantize_keys(const Head& hd, const Dims& dm, const Scratch& t, int real) {
 // V of the real keys, transposed: v_panels[p][g][i][kk] = V[key 2g + kk][8p + i], zero for a
 // key past `real`. Two keys quantized, then interleaved wordwise into [dim][2 keys] order.
 void quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real) {
+  for (int j = 0; j < real; ++j) t.v_scale[j] = row_absmax(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim);
+  row_scales(t.v_scale, real, t.inv);
   for (int g = 0; g < ceil_div(real, 2); ++g) {
     for (int kk = 0; kk < 2; ++kk) {
       const int j = 2 * g + kk;
       int16_t* dst = t.rows2 + kk * dm.row_ld;
       if (j < real)
-        t.v_scale[j] = quantize_row(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, dst);
+        quantize_row(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], dst);
       else
         std::memset(dst, 0, dm.row_ld * sizeof(int16_t));
     }
@@ -337,9 +359,12 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
   const int pairs = ceil_div(real, 2);
   for (int i0 = 0, rows = 0; i0 < S; i0 += rows) {
     rows = next_tile_rows(S - i0, kRows);
+    float sq[kRows], inv_q[kRows];
+    for (int r = 0; r < rows; ++r) sq[r] = row_absmax(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D);
+    row_scales(sq, rows, inv_q);
     for (int r = 0; r < rows; ++r) {
-      const float sq = quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, t.q + r * dm.row_ld);
-      t.q_scale[r] = sq * hd.scale;
+      quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, inv_q[r], t.q + r * dm.row_ld);
+      t.q_scale[r] = sq[r] * hd.scale;
     }
     for (int c0 = 0; c0 < real; c0 += 16) {
       if (real - c0 > 8)
