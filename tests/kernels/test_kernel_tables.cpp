@@ -61,12 +61,17 @@ const ExpectedTable kExpected[] = {
     {"avx512fp16", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
      "x86::qu8s8_gemm_8x48__avx512vnni", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
      "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
+    // A new level (not in x86_dispatch.cpp): avx512fp16's kernels.
+    {"amx", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
+     "x86::qu8s8_gemm_8x48__avx512vnni", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
+     "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
 #else
     reference_table("avx2"),
     reference_table("avx2vnni"),
     reference_table("avx512"),
     reference_table("avx512vnni"),
     reference_table("avx512fp16"),
+    reference_table("amx"),
 #endif
 #if defined(ENCRT_ARCH_ARM64)
     // At neon the int8 GEMM and int8 attention are the reference (no dot product instructions).
@@ -154,6 +159,7 @@ TEST_CASE("presets keep their names and features", "[isa]") {
       {"avx512", kIsaAvx2 | kIsaAvx512},
       {"avx512vnni", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni},
       {"avx512fp16", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16},
+      {"amx", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16 | kIsaAmxInt8},
       {"neon", kIsaNeon},
       {"neondot", kIsaNeon | kIsaNeonDot},
       {"neonfp16", kIsaNeon | kIsaNeonDot | kIsaNeonFp16},
@@ -167,7 +173,8 @@ TEST_CASE("presets keep their names and features", "[isa]") {
     CHECK(find_isa_level(want[i].name) == &kIsaLevels[i]);
     CHECK(isa_features_name(want[i].features) == want[i].name);
   }
-  CHECK(isa_level_names() == "scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16, neoni8mm");
+  CHECK(isa_level_names() ==
+        "scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, amx, neon, neondot, neonfp16, neoni8mm");
 }
 
 TEST_CASE("ISA helpers", "[isa]") {
@@ -179,6 +186,7 @@ TEST_CASE("ISA helpers", "[isa]") {
   CHECK(find_isa_level("avx512_vnni") == nullptr);  // feature names are not presets
   CHECK(isa_features_name(kIsaAvx2 | kIsaAvxVnni | kIsaAvx512) == "avx2+avx_vnni+avx512");
   CHECK(isa_features_name(kIsaAvx512Fp16) == "avx512_fp16");
+  CHECK(isa_features_name(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8) == "avx2+avx512+avx512_vnni+amx_int8");
   CHECK(isa_features_name(kIsaNeon | kIsaNeonI8mm) == "neon+neon_i8mm");
   CHECK(isa_features_name(kIsaAvx2 | (1u << 30)) == "avx2+0x40000000");
   CHECK(isa_supported(0));
@@ -192,7 +200,8 @@ TEST_CASE("ISA helpers", "[isa]") {
   CHECK((cpu_isa_features() & (kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm)) == 0);
 #elif defined(ENCRT_ARCH_ARM64)
   CHECK((cpu_isa_features() & kIsaNeon) != 0);
-  CHECK((cpu_isa_features() & (kIsaAvx2 | kIsaAvxVnni | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16)) == 0);
+  CHECK((cpu_isa_features() & (kIsaAvx2 | kIsaAvxVnni | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16 | kIsaAmxInt8)) ==
+        0);
 #endif
 }
 
@@ -228,7 +237,7 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
   // A CPU with AVX-VNNI and AVX-512 (Sapphire Rapids and later): the AVX-512 kernels, never the
   // AVX-VNNI ymm one.
   const IsaFeatures avxvnni = kIsaAvxVnni;
-  for (const char* preset : {"avx512", "avx512vnni", "avx512fp16"}) {
+  for (const char* preset : {"avx512", "avx512vnni", "avx512fp16", "amx"}) {
     INFO(preset << " + avx_vnni");
     const IsaLevel* level = find_isa_level(preset);
     REQUIRE(level != nullptr);
