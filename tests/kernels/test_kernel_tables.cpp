@@ -61,9 +61,9 @@ const ExpectedTable kExpected[] = {
     {"avx512fp16", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
      "x86::qu8s8_gemm_8x48__avx512vnni", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
      "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
-    // A new level (not in x86_dispatch.cpp): avx512fp16's kernels.
+    // A new level (not in x86_dispatch.cpp): avx512fp16's kernels and the AMX int8 GEMM.
     {"amx", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
-     "x86::qu8s8_gemm_8x48__avx512vnni", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
+     "x86::qu8s8_gemm_32x32__amx", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
      "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
 #else
     reference_table("avx2"),
@@ -245,15 +245,32 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
     check_same_kernels(with, make_kernel_table(level->features));
     check_consistent(with);
   }
+#if defined(ENCRT_ARCH_X86)
+  // A CPU with AMX-INT8 and no AVX512-FP16 (none is known; a VM could hide it) is no preset past
+  // avx512vnni: it gets avx512vnni's kernels but the AMX int8 GEMM, which needs no AVX512-FP16.
+  {
+    const IsaFeatures vnni = find_isa_level("avx512vnni")->features;
+    const KernelTable with = make_kernel_table(vnni | kIsaAmxInt8), without = make_kernel_table(vnni);
+    check_consistent(with);
+    CHECK(std::string(with.gemm_u8s8_name) == "x86::qu8s8_gemm_32x32__amx");
+    KernelTable same = with;
+    same.gemm_u8s8 = without.gemm_u8s8;
+    check_same_kernels(same, without);
+    // AMX-INT8 without AVX512-VNNI, or without AVX-512, changes nothing.
+    check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAmxInt8), make_kernel_table(kIsaAvx2 | kIsaAvx512));
+    check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAmxInt8), make_kernel_table(kIsaAvx2));
+  }
+#endif
   // Features beyond what any kernel needs change nothing; missing prerequisites fall back.
   check_same_kernels(make_kernel_table(kIsaAvx512 | kIsaAvx512Vnni), make_kernel_table(0));  // no AVX2
   check_same_kernels(make_kernel_table(kIsaNeonDot | kIsaNeonFp16), make_kernel_table(0));   // no NEON
   check_same_kernels(make_kernel_table(kIsaNeon | kIsaNeonFp16), make_kernel_table(kIsaNeon));  // fp16, no dot
-  // This CPU: its own features pick the kernels of its best preset, and the default table is
-  // that one unless ENCRT_ISA names another supported preset.
+  // This CPU: its own features pick the kernels of its best preset (plus the AMX int8 GEMM where
+  // the CPU has AMX-INT8 without AVX512-FP16, as above), and the default table is that one unless
+  // ENCRT_ISA names another supported preset.
   const KernelTable mine = make_kernel_table(cpu_isa_features());
   INFO("CPU features " << isa_features_name(cpu_isa_features()));
-  check_same_kernels(mine, make_kernel_table(best_isa_level().features));
+  check_same_kernels(mine, make_kernel_table(best_isa_level().features | (cpu_isa_features() & kIsaAmxInt8)));
   const char* env = std::getenv("ENCRT_ISA");
   const IsaLevel* forced = env ? find_isa_level(env) : nullptr;
   const KernelTable& d = default_kernel_table();
