@@ -30,6 +30,7 @@ struct Peaks {
   double fma_zmm_flops = 0;     // flop/s of vfmadd231ps zmm (16 lanes × 2)
   double fma_ymm_flops = 0;     // flop/s of vfmadd231ps ymm (8 lanes × 2)
   double fma_ph_zmm_flops = 0;  // flop/s of vfmadd231ph zmm (32 fp16 lanes × 2), AVX512-FP16 only
+  double tdpbusd_ops = 0;       // int ops/s of tdpbusd (16 × 16 int32 × 64 u8·s8 products × 2), AMX-INT8 only
 };
 const Peaks& measured_peaks();
 

@@ -1,5 +1,5 @@
 // Register-only instruction loops of peak_probe_x86.cpp: `iterations` × kPeakChains (or
-// kPeakChainsYmm) instructions each. Declarations only: the file that defines them is built with
+// kPeakChainsYmm, kPeakTileChains) instructions each. Declarations only: the file that defines them is built with
 // AVX-512 VNNI flags and must not share inline code with the rest of the benchmark.
 #pragma once
 
@@ -12,6 +12,9 @@ void vpdpbusd_zmm_loop(long iterations);  // AVX512-VNNI
 void fma_zmm_loop(long iterations);       // AVX-512F
 void fma_ph_zmm_loop(long iterations);    // AVX512-FP16
 void fma_ymm_loop(long iterations);       // FMA
+// AMX-INT8: `iterations` × kPeakTileChains tdpbusd; configures the tiles itself and releases them.
+constexpr int kPeakTileChains = 6;  // C tiles (tmm0-5) per iteration; tmm6 and tmm7 the factors
+void tdpbusd_loop(long iterations);
 #endif
 
 }  // namespace encrt::bench
