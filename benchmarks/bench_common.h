@@ -34,6 +34,7 @@ struct Peaks {
   double i8_widened_ymm_ops = 0;     // vpmaddwd + vpaddd: 16 products
   double i8_saturating_ymm_ops = 0;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
   double i8_signed_ymm_ops = 0;      // vpsignb + vpmaddubsw + vpmaddwd + vpaddd: 32 products
+  double tdpbusd_ops = 0;       // int ops/s of tdpbusd (16 × 16 int32 × 64 u8·s8 products × 2), AMX-INT8 only
 };
 const Peaks& measured_peaks();
 

@@ -15,10 +15,10 @@
 //   quantize, layer_norm  the row-wise kernels around the GEMMs
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
-// single-core peak of the instruction the kernel is built on (vpdpbusd zmm for int8 with VNNI,
-// the route's probe for the AVX2 int8 kernels without it (int8_peak), vfmadd231ps
-// zmm for the AVX-512 float kernels, vfmadd231ps ymm for AVX2, vfmadd231ph zmm for AVX512-FP16),
-// measured by register-only loops
+// single-core peak of the instruction the kernel is built on (tdpbusd for the AMX int8 kernel,
+// vpdpbusd zmm for the other int8 kernels with VNNI, the route's probe for the AVX2 int8 kernels
+// without it (int8_peak), vfmadd231ps zmm for the AVX-512 float kernels, vfmadd231ps ymm for
+// AVX2, vfmadd231ph zmm for AVX512-FP16), measured by register-only loops
 // at start-up of the same run (peaks.cpp). With repetitions, read "_min" for time and "_max" for
 // the rate counters (best-of-N on a noisy machine). A summary at the end puts the best-of-N
 // results side by side: percent of peak, and encrt's speed relative to XNNPACK's.
@@ -135,13 +135,14 @@ double fma_peak(IsaFeatures features) {
   return features & kernels::kIsaAvx512 ? p.fma_zmm_flops : p.fma_ymm_flops;
 }
 
-// The peak of the int8 route a kernel takes: the AVX2 kernels without VNNI against their own
-// route's register-only probe (widened vpmaddwd, signed vpsignb + vpmaddubsw); the others
-// against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no probe of its own, and
-// that says how far it is from the best path).
+// The peak of the int8 route a kernel takes: tdpbusd's for the AMX kernel; the AVX2 kernels
+// without VNNI against their own route's register-only probe (widened vpmaddwd, signed vpsignb +
+// vpmaddubsw); the others against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no
+// probe of its own, and that says how far it is from the best path).
 double int8_peak(kernels::GemmU8S8Fn fn) {
   const Peaks& p = measured_peaks();
 #if defined(ENCRT_ARCH_X86)
+  if (fn == kernels::x86::qu8s8_gemm_32x32__amx) return p.tdpbusd_ops;
   if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return p.i8_widened_ymm_ops;
   if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return p.i8_signed_ymm_ops;
 #endif
@@ -312,6 +313,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     const KernelTable best = kernels::make_kernel_table(kernels::cpu_isa_features());
     const std::string int8 = best.gemm_u8s8_name, f32_kernel = best.gemm_f32_name;
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
+    const double best_int8_peak = int8_peak(best.features);
+    const char* best_int8_instruction = best.features & kernels::kIsaAmxInt8 ? "tdpbusd" : "vpdpbusd zmm";
     // Formatted cells; "-" where a benchmark was filtered out or could not run.
     auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
       auto it = best_.find(name);
@@ -322,9 +325,10 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       return a == best_.end() || b == best_.end() ? std::string("-") : format("%.2fx", b->second / a->second);
     };
     std::printf("\nSummary, best of the repetitions (CPU time). %% = percent of the measured single-core peak "
-                "(vpdpbusd zmm %.1f Gop/s for int8, vfmadd231ps %.1f Gflop/s for fp32); "
+                "(%s %.1f Gop/s for int8%s, vfmadd231ps %.1f Gflop/s for fp32); "
                 "'vs xnn' = XNNPACK's time / encrt's time.\n",
-                p.vpdpbusd_zmm_ops * 1e-9, fma_peak * 1e-9);
+                best_int8_instruction, best_int8_peak * 1e-9,
+                best_int8_peak != p.vpdpbusd_zmm_ops ? ", XNNPACK's qs8 against vpdpbusd zmm's" : "", fma_peak * 1e-9);
     std::printf("%-26s %11s %12s %11s %10s %12s | %7s %10s %11s\n", "shape", "int8 full %", "int8 fused %",
                 "int8 gemm %", "xnn qs8 %", "full vs xnn", "f32 %", "xnn f32 %", "f32 vs xnn");
     for (const GemmShape& s : minilm_shapes()) {
@@ -332,9 +336,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const std::string full = "qu8s8_full/" + int8 + "/" + shape;
       const std::string f32 = "f32/" + f32_kernel + "/" + shape;
       std::printf("%-26s %11s %12s %11s %10s %12s | %7s %10s %11s\n", shape.c_str(),
-                  pct(full, s, p.vpdpbusd_zmm_ops).c_str(),
-                  pct("qu8s8_fused/" + int8 + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
-                  pct("qu8s8_gemm/" + int8 + "/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
+                  pct(full, s, best_int8_peak).c_str(),
+                  pct("qu8s8_fused/" + int8 + "/" + shape, s, best_int8_peak).c_str(),
+                  pct("qu8s8_gemm/" + int8 + "/" + shape, s, best_int8_peak).c_str(),
                   pct("qs8_fc/xnnpack/" + shape, s, p.vpdpbusd_zmm_ops).c_str(),
                   speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
                   pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
@@ -350,6 +354,22 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         const std::string a = "qu8s8_full/" + avx2 + "/" + shape, v = "qu8s8_full/" + vnni + "/" + shape;
         std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct(a, s, p.vpdpbusd_zmm_ops).c_str(),
                     pct(v, s, p.vpdpbusd_zmm_ops).c_str(), speedup(v, a).c_str());
+      }
+    }
+    if (best.features & kernels::kIsaAmxInt8) {
+      // The vpdpbusd kernel on the same CPU.
+      const std::string amx = best.gemm_u8s8_name;
+      const std::string vnni = kernels::make_kernel_table(best.features & ~kernels::kIsaAmxInt8).gemm_u8s8_name;
+      std::printf("\nint8 with AMX, quantize + GEMM + dequantize (qu8s8_full): %% of the tdpbusd peak (%.1f Gop/s), "
+                  "and of the vpdpbusd zmm peak (%%v); ratio = avx512vnni's time / amx's time.\n",
+                  p.tdpbusd_ops * 1e-9);
+      std::printf("%-26s %8s %8s %14s %8s\n", "shape", "amx %", "amx %v", "avx512vnni %v", "ratio");
+      for (const GemmShape& s : minilm_shapes()) {
+        const std::string shape = shape_name(s);
+        const std::string a = "qu8s8_full/" + amx + "/" + shape, v = "qu8s8_full/" + vnni + "/" + shape;
+        std::printf("%-26s %8s %8s %14s %8s\n", shape.c_str(), pct(a, s, p.tdpbusd_ops).c_str(),
+                    pct(a, s, p.vpdpbusd_zmm_ops).c_str(), pct(v, s, p.vpdpbusd_zmm_ops).c_str(),
+                    speedup(a, v).c_str());
       }
     }
     if (best.gemm_f16_arith) {

@@ -287,6 +287,40 @@ void i8_signed_ymm_loop(long iterations) {
       : "+r"(iterations)
       :
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+// AMX: six independent accumulator tiles (6 × 16 cycles of the TMUL unit between two
+// tdpbusd on the same tile, more than the instruction's latency), factors zero. As the fp16
+// loop, GNU as knows the mnemonics whatever the compiler flags; the loop only runs where
+// isa_supported() found AMX-INT8 (which includes Linux's tile-data permission).
+void tdpbusd_loop(long iterations) {
+  alignas(64) unsigned char config[64] = {};  // ldtilecfg: palette 1, tmm0-7 16 rows × 64 bytes
+  config[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    config[16 + 2 * t] = 64;
+    config[48 + t] = 16;
+  }
+  asm volatile(
+      "ldtilecfg %1\n\t"
+      "tilezero %%tmm0\n\t"
+      "tilezero %%tmm1\n\t"
+      "tilezero %%tmm2\n\t"
+      "tilezero %%tmm3\n\t"
+      "tilezero %%tmm4\n\t"
+      "tilezero %%tmm5\n\t"
+      "tilezero %%tmm6\n\t"
+      "tilezero %%tmm7\n\t"
+      "1:\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm0\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm1\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm2\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm3\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm4\n\t"
+      "tdpbusd %%tmm7, %%tmm6, %%tmm5\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "tilerelease\n\t"
+      : "+r"(iterations)
+      : "m"(config)
+      : "cc");
 }
 #endif
 

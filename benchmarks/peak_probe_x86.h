@@ -1,5 +1,5 @@
 // Register-only instruction loops of peak_probe_x86.cpp: `iterations` × kPeakChains (or
-// kPeakChainsYmm) instructions each. Declarations only: the file that defines them is built with
+// kPeakChainsYmm, kPeakTileChains) instructions each. Declarations only: the file that defines them is built with
 // AVX-512 VNNI flags and must not share inline code with the rest of the benchmark.
 #pragma once
 
@@ -16,6 +16,9 @@ constexpr int kPeakChainsI8 = 12;   // ymm accumulators of the AVX2 int8 routes 
 void i8_widened_ymm_loop(long iterations);     // AVX2: vpmaddwd + vpaddd
 void i8_saturating_ymm_loop(long iterations);  // AVX2: vpmaddubsw + vpmaddwd + vpaddd
 void i8_signed_ymm_loop(long iterations);      // AVX2: vpsignb + vpmaddubsw + vpmaddwd + vpaddd
+// AMX-INT8: `iterations` × kPeakTileChains tdpbusd; configures the tiles itself and releases them.
+constexpr int kPeakTileChains = 6;  // C tiles (tmm0-5) per iteration; tmm6 and tmm7 the factors
+void tdpbusd_loop(long iterations);
 #endif
 
 }  // namespace encrt::bench

@@ -15,6 +15,7 @@ using kernels::kIsaAvx2;
 using kernels::kIsaAvx512;
 using kernels::kIsaAvx512Fp16;
 using kernels::kIsaAvx512Vnni;
+using kernels::kIsaAmxInt8;
 
 // Best rate over several timed runs of `loop`: instructions/s × ops per instruction.
 double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_per_instruction) {
@@ -44,11 +45,12 @@ Peaks measure_peaks() {
   }
   if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16))
     p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
+  if (isa_supported(kIsaAmxInt8)) p.tdpbusd_ops = best_rate(tdpbusd_loop, kPeakTileChains, 16 * 16 * 64 * 2);
 #endif
   std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vfmadd231ps zmm %.1f Gflop/s, "
-              "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s\n",
+              "vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s, tdpbusd %.1f Gop/s\n",
               p.vpdpbusd_zmm_ops * 1e-9, p.fma_zmm_flops * 1e-9, p.fma_ymm_flops * 1e-9,
-              p.fma_ph_zmm_flops * 1e-9);
+              p.fma_ph_zmm_flops * 1e-9, p.tdpbusd_ops * 1e-9);
   std::printf("AVX2 int8 routes (12 chains): widened vpmaddwd %.1f Gop/s, saturating vpmaddubsw %.1f Gop/s, "
               "signed vpsignb+vpmaddubsw %.1f Gop/s\n",
               p.i8_widened_ymm_ops * 1e-9, p.i8_saturating_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9);
@@ -90,6 +92,7 @@ void register_peak_benchmarks() {
     register_probe("peak/i8_saturating_ymm", i8_saturating_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_saturating_ymm_ops);
     register_probe("peak/i8_signed_ymm", i8_signed_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_signed_ymm_ops);
   }
+  if (p.tdpbusd_ops > 0) register_probe("peak/tdpbusd", tdpbusd_loop, kPeakTileChains, 16 * 16 * 64 * 2, p.tdpbusd_ops);
 #endif
 }
 

@@ -4,10 +4,13 @@
 # /work/main/tests/fixtures on the machine that built them: it is linked to this checkout when
 # missing). Writes every log into RESULTS_DIR:
 #   cpu.txt         the processor and its SIMD flags
-#   kernel_tests    every kernel of the kernel lists this CPU runs, against its reference
+#   kernel_tests    every kernel of the kernel lists this CPU runs, against its reference (with
+#                   AMX: the native AMX int8 GEMM too, never run before on real tiles)
 #   runtime_tests   golden PyTorch fixtures (fp32, fp16, int8) on the scalar and best levels
 #   kernel_bench    peaks, GEMMs (int8, fp32, fp16) and XNNPACK on MiniLM shapes
 #   bench_profile   encrt bench --profile of MiniLM int8, batch 1, seq 128, one thread
+#   amx_int8        (CPUs with AMX-INT8) MiniLM int8 latency at --isa amx and --isa avx512fp16
+#                   (tdpbusd vs vpdpbusd int8 GEMMs), three rounds each
 #   minilm_fp16     MiniLM fp16 sentence embeddings against PyTorch (bundles made with E2E=DIR),
 #                   on the best level and on avx512vnni (fp32 arithmetic), and their latency
 #   compare_ort     ONNX Runtime against encrt, int8, side by side (PYTHON must have onnxruntime;
@@ -38,10 +41,18 @@ step kernel_tests 240 "$bundle/bin/encrt_kernel_tests"
 step runtime_tests 240 "$bundle/bin/encrt_runtime_tests"
 TAIL=40 step kernel_bench 300 "$bundle/bin/encrt_kernel_bench" --benchmark_repetitions="${REPS:-3}" \
   --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 \
-  "--benchmark_filter=${BENCH_FILTER:-peak|__avx512|__avxvnni|xnnpack}"
+  "--benchmark_filter=${BENCH_FILTER:-peak|__avx512|__avxvnni|__amx|xnnpack}"
 if [[ -f $bundle/work/minilm.int8.encrt ]]; then
   TAIL=30 step bench_profile 120 "$bundle/bin/encrt" bench "$bundle/work/minilm.int8.encrt" --batch 1 --seq 128 \
     --threads 1 --iters 50 --profile
+fi
+if [[ -f $bundle/work/minilm.int8.encrt ]] && grep -qw amx_int8 /proc/cpuinfo; then
+  TAIL=12 step amx_int8 300 bash -c "
+    for round in 1 2 3; do for isa in amx avx512fp16; do
+      echo \"isa \$isa\"
+      '$bundle/bin/encrt' bench '$bundle/work/minilm.int8.encrt' --batch 1 --seq 128 --threads 1 --iters 50 --isa \$isa |
+        grep -E '^(kernels|latency)'
+    done; done"
 fi
 if [[ -d $bundle/e2e ]]; then
   TAIL=12 step minilm_fp16 300 bash -c "

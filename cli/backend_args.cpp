@@ -4,7 +4,7 @@ namespace encrt::cli {
 
 const char* const kBackendUsage =
     "[--backend auto|cpu|xnnpack|cuda] [--isa LEVEL] [--backend-options NAME=VALUE,...] [--no-graphs]\n"
-    "  --isa: the CPU backend's kernel level: scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|\n"
+    "  --isa: the CPU backend's kernel level: scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|amx|\n"
     "         neon|neondot|neonfp16|neoni8mm (default: the best this CPU has)\n"
     "  --no-graphs: the cuda backend runs each op eagerly instead of replaying CUDA graphs";
 

@@ -13,7 +13,7 @@ shift
 inputs=("$@")
 mkdir -p "$work"
 levels=()
-for l in scalar avx2 avx2vnni avx512 avx512vnni avx512fp16 neon neondot neonfp16 neoni8mm; do
+for l in scalar avx2 avx2vnni avx512 avx512vnni avx512fp16 amx neon neondot neonfp16 neoni8mm; do
   if "$new" run "${models[0]}" --ids "${inputs[0]%%:*}" -o "$work/probe.npy" --isa "$l" ${NEW_ARGS:-} >/dev/null 2>&1; then
     levels+=("$l")
   fi

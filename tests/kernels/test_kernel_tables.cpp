@@ -62,12 +62,17 @@ const ExpectedTable kExpected[] = {
     {"avx512fp16", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
      "x86::qu8s8_gemm_8x48__avx512vnni", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
      "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
+    // A new level (not in x86_dispatch.cpp): avx512fp16's kernels and the AMX int8 GEMM.
+    {"amx", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
+     "x86::qu8s8_gemm_32x32__amx", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
+     "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
 #else
     reference_table("avx2"),
     reference_table("avx2vnni"),
     reference_table("avx512"),
     reference_table("avx512vnni"),
     reference_table("avx512fp16"),
+    reference_table("amx"),
 #endif
 #if defined(ENCRT_ARCH_ARM64)
     // At neon the int8 GEMM and int8 attention are the reference (no dot product instructions).
@@ -155,6 +160,7 @@ TEST_CASE("presets keep their names and features", "[isa]") {
       {"avx512", kIsaAvx2 | kIsaAvx512},
       {"avx512vnni", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni},
       {"avx512fp16", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16},
+      {"amx", kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16 | kIsaAmxInt8},
       {"neon", kIsaNeon},
       {"neondot", kIsaNeon | kIsaNeonDot},
       {"neonfp16", kIsaNeon | kIsaNeonDot | kIsaNeonFp16},
@@ -168,7 +174,8 @@ TEST_CASE("presets keep their names and features", "[isa]") {
     CHECK(find_isa_level(want[i].name) == &kIsaLevels[i]);
     CHECK(isa_features_name(want[i].features) == want[i].name);
   }
-  CHECK(isa_level_names() == "scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, neon, neondot, neonfp16, neoni8mm");
+  CHECK(isa_level_names() ==
+        "scalar, avx2, avx2vnni, avx512, avx512vnni, avx512fp16, amx, neon, neondot, neonfp16, neoni8mm");
 }
 
 TEST_CASE("ISA helpers", "[isa]") {
@@ -180,6 +187,7 @@ TEST_CASE("ISA helpers", "[isa]") {
   CHECK(find_isa_level("avx512_vnni") == nullptr);  // feature names are not presets
   CHECK(isa_features_name(kIsaAvx2 | kIsaAvxVnni | kIsaAvx512) == "avx2+avx_vnni+avx512");
   CHECK(isa_features_name(kIsaAvx512Fp16) == "avx512_fp16");
+  CHECK(isa_features_name(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8) == "avx2+avx512+avx512_vnni+amx_int8");
   CHECK(isa_features_name(kIsaNeon | kIsaNeonI8mm) == "neon+neon_i8mm");
   CHECK(isa_features_name(kIsaAvx2 | (1u << 30)) == "avx2+0x40000000");
   CHECK(isa_supported(0));
@@ -193,7 +201,8 @@ TEST_CASE("ISA helpers", "[isa]") {
   CHECK((cpu_isa_features() & (kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm)) == 0);
 #elif defined(ENCRT_ARCH_ARM64)
   CHECK((cpu_isa_features() & kIsaNeon) != 0);
-  CHECK((cpu_isa_features() & (kIsaAvx2 | kIsaAvxVnni | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16)) == 0);
+  CHECK((cpu_isa_features() & (kIsaAvx2 | kIsaAvxVnni | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16 | kIsaAmxInt8)) ==
+        0);
 #endif
 }
 
@@ -229,7 +238,7 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
   // A CPU with AVX-VNNI and AVX-512 (Sapphire Rapids and later): the AVX-512 kernels, never the
   // AVX-VNNI ymm one.
   const IsaFeatures avxvnni = kIsaAvxVnni;
-  for (const char* preset : {"avx512", "avx512vnni", "avx512fp16"}) {
+  for (const char* preset : {"avx512", "avx512vnni", "avx512fp16", "amx"}) {
     INFO(preset << " + avx_vnni");
     const IsaLevel* level = find_isa_level(preset);
     REQUIRE(level != nullptr);
@@ -237,16 +246,33 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
     check_same_kernels(with, make_kernel_table(level->features));
     check_consistent(with);
   }
+#if defined(ENCRT_ARCH_X86)
+  // A CPU with AMX-INT8 and no AVX512-FP16 (none is known; a VM could hide it) is no preset past
+  // avx512vnni: it gets avx512vnni's kernels but the AMX int8 GEMM, which needs no AVX512-FP16.
+  {
+    const IsaFeatures vnni = find_isa_level("avx512vnni")->features;
+    const KernelTable with = make_kernel_table(vnni | kIsaAmxInt8), without = make_kernel_table(vnni);
+    check_consistent(with);
+    CHECK(std::string(with.gemm_u8s8_name) == "x86::qu8s8_gemm_32x32__amx");
+    KernelTable same = with;
+    same.gemm_u8s8 = without.gemm_u8s8;
+    check_same_kernels(same, without);
+    // AMX-INT8 without AVX512-VNNI, or without AVX-512, changes nothing.
+    check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAmxInt8), make_kernel_table(kIsaAvx2 | kIsaAvx512));
+    check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAmxInt8), make_kernel_table(kIsaAvx2));
+  }
+#endif
   // Features beyond what any kernel needs change nothing; missing prerequisites fall back.
   check_same_kernels(make_kernel_table(kIsaAvx512 | kIsaAvx512Vnni), make_kernel_table(0));  // no AVX2
   check_same_kernels(make_kernel_table(kIsaNeonDot | kIsaNeonFp16), make_kernel_table(0));   // no NEON
   check_same_kernels(make_kernel_table(kIsaNeon | kIsaNeonFp16), make_kernel_table(kIsaNeon));  // fp16, no dot
-  // This CPU: its own features pick the kernels of its best preset (with its preferences), and
-  // the default table is that one unless ENCRT_ISA names another supported preset.
+  // This CPU: its own features pick the kernels of its best preset (with its preferences, plus
+  // the AMX int8 GEMM where the CPU has AMX-INT8 without AVX512-FP16, as above), and the default
+  // table is that one unless ENCRT_ISA names another supported preset.
   const IsaFeatures preferences = cpu_isa_features() & kIsaPreferences;
   const KernelTable mine = make_kernel_table(cpu_isa_features());
   INFO("CPU features " << isa_features_name(cpu_isa_features()));
-  check_same_kernels(mine, make_kernel_table(best_isa_level().features | preferences));
+  check_same_kernels(mine, make_kernel_table(best_isa_level().features | preferences | (cpu_isa_features() & kIsaAmxInt8)));
   const char* env = std::getenv("ENCRT_ISA");
   const IsaLevel* forced = env ? find_isa_level(env) : nullptr;
   const KernelTable& d = default_kernel_table();

@@ -128,7 +128,7 @@ struct SessionOptions {
   // backend is missing). An unknown, unbuilt or unavailable backend is an error at create().
   std::string backend = "auto";
   // Options of the backends, by name. The CPU backend knows "isa": one of "scalar", "avx2",
-  // "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "neon", "neondot", "neonfp16",
+  // "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "amx", "neon", "neondot", "neonfp16",
   // "neoni8mm" (default: the best this CPU supports; ENCRT_ISA may force a lower one). A name
   // no backend of the session knows is an error at create().
   std::map<std::string, std::string> backend_options;

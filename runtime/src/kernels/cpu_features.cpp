@@ -3,6 +3,10 @@
 #if defined(ENCRT_ARCH_X86)
 #include <cpuid.h>
 #include <cstdint>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(ENCRT_ARCH_ARM64)
 #include <sys/auxv.h>
 #endif
@@ -10,6 +14,24 @@
 namespace encrt::kernels {
 
 namespace {
+
+#if defined(ENCRT_ARCH_X86)
+// Linux (5.16 and later) enables AMX's tile data per process, on request: XCR0 has XTILEDATA, but
+// the kernel arms XFD so that a tile instruction of a process that has not asked for it faults
+// (SIGILL). The permission is process-wide (every thread, present and future) and is asked for
+// once, here, before any tile instruction can run (the kernel's Documentation/arch/x86/xstate.rst).
+// Elsewhere we do not know how the OS treats the tile state, and AMX counts as absent.
+bool request_tile_data() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023;  // ARCH_REQ_XCOMP_PERM (asm/prctl.h)
+  constexpr long kXfeatureXtiledata = 18;     // XFEATURE_XTILEDATA, XCR0 bit 18
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+#endif
+
 CpuFeatures detect() {
   CpuFeatures f;
 #if defined(ENCRT_ARCH_X86)
@@ -30,6 +52,7 @@ CpuFeatures detect() {
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
     f.os_saves_ymm = (xcr0_lo & 0x6) == 0x6;            // SSE + AVX state
     f.os_saves_zmm = (xcr0_lo & 0xe6) == 0xe6;          // + opmask, ZMM_Hi256, Hi16_ZMM
+    f.os_saves_tiles = (xcr0_lo & 0x60000) == 0x60000;  // XTILECFG (bit 17), XTILEDATA (bit 18)
   }
   if (__get_cpuid_max(0, nullptr) >= 7) {
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
@@ -40,9 +63,13 @@ CpuFeatures detect() {
     f.avx512vl = (ebx >> 31) & 1;
     f.avx512vnni = (ecx >> 11) & 1;
     f.avx512fp16 = (edx >> 23) & 1;
+    f.amx_tile = (edx >> 24) & 1;
+    f.amx_int8 = (edx >> 25) & 1;
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avx_vnni = (eax >> 4) & 1;
   }
+  // Asked only of a CPU and OS that have the tile state: nothing changes for the others.
+  if (f.amx_tile && f.amx_int8 && f.os_saves_tiles) f.tile_data_permitted = request_tile_data();
 #elif defined(ENCRT_ARCH_ARM64)
   // Linux reports the CPU's features in the auxiliary vector (HWCAP bits of asm/hwcap.h).
   constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapFphp = 1ul << 9, kHwcapAsimdHp = 1ul << 10,

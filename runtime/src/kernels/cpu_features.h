@@ -8,7 +8,10 @@ struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512vnni = false, avx_vnni = false, avx512fp16 = false;
+  bool amx_tile = false, amx_int8 = false;
   bool os_saves_ymm = false, os_saves_zmm = false;
+  bool os_saves_tiles = false;       // XCR0 has XTILECFG and XTILEDATA
+  bool tile_data_permitted = false;  // Linux granted this process the tile data (arch_prctl)
   bool neon = false, neon_dotprod = false, neon_fp16 = false, neon_i8mm = false;  // aarch64
   // The core, where a kernel choice depends on it (isa.h preferences): AMD family 19h models
   // 00h-0Fh and 20h-5Fh (Milan, Vermeer, Rembrandt, Cezanne).

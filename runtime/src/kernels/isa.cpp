@@ -18,6 +18,7 @@ IsaFeatures detect_isa_features() {
   if (f.os_saves_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) s |= kIsaAvx512;
   if (f.os_saves_zmm && f.avx512vnni) s |= kIsaAvx512Vnni;
   if (f.os_saves_zmm && f.avx512fp16) s |= kIsaAvx512Fp16;
+  if (f.os_saves_tiles && f.tile_data_permitted && f.amx_tile && f.amx_int8) s |= kIsaAmxInt8;
   if (f.neon) s |= kIsaNeon;
   if (f.neon_dotprod) s |= kIsaNeonDot;
   if (f.neon_fp16) s |= kIsaNeonFp16;
@@ -36,6 +37,7 @@ constexpr FeatureName kFeatureNames[] = {
     {kIsaAvx512, "avx512"},
     {kIsaAvx512Vnni, "avx512_vnni"},
     {kIsaAvx512Fp16, "avx512_fp16"},
+    {kIsaAmxInt8, "amx_int8"},
     {kIsaNeon, "neon"},
     {kIsaNeonDot, "neon_dot"},
     {kIsaNeonFp16, "neon_fp16"},

@@ -56,7 +56,7 @@ KernelTable make_kernel_table(IsaFeatures features);
 const KernelTable* preset_kernel_table(const IsaLevel& level);
 
 // The table for this CPU, made once: make_kernel_table(cpu_isa_features()), or the table of the
-// preset named by ENCRT_ISA (scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|neon|neondot|
+// preset named by ENCRT_ISA (scalar|avx2|avx2vnni|avx512|avx512vnni|avx512fp16|amx|neon|neondot|
 // neonfp16|neoni8mm) when it is set to one the CPU supports.
 const KernelTable& default_kernel_table();
 

@@ -4,7 +4,8 @@
 // for (runtime/CMakeLists.txt), plus the preference (isa.h) under which it is chosen; `weights`
 // kAnyWeights or kSymmetricWeights; `workspace` the bytes of QuantizedRows::workspace it needs
 // (nullptr: none). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
-// AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI.
+// AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI. The AMX kernel needs
+// AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
 ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr)
 #if defined(ENCRT_ARCH_X86)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_encoded_rows_workspace)
@@ -14,6 +15,8 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kA
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights,
                        x86::qu8s8_encoded_rows_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86::qu8s8_gemm_32x32__amx, kAnyWeights,
+                       nullptr)
 #elif defined(ENCRT_ARCH_ARM64)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,

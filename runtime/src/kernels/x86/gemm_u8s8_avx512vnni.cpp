@@ -11,8 +11,10 @@
 // prefetched (they usually come from L3: the int8 weights of a whole model live there).
 //
 // vpdpbusd multiplies u8 × s8 into exact int32 sums (no int16 saturation, unlike vpmaddubsw),
-// so the integer part equals the reference's bit for bit; the float epilogue follows its order:
+// so the integer part equals the reference's bit for bit; the float epilogue
+// (gemm_u8s8_epilogue_avx512.h, shared with the AMX kernel) follows its order:
 // float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias, activation, + residual.
+#include "kernels/x86/gemm_u8s8_epilogue_avx512.h"
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/x86_kernels.h"
 #include "kernels/tiling.h"
@@ -29,22 +31,14 @@ constexpr int kNV = 3;  // zmm (16 columns, one weight panel) per tile row
 // in-panel one about 1 % at M = 16 and nothing measurable at M = 128.
 constexpr int kPrefetchGroups = 8;
 
-struct TileArgs {
+// A tile: its outputs (U8S8TileOut: m0, n0, last_cols, ...) and its operands.
+struct TileArgs : U8S8TileOut {
   int K4;                   // k-groups of 4
   const uint8_t* a;         // row m0 of the quantized activations
   size_t lda;
   const int8_t* w;          // first panel of the block
   size_t panel_bytes;       // K4 * 64
   const int8_t* w_next;     // next block's first panel to prefetch, or null
-  const float* a_scale;     // [M]
-  const int32_t* a_zp;      // [M]
-  const int32_t* w_sum;     // [N]
-  const float* w_scale;     // [N]
-  float* C;
-  size_t ldc;
-  int m0, n0;
-  int last_cols;            // valid columns in the tile's last zmm, 1..16
-  const GemmEpilogue* ep;
 };
 
 ENCRT_X86_INLINE __m512i broadcast_u8x4(const uint8_t* p) {
@@ -104,51 +98,7 @@ __attribute__((noinline)) void accumulate(const TileArgs& t, __m512i* acc_out) {
     for (int j = 0; j < NV; ++j) _mm512_store_si512(acc_out + r * NV + j, acc[r][j]);
 }
 
-// The epilogue of one tile, from the int32 sums acc[r·NV + j] of `rows` rows: exact
-// acc - zp[m]·w_sum[n], then float · scale[m] · w_scale[n] (the reference's order), + bias,
-// activation, + residual, store. Specialized on the activation and on the residual so that the
-// per-vector code is straight-line; the per-column vectors (w_sum, w_scale, bias) are loaded
-// once per tile. A missing bias adds -0.0f, the exact identity of IEEE addition.
-template <int NV, Activation kAct, bool kResidual>
-void epilogue(const TileArgs& t, int rows, const __m512i* acc) {
-  const GemmEpilogue& ep = *t.ep;
-  const int n0 = t.n0;
-  __mmask16 mask[NV];
-  __m512i ws[NV];
-  __m512 wsc[NV], bias[NV];
-#pragma GCC unroll 4
-  for (int j = 0; j < NV; ++j) {
-    mask[j] = j == NV - 1 ? lanes_avx512(t.last_cols) : static_cast<__mmask16>(0xffff);
-    ws[j] = _mm512_maskz_loadu_epi32(mask[j], t.w_sum + n0 + 16 * j);
-    wsc[j] = _mm512_maskz_loadu_ps(mask[j], t.w_scale + n0 + 16 * j);
-    bias[j] = ep.bias ? _mm512_maskz_loadu_ps(mask[j], ep.bias + n0 + 16 * j) : _mm512_set1_ps(-0.0f);
-  }
-  const float* residual = kResidual ? ep.residual + static_cast<size_t>(t.m0) * ep.ldr + n0 : nullptr;
-  const size_t ldr = kResidual ? static_cast<size_t>(ep.ldr) : 0;
-  float* c_row = t.C + static_cast<size_t>(t.m0) * t.ldc + n0;
-  const size_t ldc = t.ldc;
-  for (int r = 0; r < rows; ++r) {
-    const int m = t.m0 + r;
-    const __m512i zp = _mm512_set1_epi32(t.a_zp[m]);
-    const __m512 sc = _mm512_set1_ps(t.a_scale[m]);
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) {
-      const __m512i exact = _mm512_sub_epi32(acc[r * NV + j], _mm512_mullo_epi32(zp, ws[j]));
-      __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(exact), sc), wsc[j]);
-      v = _mm512_add_ps(v, bias[j]);
-      if (kAct == Activation::kRelu) v = relu_avx512(v);
-      if (kAct == Activation::kGelu) v = gelu_avx512(v);
-      // The residual is read before C is written: it may alias C.
-      if (kResidual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask[j], residual + 16 * j));
-      _mm512_mask_storeu_ps(c_row + 16 * j, mask[j], v);
-    }
-    c_row += ldc;
-    residual += ldr;
-  }
-}
-
 using AccumulateFn = void (*)(const TileArgs&, __m512i*);
-using EpilogueFn = void (*)(const TileArgs&, int, const __m512i*);
 
 AccumulateFn select_accumulate(int mr, int nv) {
   static_assert(kMR == 8 && kNV == 3, "the table below lists every (rows, vectors) pair");
@@ -158,27 +108,6 @@ AccumulateFn select_accumulate(int mr, int nv) {
       {accumulate<5, 1>, accumulate<5, 2>, accumulate<5, 3>}, {accumulate<6, 1>, accumulate<6, 2>, accumulate<6, 3>},
       {accumulate<7, 1>, accumulate<7, 2>, accumulate<7, 3>}, {accumulate<8, 1>, accumulate<8, 2>, accumulate<8, 3>}};
   return table[mr - 1][nv - 1];
-}
-
-template <Activation kAct, bool kResidual>
-EpilogueFn select_epilogue_nv(int nv) {
-  static_assert(kNV == 3, "one entry per vector count");
-  static const EpilogueFn table[kNV] = {epilogue<1, kAct, kResidual>, epilogue<2, kAct, kResidual>,
-                                        epilogue<3, kAct, kResidual>};
-  return table[nv - 1];
-}
-
-EpilogueFn select_epilogue(int nv, const GemmEpilogue& ep) {
-  const bool res = ep.residual != nullptr;
-  switch (ep.activation) {
-    case Activation::kRelu:
-      return res ? select_epilogue_nv<Activation::kRelu, true>(nv) : select_epilogue_nv<Activation::kRelu, false>(nv);
-    case Activation::kGelu:
-      return res ? select_epilogue_nv<Activation::kGelu, true>(nv) : select_epilogue_nv<Activation::kGelu, false>(nv);
-    case Activation::kNone:
-      break;
-  }
-  return res ? select_epilogue_nv<Activation::kNone, true>(nv) : select_epilogue_nv<Activation::kNone, false>(nv);
 }
 
 }  // namespace
@@ -206,7 +135,7 @@ void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, co
     t.last_cols = cols - (nv - 1) * kPanelN;
     t.w = W + static_cast<size_t>(n0 / kPanelN) * t.panel_bytes;
     const int8_t* next_block = n0 + kNR < N ? t.w + kNV * t.panel_bytes : nullptr;
-    const EpilogueFn finish = select_epilogue(nv, ep);
+    const U8S8EpilogueFn finish = select_u8s8_epilogue<kNV>(nv, ep);
     for (int m0 = 0; m0 < M;) {
       const int mr = next_tile_rows(M - m0, kMR);
       t.m0 = m0;

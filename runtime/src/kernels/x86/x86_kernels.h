@@ -1,4 +1,4 @@
-// x86 SIMD kernels. Each *_avx2.cpp / *_avx512.cpp / *_avx512vnni.cpp file is compiled with its
+// x86 SIMD kernels. Each *_avx2.cpp / *_avx512.cpp / *_avx512vnni.cpp / *_amx.cpp file is compiled with its
 // own ISA flags (runtime/CMakeLists.txt); this header is ISA-neutral (the kernel lists,
 // kernel_lists.h, name these functions from code built without ISA flags), so nothing declared
 // here may be inline code that uses vector types.
@@ -18,6 +18,11 @@ namespace encrt::kernels::x86 {
 void f16_add_row__avx2(int n, const uint16_t* src, float scale, float* dst);
 
 // ---- int8 GEMM (GemmU8S8Fn): integer part exact, float part in the reference's order.
+// AMX-INT8: tdpbusd on tiles, 2 × 2 tiles of 16 × 16 int32 = 32 rows × 32 columns; the float
+// epilogue is the avx512vnni kernel's (bit for bit the same outputs).
+void qu8s8_gemm_32x32__amx(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                           const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                           const GemmEpilogue& ep);
 // AVX512-VNNI: vpdpbusd, 8 rows × 48 columns (24 zmm accumulators).
 void qu8s8_gemm_8x48__avx512vnni(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                                  const int32_t* w_sum, const float* w_scale, float* C, int ldc,
