@@ -149,6 +149,15 @@ double int8_peak(kernels::GemmU8S8Fn fn) {
   (void)fn;
   return p.vpdpbusd_zmm_ops;
 }
+const char* int8_peak_name(kernels::GemmU8S8Fn fn) {
+#if defined(ENCRT_ARCH_X86)
+  if (fn == kernels::x86::qu8s8_gemm_32x32__amx) return "tdpbusd";
+  if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return "the widened AVX2 route";
+  if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return "the signed AVX2 route";
+#endif
+  (void)fn;
+  return "vpdpbusd zmm";
+}
 
 // The layer's epilogue reduced to dequantize + bias (what qu8s8_full and qu8s8_gemm time).
 GemmEpilogue bias_only(const Layer& L) {
@@ -313,8 +322,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     const KernelTable best = kernels::make_kernel_table(kernels::cpu_isa_features());
     const std::string int8 = best.gemm_u8s8_name, f32_kernel = best.gemm_f32_name;
     const double fma_peak = p.fma_zmm_flops > 0 ? p.fma_zmm_flops : p.fma_ymm_flops;
-    const double best_int8_peak = int8_peak(best.features);
-    const char* best_int8_instruction = best.features & kernels::kIsaAmxInt8 ? "tdpbusd" : "vpdpbusd zmm";
+    const double best_int8_peak = int8_peak(best.gemm_u8s8);
+    const char* best_int8_instruction = int8_peak_name(best.gemm_u8s8);
     // Formatted cells; "-" where a benchmark was filtered out or could not run.
     auto pct = [&](const std::string& name, const GemmShape& s, double peak) {
       auto it = best_.find(name);

@@ -287,6 +287,8 @@ void i8_signed_ymm_loop(long iterations) {
       : "+r"(iterations)
       :
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
+
 // AMX: six independent accumulator tiles (6 × 16 cycles of the TMUL unit between two
 // tdpbusd on the same tile, more than the instruction's latency), factors zero. As the fp16
 // loop, GNU as knows the mnemonics whatever the compiler flags; the loop only runs where
