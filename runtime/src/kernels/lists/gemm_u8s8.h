@@ -10,6 +10,7 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni)
 #elif defined(ENCRT_ARCH_ARM64)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm)
 #endif
