@@ -42,8 +42,8 @@ constexpr ExpectedTable reference_table(const char* preset) {
 }
 
 // What x86_dispatch.cpp / arm_dispatch.cpp chose per level, and the kernels added since (the neon
-// level's int8 GEMM); the levels of the other architecture (and every level in a build without SIMD
-// kernels) hold the reference kernels.
+// level's int8 GEMM and int8 attention); the levels of the other architecture (and every level in a
+// build without SIMD kernels) hold the reference kernels.
 const ExpectedTable kExpected[] = {
     reference_table("scalar"),
 #if defined(ENCRT_ARCH_X86)
@@ -70,10 +70,9 @@ const ExpectedTable kExpected[] = {
     reference_table("avx512fp16"),
 #endif
 #if defined(ENCRT_ARCH_ARM64)
-    // At neon the int8 attention is the reference (no dot product instructions).
     {"neon", "arm::f32_gemm_6x16__neon", "arm::f16w_gemm_6x16__neon", false, "arm::qu8s8_gemm_2x16__neon",
      "arm::qu8_quantize_rows__neon", "arm::f32_layer_norm__neon", "arm::f16_add_row__neon", "arm::f32_attention__neon",
-     "ref::attention_i8"},
+     "arm::qs8_attention__neon"},
     {"neondot", "arm::f32_gemm_6x16__neon", "arm::f16w_gemm_6x16__neon", false, "arm::qu8s8_gemm_4x16__neondot",
      "arm::qu8_quantize_rows__neon", "arm::f32_layer_norm__neon", "arm::f16_add_row__neon", "arm::f32_attention__neon",
      "arm::qs8_attention__neondot"},

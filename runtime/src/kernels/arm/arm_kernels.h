@@ -47,8 +47,11 @@ void f32_gelu__neon(int n, const float* x, float* y);
 // Embedding rows stored as IEEE half (AddRowF16Fn), bit for bit the reference.
 void f16_add_row__neon(int n, const uint16_t* src, float scale, float* dst);
 
-// int8 attention (AttentionFn), bit for bit ref::attention_i8: sdot for Q·K, widening
-// multiply-adds for P·V, the reference's scalar expf for the softmax.
+// int8 attention (AttentionFn), bit for bit ref::attention_i8: widening multiplies for Q·K
+// (smull / smlal2 into int16, sadalp: ARMv8.0) or sdot (neondot), widening multiply-adds for P·V,
+// the reference's scalar expf for the softmax (attention_i8_neon_common.h).
+void qs8_attention__neon(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__neon(int seq, int head_dim);
 void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__neondot(int seq, int head_dim);
 
