@@ -16,10 +16,11 @@
 //
 // Register tile: 2 rows × 16 columns (one panel). Every column has two int32 lanes (sadalp adds
 // pairs of the 4 depth bytes of a group: k 0+1 and k 2+3), so a row needs 8 q-register
-// accumulators: 2 rows = 16, plus the two k-groups of weights (8 registers, two ld1 of 64 bytes),
-// the rows' ld2r-broadcast groups (2 per row) and 2 int16 products: 30 of the 32 registers. A
-// third row would need 24 accumulators and spill. The per-row cost of the activations (ld2r +
-// 2 eor per pair of groups) is shared by the 16 columns, the weight loads by the 2 rows.
+// accumulators: 2 rows = 16, plus half a panel of weights of both k-groups (4 registers, 2 ldp),
+// both rows' ld2r-broadcast groups (4), the two flip patterns and 2 int16 products: 28 of the 32
+// registers. A third row would need 24 accumulators (36 registers) and spill; fewer columns per
+// tile would share each row's activation work (ld2r + 2 eor per pair of groups) among fewer
+// products. As it is, the activations' cost is shared by 16 columns, the weight loads by 2 rows.
 //
 // Static speed figure (no ARM hardware measured this kernel; qemu's timings mean nothing): int8
 // multiply-accumulates per instruction of the inner loop, counted in aarch64-linux-gnu-objdump -d
@@ -30,10 +31,10 @@
 // panel hook adds 8 instructions per odd k-group and panel, shared by all rows. For comparison,
 // counted the same way in Debian's arm64 libXNNPACK.so.0 (README.md, "Kernel levels"): the kernels
 // XNNPACK's init picks without the dot product, xnn_qs8_gemm_minmax_fp32_ukernel_2x8c8__aarch64_
-// neon_mlal (Cortex-A72 and unknown cores; smull + smlal of two int8 products in int16, which needs
-// weights in [-127, 127]) 256 MACs in 61 instructions = 4.20, and ..._4x16__aarch64_neon_mlal_lane_
-// cortex_a53 (Cortex-A53) 512 in 181 = 2.83; for scale, encrt's sdot kernel (tile<4>, four
-// k-groups per step) 1024 in 129 = 7.94.
+// neon_mlal (cores it does not list; smull + smlal of two int8 products in int16, which needs
+// weights in [-127, 127]) 256 MACs in 61 instructions = 4.20, its _prfm variant (Cortex-A72/A73)
+// 256 in 65 = 3.94, and ..._4x16__aarch64_neon_mlal_lane_cortex_a53 (Cortex-A53) 512 in 181 =
+// 2.83; for scale, encrt's sdot kernel (tile<4>, four k-groups per step) 1024 in 129 = 7.94.
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/gemm_u8s8_neon_common.h"
 
@@ -93,7 +94,8 @@ ENCRT_ARM_INLINE void mac_quad_single(int8x16_t a, int8x16_t w0, int32x4_t& lo_a
 
 // Named accumulators (vacc<row>x<j>), not an array: g++ keeps an array of 16 vectors in memory and
 // stores it on every step of the loop (as it does for the sdot kernel's acc[4][4]). The weights
-// are loaded half a panel at a time (4 registers live, not 8), which keeps the loop free of spills.
+// are loaded half a panel at a time (4 registers live, not 8); with g++'s pre-allocation scheduler
+// off for this file (runtime/CMakeLists.txt), the loop has no spills.
 template <int MR>
 __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   int32x4_t vacc0x0 = vdupq_n_s32(0), vacc0x1 = vacc0x0, vacc0x2 = vacc0x0, vacc0x3 = vacc0x0, vacc0x4 = vacc0x0,
