@@ -2,7 +2,7 @@
 // exp, against the reference (under qemu-user on x86 hosts).
 //   int8 attention: bit for bit the reference's outputs and probabilities (same quantization,
 //        exact integer products, the same float steps and the same scalar expf), including zero,
-//        NaN and infinite inputs.
+//        NaN and infinite inputs and rows whose every quantized value is ±127.
 //   exp: relative error below kExpNeonMaxRelError wherever exp(x) is a normal float, sampled
 //        densely over [-104, 89]; special values as documented.
 //   attention: outputs within 2e-5 of the largest |V| of the head plus 1e-7, probabilities within
@@ -127,8 +127,8 @@ TEST_CASE("ARM f32 attention matches the reference", "[arm][attention][f32]") {
 TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i8]") {
   for (const AttentionKernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
     std::mt19937 rng(11);
-    for (int S : {1, 3, 17, 129})
-      for (int D : {20, 32, 64})
+    for (int S : {1, 3, 4, 17, 129})
+      for (int D : {8, 20, 32, 64})
         for (bool with_probs : {false, true}) {
           AttentionProblem p(S, D, 2.0f, rng);
           // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
@@ -136,6 +136,16 @@ TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i
           for (int c = H; c < 3 * H; ++c) p.qkv[c] = 0.0f;
           p.qkv[1] = std::numeric_limits<float>::quiet_NaN();
           p.qkv[2] = std::numeric_limits<float>::infinity();
+          // Tokens 1 and 2: constant Q and K rows, which quantize to ±127 everywhere: the largest
+          // products (two of them fill an int16 lane of the ARMv8.0 kernel's Q·K).
+          if (S > 2) {
+            const size_t ld = static_cast<size_t>(p.args.ld_qkv);
+            for (int c = 0; c < H; ++c) {
+              p.qkv[ld + c] = 3.0f;
+              p.qkv[ld + H + c] = -3.0f;
+              p.qkv[2 * ld + H + c] = 3.0f;
+            }
+          }
           std::vector<float> want, got, want_p, got_p;
           p.run(ref::attention_i8, ref::attention_i8_scratch, &want, with_probs ? &want_p : nullptr);
           p.run(k->fn, k->scratch, &got, with_probs ? &got_p : nullptr);

@@ -75,10 +75,9 @@ const ExpectedTable kExpected[] = {
     reference_table("amx"),
 #endif
 #if defined(ENCRT_ARCH_ARM64)
-    // At neon the int8 GEMM and int8 attention are the reference (no dot product instructions).
-    {"neon", "arm::f32_gemm_6x16__neon", "arm::f16w_gemm_6x16__neon", false, "ref::gemm_u8s8",
+    {"neon", "arm::f32_gemm_6x16__neon", "arm::f16w_gemm_6x16__neon", false, "arm::qu8s8_gemm_2x16__neon",
      "arm::qu8_quantize_rows__neon", "arm::f32_layer_norm__neon", "arm::f16_add_row__neon", "arm::f32_attention__neon",
-     "ref::attention_i8"},
+     "arm::qs8_attention__neon"},
     {"neondot", "arm::f32_gemm_6x16__neon", "arm::f16w_gemm_6x16__neon", false, "arm::qu8s8_gemm_4x16__neondot",
      "arm::qu8_quantize_rows__neon", "arm::f32_layer_norm__neon", "arm::f16_add_row__neon", "arm::f32_attention__neon",
      "arm::qs8_attention__neondot"},

@@ -47,10 +47,21 @@ void f32_gelu__neon(int n, const float* x, float* y);
 // Embedding rows stored as IEEE half (AddRowF16Fn), bit for bit the reference.
 void f16_add_row__neon(int n, const uint16_t* src, float scale, float* dst);
 
-// int8 attention (AttentionFn), bit for bit ref::attention_i8: sdot for Q·K, widening
-// multiply-adds for P·V, the reference's scalar expf for the softmax.
+// int8 attention (AttentionFn), bit for bit ref::attention_i8: widening multiplies for Q·K
+// (smull / smlal2 into int16, sadalp: ARMv8.0) or sdot (neondot), widening multiply-adds for P·V,
+// the reference's scalar expf for the softmax (attention_i8_neon_common.h).
+void qs8_attention__neon(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__neon(int seq, int head_dim);
 void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__neondot(int seq, int head_dim);
+
+// int8 GEMM (GemmU8S8Fn) with ARMv8.0 instructions only (no dot product): 2 rows × 16 columns of
+// smull / smlsl into int16 and sadalp into int32. The activations are flipped to q - 128 in even
+// k-groups and 127 - q in odd ones (one eor each), which keeps two products in an int16 lane for
+// any int8 weights; the odd groups' weight sums (once per panel) and 128·w_sum[n] correct it:
+//   Σ_k q·w - zp·w_sum = Σ_pairs ((q - 128)·w_g - (127 - q)·w_g+1) - Σ_odd w + (128 - zp)·w_sum.
+void qu8s8_gemm_2x16__neon(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                           const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
 
 // int8 GEMM (GemmU8S8Fn) with sdot: 4 rows × 16 columns. sdot multiplies signed by signed, so
 // the uint8 activations are flipped to q - 128 (one eor) and 128·w_sum[n] is added back:

@@ -1,6 +1,6 @@
-// What the ARM int8 GEMMs (gemm_u8s8_neondot.cpp, gemm_u8s8_neoni8mm.cpp) share: the tile
-// arguments, the walk over 16-column panels and row tiles, and the epilogue of the reference's
-// float order. Internal linkage, as neon_common.h.
+// What the ARM int8 GEMMs (gemm_u8s8_neon.cpp, gemm_u8s8_neondot.cpp, gemm_u8s8_neoni8mm.cpp)
+// share: the tile arguments, the walk over 16-column panels and row tiles, and the epilogue of the
+// reference's float order. Internal linkage, as neon_common.h.
 #pragma once
 
 #include "kernels/arm/neon_common.h"
@@ -23,14 +23,23 @@ struct U8S8TileArgs {
   int m0, n0;
   int cols;               // valid columns of the panel, 1..16
   const GemmEpilogue* ep;
+  const int32_t* panel_sums;  // what the kernel's panel hook computed for this panel, or null
 };
 
 using U8S8TileFn = void (*)(const U8S8TileArgs&);
 
+// The default panel hook: no work per panel (panel_sums stays null).
+struct U8S8NoPanelHook {
+  void operator()(U8S8TileArgs&) const {}
+};
+
 // Panels outside, row tiles of at most MR rows inside; tiles[r - 1] computes a tile of r rows.
-template <int MR>
+// hook(t) runs once per panel, before its row tiles (t.w, t.n0 and t.cols already set): a kernel
+// may compute there what every row tile of the panel needs and point t.panel_sums at it.
+template <int MR, typename PanelHook = U8S8NoPanelHook>
 void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
-                      const float* w_scale, float* C, int ldc, const GemmEpilogue& ep, const U8S8TileFn (&tiles)[MR]) {
+                      const float* w_scale, float* C, int ldc, const GemmEpilogue& ep, const U8S8TileFn (&tiles)[MR],
+                      PanelHook&& hook = PanelHook{}) {
   if (M <= 0 || N <= 0) return;
   U8S8TileArgs t{};
   t.K4 = (K + kPanelK - 1) / kPanelK;
@@ -47,6 +56,7 @@ void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t*
     t.n0 = n0;
     t.cols = N - n0 < kPanelN ? N - n0 : kPanelN;
     t.w = W + static_cast<size_t>(n0 / kPanelN) * panel_bytes;
+    hook(t);
     for (int m0 = 0; m0 < M;) {
       const int mr = next_tile_rows(M - m0, MR);
       t.m0 = m0;

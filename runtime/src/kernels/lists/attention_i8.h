@@ -8,5 +8,6 @@ ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2, x86::qs8_attention__avx2, x86::qs8_attention
 ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qs8_attention__avx512vnni,
                           x86::qs8_attention_scratch__avx512vnni)
 #elif defined(ENCRT_ARCH_ARM64)
+ENCRT_ATTENTION_I8_KERNEL(kIsaNeon, arm::qs8_attention__neon, arm::qs8_attention_scratch__neon)
 ENCRT_ATTENTION_I8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot)
 #endif

@@ -18,6 +18,7 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86::qu8s8_gemm_32x32__amx, kAnyWeights,
                        nullptr)
 #elif defined(ENCRT_ARCH_ARM64)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,
                        nullptr)

@@ -1,0 +1,162 @@
+// What the ARM int8 attention kernels (attention_i8_neon.cpp, attention_i8_neondot.cpp) share: the
+// scratch layout, the per-token quantization and every step of ref::attention_i8 but the Q·K dot
+// products, which each kernel computes with its own instructions (a `scores` hook). Bit for bit the
+// reference (kernels/ref/attention_i8_ref.cpp): the same per-token quantization (vmaxnm skips NaNs
+// like std::max, frintn rounds half to even like nearbyint), the same integer dot products (exact,
+// in any order), and the same float steps in the same order, the softmax's exp included (the scalar
+// expf of the C library, as in the reference); P·V with widening multiply-adds of the 8-bit
+// probabilities by the int8 V rows, then the final scaling.
+//
+// Only the exp is scalar: S exps per query row against 2·S·D multiply-adds for the products.
+// Quantized rows are stored padded with zeros to a multiple of 16 bytes, so every dot product is
+// whole 16-byte steps. Internal linkage, as neon_common.h: each kernel file gets its own copy,
+// built with its own flags.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/arm/neon_common.h"
+
+namespace encrt::kernels::arm {
+namespace {
+
+inline size_t align64(size_t x) { return (x + 63) & ~static_cast<size_t>(63); }
+inline int round16(int x) { return (x + 15) & ~15; }
+
+struct I8AttentionScratch {
+  int8_t* q;       // [D16]
+  int8_t* k;       // [S][D16]
+  int8_t* v;       // [S][D16]
+  float* sk;       // [S]
+  float* sv;       // [S]
+  float* p;        // [S]
+  int32_t* dots;   // [S]: Q·K of the current query row, for the real keys
+  int32_t* acc;    // [D16]
+};
+
+inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
+  const size_t d16 = static_cast<size_t>(round16(head_dim));
+  return align64(d16) + 2 * align64(static_cast<size_t>(seq) * d16) + 3 * align64(sizeof(float) * seq) +
+         align64(sizeof(int32_t) * seq) + align64(sizeof(int32_t) * d16);
+}
+
+inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
+  auto* base = static_cast<unsigned char*>(scratch);
+  I8AttentionScratch s{};
+  size_t off = 0;
+  s.q = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(D16));
+  s.k = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(S) * D16);
+  s.v = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(S) * D16);
+  s.sk = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
+  s.sv = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
+  s.p = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
+  s.dots = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S);
+  s.acc = reinterpret_cast<int32_t*>(base + off);
+  return s;
+}
+
+// The reference's quantize_symmetric: s = max|x|/127 (1 for an all-zero row), q = clamp(rint(x·(1/s)),
+// ±127) with NaN → 0; q is written to D16 bytes (zeros past D). Every q is in [-127, 127].
+inline float quantize_symmetric(const float* x, int D, int D16, int8_t* q) {
+  const int full = D & ~3;
+  float32x4_t vmax = vdupq_n_f32(0.0f);
+  for (int d = 0; d < full; d += 4) vmax = vmaxnmq_f32(vmax, vabsq_f32(vld1q_f32(x + d)));
+  float amax = vmaxnmvq_f32(vmax);
+  for (int d = full; d < D; ++d) {
+    const float a = std::fabs(x[d]);
+    amax = amax < a ? a : amax;
+  }
+  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float inv = 1.0f / s;
+  const float32x4_t vinv = vdupq_n_f32(inv), lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
+  std::memset(q, 0, static_cast<size_t>(D16));
+  for (int d = 0; d < full; d += 4) {
+    const float32x4_t r = vrndnq_f32(vmulq_f32(vld1q_f32(x + d), vinv));
+    const uint32x4_t not_nan = vceqq_f32(r, r);
+    const int32x4_t v = vandq_s32(vcvtq_s32_f32(vminq_f32(vmaxq_f32(r, lo), hi)), vreinterpretq_s32_u32(not_nan));
+    const int16x4_t h = vmovn_s32(v);
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    std::memcpy(q + d, &b, 4);
+  }
+  for (int d = full; d < D; ++d) {
+    const float r = std::nearbyint(x[d] * inv);
+    q[d] = std::isnan(r) ? int8_t{0} : static_cast<int8_t>(r < -127.0f ? -127.0f : r > 127.0f ? 127.0f : r);
+  }
+  return s;
+}
+
+// ref::attention_i8 for one (sequence b, head h). scores(t, S, D16, mask) sets t.dots[j] to the
+// int32 Σ_d t.q[d]·t.k[j·D16 + d] for every real key j (mask null or mask[j] != 0); other entries
+// of t.dots are not read.
+template <typename ScoresFn>
+void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, ScoresFn&& scores) {
+  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim, D16 = round16(D);
+  const I8AttentionScratch t = carve_i8_attention(scratch, S, D16);
+  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
+  const size_t row0 = static_cast<size_t>(b) * S;
+  bool any_real = false;
+  for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
+
+  for (int j = 0; j < S; ++j) {
+    const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
+    t.sk[j] = quantize_symmetric(row + H, D, D16, t.k + static_cast<size_t>(j) * D16);
+    t.sv[j] = quantize_symmetric(row + 2 * H, D, D16, t.v + static_cast<size_t>(j) * D16);
+  }
+  for (int i = 0; i < S; ++i) {
+    float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
+    float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
+    if (!any_real) {
+      std::memset(out, 0, sizeof(float) * D);
+      if (probs) std::memset(probs, 0, sizeof(float) * S);
+      continue;
+    }
+    const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
+    const float sq_scaled = sq * a.scale;
+    scores(t, S, D16, mask);
+    float max_score = -INFINITY;
+    for (int j = 0; j < S; ++j) {
+      if (mask && mask[j] == 0) continue;
+      t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j];
+      max_score = max_score < t.p[j] ? t.p[j] : max_score;
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < S; ++j) {
+      t.p[j] = (mask && mask[j] == 0) ? 0.0f : std::exp(t.p[j] - max_score);
+      sum += t.p[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    float pmax = 0.0f;
+    for (int j = 0; j < S; ++j) {
+      t.p[j] *= inv_sum;
+      if (probs) probs[j] = t.p[j];
+      t.p[j] *= t.sv[j];
+      pmax = pmax < t.p[j] ? t.p[j] : pmax;
+    }
+    const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+    const float inv_sp = 1.0f / sp;
+    // P·V: acc[d] += u_j · v_j,d, with u_j <= 255 and v in [-127, 127] widened to int16.
+    std::memset(t.acc, 0, sizeof(int32_t) * static_cast<size_t>(D16));
+    for (int j = 0; j < S; ++j) {
+      const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+      if (u == 0) continue;
+      const int16_t u16 = static_cast<int16_t>(u);
+      const int8_t* v = t.v + static_cast<size_t>(j) * D16;
+      for (int d = 0; d < D16; d += 16) {
+        const int8x16_t vb = vld1q_s8(v + d);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(vb)), hi = vmovl_s8(vget_high_s8(vb));
+        int32_t* acc = t.acc + d;
+        vst1q_s32(acc, vmlal_n_s16(vld1q_s32(acc), vget_low_s16(lo), u16));
+        vst1q_s32(acc + 4, vmlal_n_s16(vld1q_s32(acc + 4), vget_high_s16(lo), u16));
+        vst1q_s32(acc + 8, vmlal_n_s16(vld1q_s32(acc + 8), vget_low_s16(hi), u16));
+        vst1q_s32(acc + 12, vmlal_n_s16(vld1q_s32(acc + 12), vget_high_s16(hi), u16));
+      }
+    }
+    const int full = D & ~3;
+    for (int d = 0; d < full; d += 4) vst1q_f32(out + d, vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.acc + d)), sp));
+    for (int d = full; d < D; ++d) out[d] = static_cast<float>(t.acc[d]) * sp;
+  }
+}
+
+}  // namespace
+}  // namespace encrt::kernels::arm
