@@ -8,5 +8,8 @@ int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
+int cmd_embed(int argc, char** argv);
+int cmd_similarity(int argc, char** argv);
+int cmd_search(int argc, char** argv);
 
 }  // namespace encrt::cli

@@ -20,6 +20,10 @@ void usage(FILE* out) {
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
                "  (run, inspect, bench: [--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...])\n"
                "  tokenize MODEL (--text TEXT | --file FILE) [--max-length N] [--pieces]\n"
+               "  embed   MODEL (TEXT... | --file FILE) [-o OUT.npy] [--json]\n"
+               "  similarity MODEL TEXT TEXT [TEXT ...] [--matrix] [--json]\n"
+               "  search  MODEL --corpus FILE (--query TEXT | --queries FILE) [-k K] [--cache FILE.npy] [--json]\n"
+               "  (embed, similarity, search: [--max-batch B] [--max-seq S] [--no-truncate] [--verbose])\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());
@@ -46,6 +50,9 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "inspect")) return encrt::cli::cmd_inspect(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "bench")) return encrt::cli::cmd_bench(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "tokenize")) return encrt::cli::cmd_tokenize(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "embed")) return encrt::cli::cmd_embed(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "similarity")) return encrt::cli::cmd_similarity(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "search")) return encrt::cli::cmd_search(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;

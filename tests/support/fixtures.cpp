@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,28 @@ std::string tmp_dir() {
 }  // namespace
 
 std::string tmp_path(const std::string& file) { return tmp_dir() + "/" + file; }
+
+std::string bert_plain_with_vocab(const std::string& name, const std::vector<std::string>& vocab,
+                                  const std::string& tokenizer_config) {
+  namespace fs = std::filesystem;
+  const fs::path dir = tmp_path(name);
+  fs::create_directories(dir);
+  const fs::path src = std::string(ENCRT_FIXTURES_DIR) + "/bert_plain";
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(src / f, dir / f, fs::copy_options::overwrite_existing);
+  {
+    std::ofstream out(dir / "vocab.txt");
+    for (const std::string& t : vocab) out << t << "\n";
+  }
+  std::ofstream(dir / "tokenizer_config.json") << tokenizer_config;
+  converter::ConvertOptions opt;
+  opt.source_dir = dir.string();
+  opt.output_path = (dir / "model.encrt").string();
+  const Status s = converter::convert(opt);
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  return opt.output_path;
+}
 
 std::vector<std::string> fixture_names() {
   std::ifstream in(fixtures_dir() + "/manifest.json");

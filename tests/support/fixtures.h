@@ -42,4 +42,10 @@ double cosine(const float* a, const float* b, int width);
 
 std::string tmp_path(const std::string& file);
 
+// Converts the bert_plain fixture's checkpoint with `vocab` (vocab.txt, one token per line) and
+// `tokenizer_config` (tokenizer_config.json) to ENCRT_TEST_TMP_DIR/<name>/model.encrt, so that
+// text tokenizes; returns its path. REQUIREs success.
+std::string bert_plain_with_vocab(const std::string& name, const std::vector<std::string>& vocab,
+                                  const std::string& tokenizer_config = "{}");
+
 }  // namespace encrt::test
