@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "encrt/encrt.h"
 #include "encrt/encrt.hpp"
+#include "encrt/tasks.h"
 #include "encrt/tasks.hpp"
 #include "support/fixtures.h"
 
@@ -20,18 +22,18 @@ const std::vector<std::string> kVocab = {
     "ran",   "in",    "park",  "stocks", "fell", "today", "sun",   "is",   "warm",  "kitten", "rests", "rug",
     ".",     ",",     "big",   "small", "red",  "blue",  "##s",   "##ed", "walk",  "city",  "river", "tree"};
 
-struct Loaded {
-  std::unique_ptr<Model> model;
-};
+const std::string& model_path() {
+  static const std::string path = test::bert_plain_with_vocab("tasks_vocab", kVocab, R"({"do_lower_case": true})");
+  return path;
+}
 
 const Model& model() {
-  static Loaded l = [] {
-    Loaded x;
-    const std::string path = test::bert_plain_with_vocab("tasks_vocab", kVocab, R"({"do_lower_case": true})");
-    REQUIRE(Model::load(path, &x.model).is_ok());
+  static const std::unique_ptr<Model> m = [] {
+    std::unique_ptr<Model> x;
+    REQUIRE(Model::load(model_path(), &x).is_ok());
     return x;
   }();
-  return *l.model;
+  return *m;
 }
 
 const std::vector<std::string> kTexts = {"The cat sat on the mat.", "A dog ran in the park", "stocks fell today",
@@ -186,4 +188,62 @@ TEST_CASE("SemanticIndex: a corpus sentence finds itself; cached embeddings are 
   CHECK(SemanticIndex::from_embeddings(e.get(), kTexts, short_emb, &again).code() == StatusCode::kInvalidArgument);
   CHECK(again == nullptr);
   CHECK_FALSE(SemanticIndex::create(nullptr, kTexts, &again).is_ok());
+}
+
+TEST_CASE("tasks C API: embeddings equal the C++ API's; NULLs and small buffers are refused", "[tasks][c-api]") {
+  encrt_model* m = nullptr;
+  REQUIRE(encrt_model_load(model_path().c_str(), &m) == ENCRT_OK);
+  encrt_task_options o;
+  encrt_task_options_init(&o);
+  o.max_batch = 3;
+  encrt_embedder* e = nullptr;
+  REQUIRE(encrt_embedder_create(m, &o, &e) == ENCRT_OK);
+  int dim = 0;
+  REQUIRE(encrt_embedder_dimension(e, &dim) == ENCRT_OK);
+  REQUIRE(dim == model().config().hidden_size);
+  std::vector<const char*> texts;
+  for (const std::string& t : kTexts) texts.push_back(t.c_str());
+  std::vector<float> got(texts.size() * static_cast<size_t>(dim));
+  REQUIRE(encrt_embedder_embed(e, texts.data(), texts.size(), got.data(), got.size()) == ENCRT_OK);
+  TaskOptions co;
+  co.max_batch = 3;
+  std::unique_ptr<TextEmbedder> ce;
+  REQUIRE(TextEmbedder::create(model(), co, &ce).is_ok());
+  std::vector<float> want;
+  REQUIRE(ce->embed(kTexts, &want).is_ok());
+  CHECK(got == want);
+
+  std::vector<size_t> idx(2);
+  std::vector<float> scores(2);
+  size_t found = 9;
+  REQUIRE(encrt_nearest(got.data(), texts.size(), dim, got.data() + 2 * dim, 2, idx.data(), scores.data(), &found) ==
+          ENCRT_OK);
+  CHECK(found == 2);
+  CHECK(idx[0] == 2);
+  CHECK(scores[0] == Approx(1.0f).margin(1e-5));
+
+  CHECK(encrt_embedder_embed(e, texts.data(), texts.size(), got.data(), got.size() - 1) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::string(encrt_last_error()).find("capacity") != std::string::npos);
+  CHECK(encrt_embedder_embed(e, nullptr, 2, got.data(), got.size()) == ENCRT_INVALID_ARGUMENT);
+  const char* with_null[] = {"the cat", nullptr};
+  CHECK(encrt_embedder_embed(e, with_null, 2, got.data(), got.size()) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_embedder_embed(nullptr, texts.data(), 1, got.data(), got.size()) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_embedder_embed(e, nullptr, 0, nullptr, 0) == ENCRT_OK);
+  CHECK(encrt_embedder_dimension(e, nullptr) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_nearest(got.data(), 2, dim, got.data(), 1, idx.data(), nullptr, nullptr) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_nearest(got.data(), 2, dim, got.data(), 1, nullptr, nullptr, &found) == ENCRT_INVALID_ARGUMENT);
+  encrt_embedder* none = reinterpret_cast<encrt_embedder*>(&found);
+  CHECK(encrt_embedder_create(nullptr, &o, &none) == ENCRT_INVALID_ARGUMENT);
+  CHECK(none == nullptr);
+  CHECK(encrt_embedder_create(m, nullptr, &none) == ENCRT_INVALID_ARGUMENT);
+  encrt_task_options small = o;
+  small.struct_size = 8;
+  CHECK(encrt_embedder_create(m, &small, &none) == ENCRT_INVALID_ARGUMENT);
+  encrt_task_options bad = o;
+  bad.backend_options = "isa";
+  CHECK(encrt_embedder_create(m, &bad, &none) == ENCRT_INVALID_ARGUMENT);
+  encrt_task_options_init(nullptr);
+  encrt_embedder_free(nullptr);
+  encrt_embedder_free(e);
+  encrt_model_free(m);
 }

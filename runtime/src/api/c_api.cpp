@@ -6,11 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "api/c_api_common.h"
 #include "encrt/encrt.hpp"
 
-struct encrt_model {
-  std::unique_ptr<encrt::Model> model;
-};
 struct encrt_tokenizer {
   std::unique_ptr<encrt::Tokenizer> tokenizer;
 };
@@ -23,41 +21,9 @@ struct encrt_session {
 
 namespace {
 
-thread_local std::string g_last_error;
-
-encrt_status to_c(const encrt::Status& s) {
-  if (s.is_ok()) return ENCRT_OK;
-  g_last_error = s.to_string();
-  switch (s.code()) {
-    case encrt::StatusCode::kInvalidArgument: return ENCRT_INVALID_ARGUMENT;
-    case encrt::StatusCode::kIoError: return ENCRT_IO_ERROR;
-    case encrt::StatusCode::kInvalidModel: return ENCRT_INVALID_MODEL;
-    case encrt::StatusCode::kUnsupported: return ENCRT_UNSUPPORTED;
-    case encrt::StatusCode::kOutOfMemory: return ENCRT_OUT_OF_MEMORY;
-    default: return ENCRT_INTERNAL;
-  }
-}
-
-encrt_status null_argument(const char* what) { return to_c(encrt::invalid_argument(std::string(what) + " is NULL")); }
-
-// "a=1,b=2" into a map; an entry without '=' or with an empty name is an error.
-encrt::Status parse_backend_options(const char* text, std::map<std::string, std::string>* out) {
-  std::string all = text;
-  size_t begin = 0;
-  while (begin <= all.size()) {
-    size_t end = all.find(',', begin);
-    if (end == std::string::npos) end = all.size();
-    const std::string item = all.substr(begin, end - begin);
-    if (!item.empty()) {
-      const size_t eq = item.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return encrt::invalid_argument("backend option '" + item + "' is not name=value");
-      (*out)[item.substr(0, eq)] = item.substr(eq + 1);
-    }
-    begin = end + 1;
-  }
-  return encrt::Status::ok();
-}
+using encrt::capi::null_argument;
+using encrt::capi::parse_backend_options;
+using encrt::capi::to_c;
 
 encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions* out) {
   if (in->struct_size < sizeof(size_t) + 4 * sizeof(int))
@@ -94,7 +60,7 @@ encrt_dtype to_c(encrt::DType d) {
 extern "C" {
 
 const char* encrt_version(void) { return encrt::version(); }
-const char* encrt_last_error(void) { return g_last_error.c_str(); }
+const char* encrt_last_error(void) { return encrt::capi::last_error(); }
 
 encrt_status encrt_model_load(const char* path, encrt_model** out_model) {
   if (!out_model) return null_argument("out_model");
