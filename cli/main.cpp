@@ -20,6 +20,7 @@ void usage(FILE* out) {
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
                "  (run, inspect, bench: [--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...])\n"
                "  tokenize MODEL (--text TEXT | --file FILE) [--max-length N] [--pieces]\n"
+               "  attention MODEL TEXT [--layer L] [--head H | --all-heads] -o MAP.png|MAP.svg [--json]\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "inspect")) return encrt::cli::cmd_inspect(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "bench")) return encrt::cli::cmd_bench(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "tokenize")) return encrt::cli::cmd_tokenize(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "attention")) return encrt::cli::cmd_attention(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;
