@@ -57,7 +57,8 @@ int cmd_attention(int argc, char** argv) {
                  "  --json       prints {model, layer, heads, tokens, ids, attention[head][query][key]}\n"
                  "  --max-length at most N word pieces with [CLS] and [SEP] (default %d; longer text is\n"
                  "               cut, with a note on stderr); at most the model's max_seq_len\n"
-                 "  --vmin/--vmax the colour scale's ends (default: the smallest and largest value shown)\n",
+                 "  --vmin/--vmax the colour scale's ends (default: 0, since these are probabilities, and\n"
+                 "               the largest value shown)\n",
                  kBackendUsage, kDefaultMaxLength);
     return args.has("help") ? 0 : 2;
   }
@@ -70,10 +71,12 @@ int cmd_attention(int argc, char** argv) {
     if (Status s = heatmap::image_format_of(out_path, &format); !s) return fail(s);
   }
   heatmap::AttentionFigure figure;
+  // Probabilities start at 0: a scale from 0 keeps maps of different heads and texts comparable.
+  figure.vmin = 0.0f;
   if (Status s = optional_float(args, "vmin", &figure.vmin); !s) return fail(s);
   if (Status s = optional_float(args, "vmax", &figure.vmax); !s) return fail(s);
   if (figure.vmin && figure.vmax && !(*figure.vmin < *figure.vmax))
-    return fail(invalid_argument("--vmin must be smaller than --vmax"));
+    return fail(invalid_argument("the colour scale needs --vmin < --vmax (--vmin is 0 unless given)"));
 
   std::unique_ptr<Model> model;
   if (Status s = Model::load(model_path, &model); !s) return fail(s);

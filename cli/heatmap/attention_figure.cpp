@@ -26,6 +26,7 @@ constexpr int kMaxSide = 16384;
 constexpr int kMaxTitleWidth = 2048;
 // The legend and the y caption need this much height even beside a tiny grid.
 constexpr int kMinBodyHeight = 72;
+constexpr int kMinPanelSide = 40;
 
 const Rgb kInk{32, 32, 32};
 const Rgb kSoftInk{90, 90, 90};
@@ -93,7 +94,8 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
   const bool grid = count > 1;
   const int cols = grid ? grid_columns(count) : 1;
   const int rows = (count + cols - 1) / cols;
-  const int cell = std::clamp((grid ? 256 : 640) / n, 1, grid ? 16 : 28);
+  int cell = std::clamp((grid ? 256 : 640) / n, 1, grid ? 16 : 28);
+  if (grid && n * cell < kMinPanelSide) cell = (kMinPanelSide + n - 1) / n;  // room for "head 11"
   const int label_scale = cell >= 20 ? 2 : 1;
   const int label_pitch = (font::kGlyphHeight + 1) * label_scale;  // a label line and a blank row
   const int step = (label_pitch + cell - 1) / cell;                 // label every step-th token
@@ -126,6 +128,8 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
   const int title_scale = text_length_px(title, 2) <= width - 2 * kPad ? 2 : 1;
   title = shorten(title, static_cast<size_t>((std::max(width, kMaxTitleWidth) - 2 * kPad) / font::kAdvance));
   width = std::max(width, 2 * kPad + text_length_px(title, title_scale));
+  const int x_caption_x = std::max(kPad, grid_x + (grid_w - text_length_px(x_caption, 1)) / 2);
+  width = std::max(width, x_caption_x + text_length_px(x_caption, 1) + kPad);
   const int title_h = title.empty() ? 0 : font::kGlyphHeight * title_scale + kTitleGap;
 
   // Vertical positions.
@@ -171,7 +175,7 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
     }
     s.frames.push_back({px, py, side, side, kFrameColour});
     if (panel_titles)
-      text(px, py - panel_title_h, shorten(f.panel_titles[static_cast<size_t>(p)], static_cast<size_t>(std::max(1, side / font::kAdvance))),
+      text(px, py - panel_title_h, shorten(f.panel_titles[static_cast<size_t>(p)], static_cast<size_t>((side + kColumnGap / 2) / font::kAdvance)),
            1, false, kInk, TextRole::kPanelTitle);
     const int offset = (cell - font::kGlyphHeight * label_scale) / 2;  // centres a label line on its cell
     if (col == 0) {  // query labels, right-aligned against the map
@@ -191,8 +195,7 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
 
   // Axis captions, centred on the grid.
   text(kPad, grid_y + (body_h - text_length_px(y_caption, 1)) / 2, y_caption, 1, true, kSoftInk, TextRole::kCaption);
-  text(grid_x + (grid_w - text_length_px(x_caption, 1)) / 2, labels_bottom + kCaptionGap, x_caption, 1, false, kSoftInk,
-       TextRole::kCaption);
+  text(x_caption_x, labels_bottom + kCaptionGap, x_caption, 1, false, kSoftInk, TextRole::kCaption);
 
   // The legend: one box per pixel row, the maximum on top.
   for (int y = 0; y < body_h; ++y) {
