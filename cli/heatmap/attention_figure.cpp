@@ -58,7 +58,8 @@ Status colour_range(const AttentionFigure& f, ColourRange* out) {
   if (f.vmax) hi = *f.vmax;
   if (!std::isfinite(lo) || !std::isfinite(hi)) return invalid_argument("the colour scale's ends must be finite");
   if (f.vmin && f.vmax && !(lo < hi))
-    return invalid_argument("the colour scale needs vmin < vmax (got " + format_value(lo) + " and " + format_value(hi) + ")");
+    return invalid_argument("the colour scale needs vmin < vmax (got " + format_value(lo) + " and " +
+                            format_value(hi) + ")");
   if (!(lo < hi)) {  // a constant map, or one end given on the wrong side of the data
     if (f.vmin) hi = lo + 1;
     else if (f.vmax) lo = hi - 1;
@@ -149,10 +150,7 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
   s.boxes.reserve(static_cast<size_t>(count) * static_cast<size_t>(n) * static_cast<size_t>(n) +
                   static_cast<size_t>(std::max(grid_h, kMinBodyHeight)));
   auto text = [&](int x, int y, const std::string& t, int scale, bool vertical, Rgb c, TextRole role) {
-    Text item;
-    item.x = x, item.y = y, item.text = t, item.scale = scale, item.vertical = vertical, item.color = c,
-    item.role = role;
-    s.texts.push_back(std::move(item));
+    s.texts.push_back(Text{x, y, t, scale, vertical, c, role});
   };
 
   if (!title.empty()) text(kPad, kPad, title, title_scale, false, kInk, TextRole::kTitle);
@@ -164,19 +162,17 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
     for (int q = 0; q < n; ++q) {
       for (int k = 0; k < n; ++k) {
         const float v = m[static_cast<size_t>(q) * static_cast<size_t>(n) + static_cast<size_t>(k)];
-        Box b;
-        b.x = px + k * cell, b.y = py + q * cell, b.w = cell, b.h = cell;
-        b.fill = colormap(range.position(v));
-        b.role = BoxRole::kCell;
-        b.tooltip = head + f.tokens[static_cast<size_t>(q)] + " -> " + f.tokens[static_cast<size_t>(k)] + ": " +
-                    format_value(v);
-        s.boxes.push_back(std::move(b));
+        s.boxes.push_back(Box{px + k * cell, py + q * cell, cell, cell, colormap(range.position(v)), BoxRole::kCell,
+                              head + f.tokens[static_cast<size_t>(q)] + " -> " + f.tokens[static_cast<size_t>(k)] +
+                                  ": " + format_value(v)});
       }
     }
     s.frames.push_back({px, py, side, side, kFrameColour});
-    if (panel_titles)
-      text(px, py - panel_title_h, shorten(f.panel_titles[static_cast<size_t>(p)], static_cast<size_t>((side + kColumnGap / 2) / font::kAdvance)),
-           1, false, kInk, TextRole::kPanelTitle);
+    if (panel_titles) {  // may reach half-way into the gap to the next map
+      const size_t max_chars = static_cast<size_t>((side + kColumnGap / 2) / font::kAdvance);
+      text(px, py - panel_title_h, shorten(f.panel_titles[static_cast<size_t>(p)], max_chars), 1, false, kInk,
+           TextRole::kPanelTitle);
+    }
     const int offset = (cell - font::kGlyphHeight * label_scale) / 2;  // centres a label line on its cell
     if (col == 0) {  // query labels, right-aligned against the map
       for (int q = 0; q < n; q += step) {
@@ -199,11 +195,8 @@ Status layout_attention(const AttentionFigure& f, Scene* scene) {
 
   // The legend: one box per pixel row, the maximum on top.
   for (int y = 0; y < body_h; ++y) {
-    Box b;
-    b.x = legend_x, b.y = grid_y + y, b.w = kLegendWidth, b.h = 1;
-    b.fill = colormap(1.0 - static_cast<double>(y) / (body_h - 1));
-    b.role = BoxRole::kLegend;
-    s.boxes.push_back(std::move(b));
+    s.boxes.push_back(Box{legend_x, grid_y + y, kLegendWidth, 1,
+                          colormap(1.0 - static_cast<double>(y) / (body_h - 1)), BoxRole::kLegend, ""});
   }
   s.frames.push_back({legend_x, grid_y, kLegendWidth, body_h, kFrameColour});
   const int value_x = legend_x + kLegendWidth + kLabelGap;
