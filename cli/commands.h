@@ -11,5 +11,6 @@ int cmd_tokenize(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 int cmd_similarity(int argc, char** argv);
 int cmd_search(int argc, char** argv);
+int cmd_attention(int argc, char** argv);
 
 }  // namespace encrt::cli

