@@ -19,7 +19,8 @@ void usage(FILE* out) {
                "  inspect MODEL [--batch B] [--seq S] [--threads T] [--buffers]\n"
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
                "  (run, inspect, bench: [--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...])\n"
-               "  tokenize MODEL (--text TEXT | --file FILE) [--max-length N] [--pieces]\n"
+               "  tokenize MODEL (--text TEXT [--pair TEXT2] | --file FILE [--pair-file FILE2]) [--max-length N]\n"
+               "          [--truncation S] [--no-truncation] [--batch B] [--pieces] [--offsets] [--json]\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());

@@ -91,6 +91,67 @@ class ENCRT_API Model {
   std::unique_ptr<Impl> impl_;
 };
 
+struct Inputs;
+
+// How a text, or a pair of texts, is cut to EncodeOptions::max_length: Hugging Face's truncation
+// strategies, as its fast tokenizers apply them (tokens go from the end of a text).
+//   kLongestFirst  (Hugging Face's default) nothing is cut when all fits; else, if the shorter text
+//                  fits in half the room, it stays whole and the longer one is cut to the rest;
+//                  else each keeps half the room, the longer (the second when they tie) the odd token.
+//   kOnlyFirst     only the first text is cut; an error when it would have to lose all its tokens.
+//   kOnlySecond    only the second text is cut (an error for a single text, and when it would have
+//                  to lose all its tokens).
+enum class Truncation : uint8_t { kLongestFirst = 0, kOnlyFirst = 1, kOnlySecond = 2 };
+ENCRT_API const char* truncation_name(Truncation truncation);  // "longest_first", "only_first", "only_second"
+// Parses one of those names (kInvalidArgument, naming the valid ones, for anything else).
+ENCRT_API Status parse_truncation(const std::string& name, Truncation* out);
+
+struct EncodeOptions {
+  // The most tokens per text or pair, special tokens included. 0: the model's max_seq_len. It must
+  // leave room for the special tokens ([CLS] [SEP]: 2, a pair 3); at exactly that, the texts' tokens
+  // are all cut, as Hugging Face does.
+  int max_length = 0;
+  // true (the default, as Hugging Face's pipelines): a longer text is cut by `truncation`. false: a
+  // text or pair longer than max_length is an error (kInvalidArgument, saying how long it is).
+  bool truncate = true;
+  Truncation truncation = Truncation::kLongestFirst;
+};
+
+// A token's place in its text: [start, end) in UTF-8 bytes, so text.substr(start, end - start) is
+// what it was made from (Hugging Face's offset_mapping counts Unicode code points of the Python
+// str instead). Special tokens the tokenizer adds, and padding, are (0, 0).
+struct TextSpan {
+  size_t start = 0;
+  size_t end = 0;
+};
+
+// One text or pair as tokens, with what Hugging Face's BatchEncoding gives for it. All vectors
+// have one entry per token.
+struct Encoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> token_type_ids;       // 0: [CLS], the first text and its [SEP]; 1: the second text and its [SEP]
+  std::vector<int32_t> attention_mask;       // 1: a token; 0: padding (in a batch)
+  std::vector<int32_t> special_tokens_mask;  // 1: [CLS], [SEP] and [PAD] added by the tokenizer (not those written in the text)
+  std::vector<TextSpan> offsets;             // into the text the token came from (sequence_ids says which)
+  std::vector<int32_t> word_ids;             // the token's word in its text, from 0; -1 for added special tokens and padding
+  std::vector<int32_t> sequence_ids;         // 0: first text, 1: second text, -1: added special tokens and padding
+  std::vector<std::string> tokens;           // the vocabulary's text of each token ("##ing", "[CLS]")
+  size_t size() const { return ids.size(); }
+};
+
+// Texts (or pairs) padded with [PAD] to the longest, as the session's [batch, seq] inputs.
+struct BatchEncoding {
+  int batch = 0;
+  int seq = 0;
+  // [batch, seq] row-major, the layout Inputs takes; padding has mask 0 and token type 0.
+  std::vector<int32_t> input_ids;
+  std::vector<int32_t> attention_mask;
+  std::vector<int32_t> token_type_ids;
+  std::vector<Encoding> rows;  // each row's details, padded to seq
+  // Inputs over the arrays above (valid while this BatchEncoding lives, unchanged).
+  Inputs inputs() const;
+};
+
 // Text to input ids with the model's own vocabulary: BERT's WordPiece, giving the ids Hugging
 // Face's BertTokenizerFast gives (normalization settings from the file: lowercasing, accent
 // stripping, CJK handling). Thread-safe after creation.
@@ -108,6 +169,21 @@ class ENCRT_API Tokenizer {
   // The word pieces alone, appended to `ids`.
   Status tokenize(const std::string& text, std::vector<int32_t>* ids) const;
   int32_t pad_id() const;  // -1 when the vocabulary has no [PAD]
+
+  // [CLS] text [SEP] with every token's details, as BertTokenizerFast(text) gives them. An empty
+  // (or all-whitespace) text gives [CLS] [SEP].
+  Status encode(const std::string& text, const EncodeOptions& options, Encoding* out) const;
+  // [CLS] first [SEP] second [SEP], token types 0 up to and with the first [SEP] and 1 after it, as
+  // BertTokenizerFast(first, second) gives them; options.truncation chooses what is cut. Either
+  // text may be empty (its side is then no tokens).
+  Status encode_pair(const std::string& first, const std::string& second, const EncodeOptions& options,
+                     Encoding* out) const;
+  // Each text (or pair) encoded as above, then padded with [PAD] to the longest. An empty list is
+  // an error; padding needs the vocabulary's [PAD] (an error without it, when lengths differ).
+  Status encode_batch(const std::vector<std::string>& texts, const EncodeOptions& options, BatchEncoding* out) const;
+  Status encode_pair_batch(const std::vector<std::pair<std::string, std::string>>& pairs,
+                           const EncodeOptions& options, BatchEncoding* out) const;
+  int32_t unk_id() const;  // -1 when the vocabulary has no [UNK]
 
   struct Impl;  // the library's own (opaque here)
 
