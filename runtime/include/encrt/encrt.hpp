@@ -352,4 +352,58 @@ ENCRT_API std::vector<BackendStatus> available_backends();
 
 ENCRT_API const char* version();
 
+// Named entities from a token classifier's per-token label probabilities, as Hugging Face's
+// TokenClassificationPipeline aggregates them (transformers 4.40 pipelines/token_classification.py).
+//   kNone     every token that is not an added special token, with its own label ("B-PER").
+//   kSimple   tokens grouped into entities: a token joins the group before it when its tag (the
+//             label without "B-"/"I-"; a label without a prefix is its own tag and counts as "I-")
+//             is the group's tag and it is not "B-"; the group's score is the mean of its tokens'.
+//   kFirst, kAverage, kMax   first the tokens of a word agree on one label: the first token's, the
+//             label of the mean of the word's probabilities, or that of the word's most confident
+//             token; then words are grouped as kSimple groups tokens.
+// Hugging Face's pipeline defaults to none; these functions to kSimple.
+enum class EntityAggregation : uint8_t { kNone = 0, kSimple = 1, kFirst = 2, kAverage = 3, kMax = 4 };
+ENCRT_API const char* entity_aggregation_name(EntityAggregation aggregation);  // "none", "simple", ...
+ENCRT_API Status parse_entity_aggregation(const std::string& name, EntityAggregation* out);
+
+// Which tokens continue the word before them (for kFirst, kAverage, kMax).
+enum class SubwordRule : uint8_t {
+  // The pipeline's rule for WordPiece tokenizers: a token continues a word when its vocabulary text
+  // is not as long (in code points) as the text it covers ("##ing" covers "ing"); an unknown token
+  // never does. Where normalization changes lengths (Hangul syllables become jamo pieces, "ǅ"
+  // becomes "dz") it can split or join words differently from the word ids.
+  kPipeline = 0,
+  // A token continues a word when its word id is the one of the token before it.
+  kWordIds = 1,
+};
+
+struct EntityOptions {
+  EntityAggregation aggregation = EntityAggregation::kSimple;
+  // Entities with these labels (kNone: the token's label; else the group's tag) are dropped.
+  std::vector<std::string> ignore_labels = {"O"};
+  SubwordRule subwords = SubwordRule::kPipeline;
+  // The vocabulary's unknown token (Tokenizer::unk_id()), which kPipeline never counts as a subword.
+  int32_t unk_id = -1;
+};
+
+struct Entity {
+  std::string label;   // kNone: the token's label ("B-PER"); else the group's tag ("PER")
+  float score = 0.0f;  // the label's probability (of a group: the mean over its tokens or words)
+  size_t start = 0;    // [start, end): UTF-8 byte offsets into the text
+  size_t end = 0;
+  std::string word;    // text.substr(start, end - start) (the pipeline's "word" is the decoded tokens)
+  int first_token = 0;  // the tokens of the encoding it spans (kNone: its token, the pipeline's "index")
+  int last_token = 0;
+};
+
+// The entities of `text` from `scores`: [encoding.size(), num_labels] row-major label probabilities
+// (softmax of a token classifier's logits) for the tokens of `encoding`, which must be `text`'s own
+// (Tokenizer::encode, or a row of a BatchEncoding: padding and added special tokens are skipped).
+// `labels`: num_labels names by label index (the model's id2label), BIO/IOB2 ("B-PER", "I-PER", "O")
+// or plain. Errors (kInvalidArgument): null pointers, a label count other than num_labels, scores
+// that are not finite, an encoding of a pair, or offsets outside the text.
+ENCRT_API Status aggregate_entities(const std::string& text, const Encoding& encoding, const float* scores,
+                                    int num_labels, const std::vector<std::string>& labels,
+                                    const EntityOptions& options, std::vector<Entity>* out);
+
 }  // namespace encrt
