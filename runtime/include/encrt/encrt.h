@@ -108,6 +108,54 @@ ENCRT_API void encrt_tokenizer_free(encrt_tokenizer* tokenizer); /* NULL is a no
 ENCRT_API encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char* text, int max_length,
                                     int32_t* ids, size_t capacity, size_t* count);
 
+/* Texts and pairs with every token's details, as Hugging Face's BertTokenizerFast gives them
+ * (encrt::Tokenizer::encode / encode_pair / encode_batch in the C++ API). */
+typedef enum encrt_truncation {
+  ENCRT_TRUNCATION_LONGEST_FIRST = 0, /* Hugging Face's default: cut the longer text first (see encrt.hpp) */
+  ENCRT_TRUNCATION_ONLY_FIRST = 1,    /* cut only the first text; an error if it would lose all its tokens */
+  ENCRT_TRUNCATION_ONLY_SECOND = 2,   /* cut only the second text; an error for a single text or if it would lose all */
+} encrt_truncation;
+
+/* Set struct_size = sizeof(encrt_encode_options) (encrt_encode_options_init does). */
+typedef struct encrt_encode_options {
+  size_t struct_size;
+  int max_length;               /* tokens per text or pair, specials included; 0 (default): the model's max_seq_len */
+  int truncate;                 /* 1 (default): cut longer texts; 0: a longer text or pair is ENCRT_INVALID_ARGUMENT */
+  encrt_truncation truncation;  /* default ENCRT_TRUNCATION_LONGEST_FIRST */
+} encrt_encode_options;
+ENCRT_API void encrt_encode_options_init(encrt_encode_options* options);
+
+/* Caller-owned arrays that receive an encoding. ids is required; any other array may be NULL (not
+ * written). Each holds `capacity` entries (offsets: 2 * capacity, a start and an end per token).
+ * Set struct_size = sizeof(encrt_token_arrays) (encrt_token_arrays_init does, with all NULL). */
+typedef struct encrt_token_arrays {
+  size_t struct_size;
+  size_t capacity;
+  int32_t* ids;
+  int32_t* token_type_ids;       /* 0: [CLS], the first text, its [SEP]; 1: the second text and its [SEP] */
+  int32_t* attention_mask;       /* 1: token, 0: padding */
+  int32_t* special_tokens_mask;  /* 1: [CLS], [SEP], [PAD] added by the tokenizer */
+  int32_t* word_ids;             /* the token's word in its text from 0; -1: added special token or padding */
+  int32_t* sequence_ids;         /* 0: first text, 1: second text, -1: added special token or padding */
+  size_t* offsets;               /* [start, end) UTF-8 byte offsets into the token's text; (0, 0) for added tokens */
+} encrt_token_arrays;
+ENCRT_API void encrt_token_arrays_init(encrt_token_arrays* arrays);
+
+/* One text (text_pair NULL) or a pair: [CLS] text [SEP] (text_pair [SEP]). options NULL: defaults.
+ * Writes *count tokens; when they exceed out->capacity the arrays are untouched, *count still says
+ * how many are needed and the status is ENCRT_INVALID_ARGUMENT. */
+ENCRT_API encrt_status encrt_tokenizer_encode_text(const encrt_tokenizer* tokenizer, const char* text,
+                                                   const char* text_pair, const encrt_encode_options* options,
+                                                   encrt_token_arrays* out, size_t* count);
+/* batch texts (and, when text_pairs is not NULL, batch second texts: every entry non-NULL), padded
+ * with [PAD] to the longest: the arrays are [batch, seq] row-major (offsets [batch, seq, 2]), the
+ * layout encrt_session_run takes, and *seq is written. When batch * seq exceeds out->capacity the
+ * arrays are untouched, *seq still says the length and the status is ENCRT_INVALID_ARGUMENT. */
+ENCRT_API encrt_status encrt_tokenizer_encode_batch(const encrt_tokenizer* tokenizer, const char* const* texts,
+                                                    const char* const* text_pairs, size_t batch,
+                                                    const encrt_encode_options* options, encrt_token_arrays* out,
+                                                    size_t* seq);
+
 /* Runs the encoder on [batch, seq] arrays owned by the caller. mask and token_type_ids may be NULL. */
 ENCRT_API encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
                                const int32_t* attention_mask, const int32_t* token_type_ids);

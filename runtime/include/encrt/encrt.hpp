@@ -91,6 +91,67 @@ class ENCRT_API Model {
   std::unique_ptr<Impl> impl_;
 };
 
+struct Inputs;
+
+// How a text, or a pair of texts, is cut to EncodeOptions::max_length: Hugging Face's truncation
+// strategies, as its fast tokenizers apply them (tokens go from the end of a text).
+//   kLongestFirst  (Hugging Face's default) nothing is cut when all fits; else, if the shorter text
+//                  fits in half the room, it stays whole and the longer one is cut to the rest;
+//                  else each keeps half the room, the longer (the second when they tie) the odd token.
+//   kOnlyFirst     only the first text is cut; an error when it would have to lose all its tokens.
+//   kOnlySecond    only the second text is cut (an error for a single text, and when it would have
+//                  to lose all its tokens).
+enum class Truncation : uint8_t { kLongestFirst = 0, kOnlyFirst = 1, kOnlySecond = 2 };
+ENCRT_API const char* truncation_name(Truncation truncation);  // "longest_first", "only_first", "only_second"
+// Parses one of those names (kInvalidArgument, naming the valid ones, for anything else).
+ENCRT_API Status parse_truncation(const std::string& name, Truncation* out);
+
+struct EncodeOptions {
+  // The most tokens per text or pair, special tokens included. 0: the model's max_seq_len. It must
+  // leave room for the special tokens ([CLS] [SEP]: 2, a pair 3); at exactly that, the texts' tokens
+  // are all cut, as Hugging Face does.
+  int max_length = 0;
+  // true (the default, as Hugging Face's pipelines): a longer text is cut by `truncation`. false: a
+  // text or pair longer than max_length is an error (kInvalidArgument, saying how long it is).
+  bool truncate = true;
+  Truncation truncation = Truncation::kLongestFirst;
+};
+
+// A token's place in its text: [start, end) in UTF-8 bytes, so text.substr(start, end - start) is
+// what it was made from (Hugging Face's offset_mapping counts Unicode code points of the Python
+// str instead). Special tokens the tokenizer adds, and padding, are (0, 0).
+struct TextSpan {
+  size_t start = 0;
+  size_t end = 0;
+};
+
+// One text or pair as tokens, with what Hugging Face's BatchEncoding gives for it. All vectors
+// have one entry per token.
+struct Encoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> token_type_ids;       // 0: [CLS], the first text and its [SEP]; 1: the second text and its [SEP]
+  std::vector<int32_t> attention_mask;       // 1: a token; 0: padding (in a batch)
+  std::vector<int32_t> special_tokens_mask;  // 1: [CLS], [SEP] and [PAD] added by the tokenizer (not those written in the text)
+  std::vector<TextSpan> offsets;             // into the text the token came from (sequence_ids says which)
+  std::vector<int32_t> word_ids;             // the token's word in its text, from 0; -1 for added special tokens and padding
+  std::vector<int32_t> sequence_ids;         // 0: first text, 1: second text, -1: added special tokens and padding
+  std::vector<std::string> tokens;           // the vocabulary's text of each token ("##ing", "[CLS]")
+  size_t size() const { return ids.size(); }
+};
+
+// Texts (or pairs) padded with [PAD] to the longest, as the session's [batch, seq] inputs.
+struct BatchEncoding {
+  int batch = 0;
+  int seq = 0;
+  // [batch, seq] row-major, the layout Inputs takes; padding has mask 0 and token type 0.
+  std::vector<int32_t> input_ids;
+  std::vector<int32_t> attention_mask;
+  std::vector<int32_t> token_type_ids;
+  std::vector<Encoding> rows;  // each row's details, padded to seq
+  // Inputs over the arrays above (valid while this BatchEncoding lives, unchanged).
+  Inputs inputs() const;
+};
+
 // Text to input ids with the model's own vocabulary: BERT's WordPiece, giving the ids Hugging
 // Face's BertTokenizerFast gives (normalization settings from the file: lowercasing, accent
 // stripping, CJK handling). Thread-safe after creation.
@@ -108,6 +169,21 @@ class ENCRT_API Tokenizer {
   // The word pieces alone, appended to `ids`.
   Status tokenize(const std::string& text, std::vector<int32_t>* ids) const;
   int32_t pad_id() const;  // -1 when the vocabulary has no [PAD]
+
+  // [CLS] text [SEP] with every token's details, as BertTokenizerFast(text) gives them. An empty
+  // (or all-whitespace) text gives [CLS] [SEP].
+  Status encode(const std::string& text, const EncodeOptions& options, Encoding* out) const;
+  // [CLS] first [SEP] second [SEP], token types 0 up to and with the first [SEP] and 1 after it, as
+  // BertTokenizerFast(first, second) gives them; options.truncation chooses what is cut. Either
+  // text may be empty (its side is then no tokens).
+  Status encode_pair(const std::string& first, const std::string& second, const EncodeOptions& options,
+                     Encoding* out) const;
+  // Each text (or pair) encoded as above, then padded with [PAD] to the longest. An empty list is
+  // an error; padding needs the vocabulary's [PAD] (an error without it, when lengths differ).
+  Status encode_batch(const std::vector<std::string>& texts, const EncodeOptions& options, BatchEncoding* out) const;
+  Status encode_pair_batch(const std::vector<std::pair<std::string, std::string>>& pairs,
+                           const EncodeOptions& options, BatchEncoding* out) const;
+  int32_t unk_id() const;  // -1 when the vocabulary has no [UNK]
 
   struct Impl;  // the library's own (opaque here)
 
@@ -275,5 +351,59 @@ struct BackendStatus {
 ENCRT_API std::vector<BackendStatus> available_backends();
 
 ENCRT_API const char* version();
+
+// Named entities from a token classifier's per-token label probabilities, as Hugging Face's
+// TokenClassificationPipeline aggregates them (transformers 4.40 pipelines/token_classification.py).
+//   kNone     every token that is not an added special token, with its own label ("B-PER").
+//   kSimple   tokens grouped into entities: a token joins the group before it when its tag (the
+//             label without "B-"/"I-"; a label without a prefix is its own tag and counts as "I-")
+//             is the group's tag and it is not "B-"; the group's score is the mean of its tokens'.
+//   kFirst, kAverage, kMax   first the tokens of a word agree on one label: the first token's, the
+//             label of the mean of the word's probabilities, or that of the word's most confident
+//             token; then words are grouped as kSimple groups tokens.
+// Hugging Face's pipeline defaults to none; these functions to kSimple.
+enum class EntityAggregation : uint8_t { kNone = 0, kSimple = 1, kFirst = 2, kAverage = 3, kMax = 4 };
+ENCRT_API const char* entity_aggregation_name(EntityAggregation aggregation);  // "none", "simple", ...
+ENCRT_API Status parse_entity_aggregation(const std::string& name, EntityAggregation* out);
+
+// Which tokens continue the word before them (for kFirst, kAverage, kMax).
+enum class SubwordRule : uint8_t {
+  // The pipeline's rule for WordPiece tokenizers: a token continues a word when its vocabulary text
+  // is not as long (in code points) as the text it covers ("##ing" covers "ing"); an unknown token
+  // never does. Where normalization changes lengths (Hangul syllables become jamo pieces, "ǅ"
+  // becomes "dz") it can split or join words differently from the word ids.
+  kPipeline = 0,
+  // A token continues a word when its word id is the one of the token before it.
+  kWordIds = 1,
+};
+
+struct EntityOptions {
+  EntityAggregation aggregation = EntityAggregation::kSimple;
+  // Entities with these labels (kNone: the token's label; else the group's tag) are dropped.
+  std::vector<std::string> ignore_labels = {"O"};
+  SubwordRule subwords = SubwordRule::kPipeline;
+  // The vocabulary's unknown token (Tokenizer::unk_id()), which kPipeline never counts as a subword.
+  int32_t unk_id = -1;
+};
+
+struct Entity {
+  std::string label;   // kNone: the token's label ("B-PER"); else the group's tag ("PER")
+  float score = 0.0f;  // the label's probability (of a group: the mean over its tokens or words)
+  size_t start = 0;    // [start, end): UTF-8 byte offsets into the text
+  size_t end = 0;
+  std::string word;    // text.substr(start, end - start) (the pipeline's "word" is the decoded tokens)
+  int first_token = 0;  // the tokens of the encoding it spans (kNone: its token, the pipeline's "index")
+  int last_token = 0;
+};
+
+// The entities of `text` from `scores`: [encoding.size(), num_labels] row-major label probabilities
+// (softmax of a token classifier's logits) for the tokens of `encoding`, which must be `text`'s own
+// (Tokenizer::encode, or a row of a BatchEncoding: padding and added special tokens are skipped).
+// `labels`: num_labels names by label index (the model's id2label), BIO/IOB2 ("B-PER", "I-PER", "O")
+// or plain. Errors (kInvalidArgument): null pointers, a label count other than num_labels, scores
+// that are not finite, an encoding of a pair, or offsets outside the text.
+ENCRT_API Status aggregate_entities(const std::string& text, const Encoding& encoding, const float* scores,
+                                    int num_labels, const std::vector<std::string>& labels,
+                                    const EntityOptions& options, std::vector<Entity>* out);
 
 }  // namespace encrt

@@ -57,6 +57,52 @@ encrt_dtype to_c(encrt::DType d) {
 
 }  // namespace
 
+namespace {
+
+encrt::Status to_encode_options(const encrt_encode_options* options, encrt::EncodeOptions* out) {
+  *out = encrt::EncodeOptions();
+  if (!options) return encrt::Status::ok();
+  if (options->struct_size < sizeof(encrt_encode_options))
+    return encrt::invalid_argument(
+        "encrt_encode_options.struct_size is too small (set it to sizeof(encrt_encode_options))");
+  if (options->max_length < 0)
+    return encrt::invalid_argument("max_length " + std::to_string(options->max_length) + " is negative");
+  if (options->truncation < ENCRT_TRUNCATION_LONGEST_FIRST || options->truncation > ENCRT_TRUNCATION_ONLY_SECOND)
+    return encrt::invalid_argument("unknown truncation " + std::to_string(static_cast<int>(options->truncation)));
+  out->max_length = options->max_length;
+  out->truncate = options->truncate != 0;
+  out->truncation = static_cast<encrt::Truncation>(options->truncation);
+  return encrt::Status::ok();
+}
+
+encrt::Status check_arrays(const encrt_token_arrays* out) {
+  if (!out) return encrt::invalid_argument("out is NULL");
+  if (out->struct_size < sizeof(encrt_token_arrays))
+    return encrt::invalid_argument("encrt_token_arrays.struct_size is too small (set it to sizeof(encrt_token_arrays))");
+  if (!out->ids) return encrt::invalid_argument("out->ids is NULL");
+  return encrt::Status::ok();
+}
+
+// The encoding `e` into the arrays from token position `at` on (NULL arrays are skipped).
+void write_row(const encrt::Encoding& e, size_t at, encrt_token_arrays* out) {
+  auto put = [&](int32_t* dst, const std::vector<int32_t>& src) {
+    if (dst) std::copy(src.begin(), src.end(), dst + at);
+  };
+  put(out->ids, e.ids);
+  put(out->token_type_ids, e.token_type_ids);
+  put(out->attention_mask, e.attention_mask);
+  put(out->special_tokens_mask, e.special_tokens_mask);
+  put(out->word_ids, e.word_ids);
+  put(out->sequence_ids, e.sequence_ids);
+  if (out->offsets)
+    for (size_t i = 0; i < e.size(); ++i) {
+      out->offsets[2 * (at + i)] = e.offsets[i].start;
+      out->offsets[2 * (at + i) + 1] = e.offsets[i].end;
+    }
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* encrt_version(void) { return encrt::version(); }
@@ -183,6 +229,78 @@ encrt_status encrt_tokenizer_encode(const encrt_tokenizer* tokenizer, const char
     return to_c(encrt::invalid_argument("encrt_tokenizer_encode: " + std::to_string(out.size()) +
                                         " ids do not fit in a capacity of " + std::to_string(capacity)));
   std::copy(out.begin(), out.end(), ids);
+  return ENCRT_OK;
+}
+
+void encrt_encode_options_init(encrt_encode_options* options) {
+  if (!options) return;
+  *options = encrt_encode_options{};
+  options->struct_size = sizeof(encrt_encode_options);
+  options->max_length = 0;
+  options->truncate = 1;
+  options->truncation = ENCRT_TRUNCATION_LONGEST_FIRST;
+}
+
+void encrt_token_arrays_init(encrt_token_arrays* arrays) {
+  if (!arrays) return;
+  *arrays = encrt_token_arrays{};
+  arrays->struct_size = sizeof(encrt_token_arrays);
+}
+
+encrt_status encrt_tokenizer_encode_text(const encrt_tokenizer* tokenizer, const char* text, const char* text_pair,
+                                         const encrt_encode_options* options, encrt_token_arrays* out, size_t* count) {
+  if (!count) return null_argument("count");
+  *count = 0;
+  if (!tokenizer) return null_argument("tokenizer");
+  if (!text) return null_argument("text");
+  if (encrt_status s = to_c(check_arrays(out)); s != ENCRT_OK) return s;
+  encrt::EncodeOptions opt;
+  if (encrt_status s = to_c(to_encode_options(options, &opt)); s != ENCRT_OK) return s;
+  encrt::Encoding e;
+  const encrt::Status st = text_pair ? tokenizer->tokenizer->encode_pair(text, text_pair, opt, &e)
+                                     : tokenizer->tokenizer->encode(text, opt, &e);
+  if (encrt_status s = to_c(st); s != ENCRT_OK) return s;
+  *count = e.size();
+  if (e.size() > out->capacity)
+    return to_c(encrt::invalid_argument("encrt_tokenizer_encode_text: " + std::to_string(e.size()) +
+                                        " tokens do not fit in a capacity of " + std::to_string(out->capacity)));
+  write_row(e, 0, out);
+  return ENCRT_OK;
+}
+
+encrt_status encrt_tokenizer_encode_batch(const encrt_tokenizer* tokenizer, const char* const* texts,
+                                          const char* const* text_pairs, size_t batch,
+                                          const encrt_encode_options* options, encrt_token_arrays* out, size_t* seq) {
+  if (!seq) return null_argument("seq");
+  *seq = 0;
+  if (!tokenizer) return null_argument("tokenizer");
+  if (!texts) return null_argument("texts");
+  if (batch == 0) return to_c(encrt::invalid_argument("encrt_tokenizer_encode_batch: batch is 0"));
+  if (encrt_status s = to_c(check_arrays(out)); s != ENCRT_OK) return s;
+  encrt::EncodeOptions opt;
+  if (encrt_status s = to_c(to_encode_options(options, &opt)); s != ENCRT_OK) return s;
+  for (size_t i = 0; i < batch; ++i) {
+    if (!texts[i]) return to_c(encrt::invalid_argument("texts[" + std::to_string(i) + "] is NULL"));
+    if (text_pairs && !text_pairs[i])
+      return to_c(encrt::invalid_argument("text_pairs[" + std::to_string(i) + "] is NULL"));
+  }
+  encrt::BatchEncoding b;
+  encrt::Status st;
+  if (text_pairs) {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 0; i < batch; ++i) pairs.emplace_back(texts[i], text_pairs[i]);
+    st = tokenizer->tokenizer->encode_pair_batch(pairs, opt, &b);
+  } else {
+    st = tokenizer->tokenizer->encode_batch(std::vector<std::string>(texts, texts + batch), opt, &b);
+  }
+  if (encrt_status s = to_c(st); s != ENCRT_OK) return s;
+  *seq = static_cast<size_t>(b.seq);
+  const size_t needed = batch * *seq;
+  if (needed > out->capacity)
+    return to_c(encrt::invalid_argument("encrt_tokenizer_encode_batch: " + std::to_string(batch) + " x " +
+                                        std::to_string(*seq) + " tokens do not fit in a capacity of " +
+                                        std::to_string(out->capacity)));
+  for (size_t r = 0; r < batch; ++r) write_row(b.rows[r], r * *seq, out);
   return ENCRT_OK;
 }
 

@@ -58,14 +58,23 @@ BertTokenizer::BertTokenizer(const std::vector<std::string>& vocabulary, const d
                    [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
-Status BertTokenizer::normalized_words(const std::u32string& segment, std::vector<std::u32string>* words) const {
-  // Normalization (clean_text, CJK padding, accent stripping, lowercasing), per character.
+void BertTokenizer::normalized_words(const std::vector<char32_t>& chars, size_t begin, size_t end,
+                                     std::vector<Word>* words) const {
+  // Normalization (clean_text, CJK padding, accent stripping, lowercasing), per character: every
+  // character written for chars[i] points back to i.
   std::u32string norm;
-  norm.reserve(segment.size());
+  std::vector<uint32_t> origin;
+  norm.reserve(end - begin);
+  origin.reserve(end - begin);
+  uint32_t from = 0;
+  auto put = [&](char32_t c) {
+    norm.push_back(c);
+    origin.push_back(from);
+  };
   auto push_lower = [&](char32_t c) {
     const tables::CharMapping* m = info_.lowercase ? find_mapping(tables::kLower, c) : nullptr;
-    if (!m) return norm.push_back(c);
-    for (uint32_t i = 0; i < m->length; ++i) norm.push_back(tables::kLowerData[m->offset + i]);
+    if (!m) return put(c);
+    for (uint32_t i = 0; i < m->length; ++i) put(tables::kLowerData[m->offset + i]);
   };
   auto push = [&](char32_t c) {
     if (!info_.strip_accents) return push_lower(c);
@@ -80,57 +89,70 @@ Status BertTokenizer::normalized_words(const std::u32string& segment, std::vecto
     if (!m) return push_lower(c);
     for (uint32_t i = 0; i < m->length; ++i) push_lower(tables::kStripData[m->offset + i]);
   };
-  for (char32_t c : segment) {
+  for (size_t i = begin; i < end; ++i) {
+    char32_t c = chars[i];
+    from = static_cast<uint32_t>(i);
     const uint8_t f = flags_of(c);
     // clean_text (BertTokenizerFast always cleans): NUL, U+FFFD and "other" characters go.
     if (c == 0 || c == 0xFFFD || (f & tables::kRemove)) continue;
     if (f & tables::kToSpace) c = U' ';
     if (info_.chinese_chars && (f & tables::kChinese)) {
-      norm.push_back(U' ');
+      put(U' ');
       push(c);
-      norm.push_back(U' ');
+      put(U' ');
     } else {
       push(c);
     }
   }
   // Pre-tokenization: whitespace separates words, punctuation is a word of its own.
-  std::u32string word;
-  for (char32_t c : norm) {
+  Word word;
+  auto flush = [&]() {
+    if (word.chars.empty()) return;
+    words->push_back(std::move(word));
+    word = Word();
+  };
+  for (size_t i = 0; i < norm.size(); ++i) {
+    const char32_t c = norm[i];
     const uint8_t f = flags_of(c);
     if (f & (tables::kSplit | tables::kPunct)) {
-      if (!word.empty()) words->push_back(std::move(word));
-      word.clear();
-      if (f & tables::kPunct) words->emplace_back(1, c);
+      flush();
+      if (f & tables::kPunct) words->push_back(Word{std::u32string(1, c), {origin[i]}});
     } else {
-      word.push_back(c);
+      word.chars.push_back(c);
+      word.origin.push_back(origin[i]);
     }
   }
-  if (!word.empty()) words->push_back(std::move(word));
-  return Status::ok();
+  flush();
 }
 
-Status BertTokenizer::word_pieces(const std::u32string& word, std::vector<int32_t>* ids) const {
+Status BertTokenizer::word_pieces(const Word& word, const std::vector<uint32_t>& byte_at, int32_t word_index,
+                                  std::vector<Piece>* out) const {
+  // Piece chars[s, e) covers the original characters from origin[s] to origin[e - 1].
+  auto piece = [&](int32_t id, size_t s, size_t e) {
+    out->push_back(Piece{id, byte_at[word.origin[s]], byte_at[word.origin[e - 1] + 1], word_index});
+  };
   auto unknown = [&]() -> Status {
     if (info_.unk_id < 0) {
       std::string utf8;
-      for (char32_t c : word) append_utf8(c, &utf8);
+      for (char32_t c : word.chars) append_utf8(c, &utf8);
       return Status(StatusCode::kInvalidArgument,
                     "the word '" + utf8 + "' has no word pieces in the vocabulary, which has no unknown token");
     }
-    ids->push_back(info_.unk_id);
+    piece(info_.unk_id, 0, word.chars.size());
     return Status::ok();
   };
-  if (word.size() > kMaxCharsPerWord) return unknown();
-  const size_t first_piece = ids->size();
+  const std::u32string& chars = word.chars;
+  if (chars.size() > kMaxCharsPerWord) return unknown();
+  const size_t first_piece = out->size();
   std::string candidate;
   size_t start = 0;
-  while (start < word.size()) {
+  while (start < chars.size()) {
     // Longest match first: the piece [start, end) shrinks one character at a time.
     int32_t found = -1;
-    size_t end = word.size();
+    size_t end = chars.size();
     for (; end > start; --end) {
       candidate.assign(start > 0 ? "##" : "");
-      for (size_t i = start; i < end; ++i) append_utf8(word[i], &candidate);
+      for (size_t i = start; i < end; ++i) append_utf8(chars[i], &candidate);
       auto it = ids_.find(candidate);
       if (it != ids_.end()) {
         found = it->second;
@@ -138,10 +160,10 @@ Status BertTokenizer::word_pieces(const std::u32string& word, std::vector<int32_
       }
     }
     if (found < 0) {  // no piece fits: the whole word is unknown
-      ids->resize(first_piece);
+      out->resize(first_piece);
       return unknown();
     }
-    ids->push_back(found);
+    piece(found, start, end);
     start = end;
   }
   return Status::ok();
@@ -149,19 +171,34 @@ Status BertTokenizer::word_pieces(const std::u32string& word, std::vector<int32_
 
 Status BertTokenizer::tokenize(std::string_view text, std::vector<int32_t>* ids) const {
   if (ids == nullptr) return Status(StatusCode::kInvalidArgument, "tokenize: ids is null");
+  std::vector<Piece> found;
+  if (Status st = pieces(text, &found); !st) return st;
+  for (const Piece& p : found) ids->push_back(p.id);
+  return Status::ok();
+}
+
+Status BertTokenizer::pieces(std::string_view text, std::vector<Piece>* out) const {
+  if (out == nullptr) return Status(StatusCode::kInvalidArgument, "pieces: out is null");
+  out->clear();
   std::vector<char32_t> chars;
   if (Status st = decode_utf8(text, &chars); !st) return st;
-  std::vector<std::u32string> words;
-  std::u32string segment;
-  auto flush = [&]() -> Status {
+  // Valid UTF-8 writes every character in its one shortest form, so the offsets follow from the
+  // characters' lengths.
+  std::vector<uint32_t> byte_at(chars.size() + 1, 0);
+  for (size_t i = 0; i < chars.size(); ++i) {
+    const char32_t c = chars[i];
+    byte_at[i + 1] = byte_at[i] + (c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4);
+  }
+  std::vector<Word> words;
+  int32_t word_index = 0;
+  auto flush = [&](size_t begin, size_t end) -> Status {
     words.clear();
-    if (Status st = normalized_words(segment, &words); !st) return st;
-    for (const std::u32string& w : words)
-      if (Status st = word_pieces(w, ids); !st) return st;
-    segment.clear();
+    normalized_words(chars, begin, end, &words);
+    for (const Word& w : words)
+      if (Status st = word_pieces(w, byte_at, word_index++, out); !st) return st;
     return Status::ok();
   };
-  size_t i = 0;
+  size_t segment = 0, i = 0;
   while (i < chars.size()) {
     const std::pair<std::u32string, int32_t>* hit = nullptr;
     for (const auto& special : specials_) {
@@ -172,14 +209,15 @@ Status BertTokenizer::tokenize(std::string_view text, std::vector<int32_t>* ids)
       }
     }
     if (hit) {
-      if (Status st = flush(); !st) return st;
-      ids->push_back(hit->second);
+      if (Status st = flush(segment, i); !st) return st;
+      out->push_back(Piece{hit->second, byte_at[i], byte_at[i + hit->first.size()], word_index++});
       i += hit->first.size();
+      segment = i;
     } else {
-      segment.push_back(chars[i++]);
+      ++i;
     }
   }
-  return flush();
+  return flush(segment, chars.size());
 }
 
 Status BertTokenizer::encode(std::string_view text, int max_length, std::vector<int32_t>* ids) const {
@@ -202,12 +240,12 @@ Status BertTokenizer::words(std::string_view text, std::vector<std::string>* out
   if (out == nullptr) return Status(StatusCode::kInvalidArgument, "words: out is null");
   std::vector<char32_t> chars;
   if (Status st = decode_utf8(text, &chars); !st) return st;
-  std::vector<std::u32string> words;
-  if (Status st = normalized_words(std::u32string(chars.begin(), chars.end()), &words); !st) return st;
+  std::vector<Word> words;
+  normalized_words(chars, 0, chars.size(), &words);
   out->clear();
-  for (const std::u32string& w : words) {
+  for (const Word& w : words) {
     out->emplace_back();
-    for (char32_t c : w) append_utf8(c, &out->back());
+    for (char32_t c : w.chars) append_utf8(c, &out->back());
   }
   return Status::ok();
 }
