@@ -24,6 +24,8 @@ struct TaskOptions {
   // A text with more tokens than max_seq: cut to max_seq (true, the default, as Hugging Face's and
   // sentence-transformers' truncation=True does) or refused with kInvalidArgument (false).
   bool truncate = true;
+  // Which side of a text pair is cut (Hugging Face's strategies; longest_first is its default).
+  Truncation truncation = Truncation::kLongestFirst;
   int threads = 1;
   std::string backend = "auto";
   std::map<std::string, std::string> backend_options;

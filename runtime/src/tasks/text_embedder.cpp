@@ -16,6 +16,7 @@ struct TextEmbedder::Impl {
   TaskOptions options;
   int max_seq = 0;
   int dimension = 0;
+  EncodeOptions encode;  // max_length = max_seq, truncation as asked
   tasks::TextBatch batch;
   TaskTimings timings;
 };
@@ -40,6 +41,9 @@ Status TextEmbedder::create(const Model& model, const TaskOptions& options, std:
   impl->options = options;
   impl->max_seq = options.max_seq > 0 ? options.max_seq : model_max;
   impl->dimension = model.config().hidden_size;
+  impl->encode.max_length = impl->max_seq;
+  impl->encode.truncate = options.truncate;
+  impl->encode.truncation = options.truncation;
   if (Status s = Tokenizer::create(model, &impl->tokenizer); !s) return s;
   SessionOptions so;
   so.max_batch = options.max_batch;
@@ -67,7 +71,7 @@ Status TextEmbedder::embed(const std::vector<std::string>& texts, std::vector<fl
   for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(m.options.max_batch)) {
     const size_t count = std::min(texts.size() - first, static_cast<size_t>(m.options.max_batch));
     auto t0 = std::chrono::steady_clock::now();
-    if (Status s = m.batch.fill(*m.tokenizer, texts, first, count, m.max_seq, m.options.truncate); !s) return s;
+    if (Status s = m.batch.fill(*m.tokenizer, texts, first, count, m.encode); !s) return s;
     m.timings.tokenize_ms += ms_since(t0);
     m.timings.tokens += m.batch.real_tokens();
     t0 = std::chrono::steady_clock::now();
