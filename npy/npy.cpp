@@ -114,6 +114,15 @@ Status write_array(const std::string& path, const char* descr, const std::vector
 
 }  // namespace
 
+Status read_descr(const std::string& path, std::string* descr) {
+  std::string bytes;
+  if (Status s = read_file(path, &bytes); !s) return s;
+  Header h;
+  if (Status s = parse_header(path, bytes, &h); !s) return s;
+  *descr = h.descr;
+  return Status::ok();
+}
+
 Status read_int32(const std::string& path, Int32Array* out) {
   std::string bytes;
   if (Status s = read_file(path, &bytes); !s) return s;

@@ -1,5 +1,7 @@
 // The C API: the fixture through C calls gives the C++ results; NULLs and bad values are errors.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
