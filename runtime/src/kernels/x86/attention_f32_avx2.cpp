@@ -328,6 +328,15 @@ void attention_with_probs(const Head& hd, const Scratch& t, int real, const int3
 
 // p[r][j] := the masked score of query i0 + r for key keys[j].
 void mask_tile(const PairMask& pm, int i0, int rows, const int32_t* keys, int nk, float* p) {
+  if (!pm.blocked && !pm.bias) {  // a window alone: each row's keys are one run of the sorted list
+    for (int r = 0; r < rows; ++r) {
+      int lo, hi;
+      pm.keys_for_queries(keys, nk, i0 + r, i0 + r + 1, &lo, &hi);
+      for (int j = 0; j < lo; ++j) p[r * kKeyBlock + j] = -INFINITY;
+      for (int j = hi; j < nk; ++j) p[r * kKeyBlock + j] = -INFINITY;
+    }
+    return;
+  }
   for (int r = 0; r < rows; ++r)
     for (int j = 0; j < nk; ++j) p[r * kKeyBlock + j] = pm.apply(i0 + r, keys[j], p[r * kKeyBlock + j]);
 }
