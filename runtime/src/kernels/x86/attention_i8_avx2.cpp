@@ -326,7 +326,14 @@ void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, flo
 void softmax_quantize_row_pairs(const Dims& dm, const Scratch& t, int r, int i, const PairMask& pm, int c_lo, int c_hi,
                                 float* probs_row) {
   float* s = t.scores + r * dm.score_ld;
-  for (int j = c_lo; j < c_hi; ++j) s[j] = pm.apply(i, t.keys[j], s[j]);
+  if (!pm.blocked && !pm.bias) {  // a window alone: the row's keys are one run of the sorted list
+    int lo, hi;
+    pm.keys_for_queries(t.keys, c_hi, i, i + 1, &lo, &hi);
+    for (int j = c_lo; j < lo; ++j) s[j] = -INFINITY;
+    for (int j = std::max(hi, c_lo); j < c_hi; ++j) s[j] = -INFINITY;
+  } else {
+    for (int j = c_lo; j < c_hi; ++j) s[j] = pm.apply(i, t.keys[j], s[j]);
+  }
   const int nv = ceil_div(c_hi - c_lo, 8);
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(c_hi - c_lo - 8 * (nv - 1)));
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);

@@ -521,11 +521,20 @@ constexpr PvTileFn kPvTiles[kPvRows + 1] = {nullptr,        pv_tile<1, NV>, pv_t
 // above kNoKey / 4, so that a row of huge finite biases stays a row of live keys). Returns the
 // lane-wise max of y over those slots.
 __m512 mask_exponents(const PairMask& pm, const Scratch& t, int i0, int n, int s_lo, int s_hi, int real) {
-  for (int j = s_lo; j < s_hi && j < real; ++j) {
-    float* yj = t.y + static_cast<size_t>(j) * kLanes;
+  if (!pm.blocked && !pm.bias) {  // a window alone: each query's keys are one run of the sorted list
     for (int r = 0; r < n; ++r) {
-      const float m = pm.apply(i0 + r, t.keys[j], 0.0f);
-      yj[r] = m == -INFINITY ? kNoKey : (pm.bias ? std::max(yj[r] + m * kLog2e, 0.25f * kNoKey) : yj[r]);
+      int lo, hi;
+      pm.keys_for_queries(t.keys, real, i0 + r, i0 + r + 1, &lo, &hi);
+      for (int j = s_lo; j < lo; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
+      for (int j = std::max(hi, s_lo); j < s_hi && j < real; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
+    }
+  } else {
+    for (int j = s_lo; j < s_hi && j < real; ++j) {
+      float* yj = t.y + static_cast<size_t>(j) * kLanes;
+      for (int r = 0; r < n; ++r) {
+        const float m = pm.apply(i0 + r, t.keys[j], 0.0f);
+        yj[r] = m == -INFINITY ? kNoKey : (pm.bias ? std::max(yj[r] + m * kLog2e, 0.25f * kNoKey) : yj[r]);
+      }
     }
   }
   __m512 w = _mm512_set1_ps(-INFINITY);
