@@ -1,6 +1,6 @@
 // encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]
 //               [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]
-//               [--smoothing ALPHA] [--threads T] [--quiet]
+//               [--smoothing ALPHA] [--threads T] [--attention-window W] [--quiet]
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -22,19 +22,22 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
-  Args args({"out", "dtype", "pooling", "calibration", "min-cosine", "attention", "smoothing", "threads"},
+  Args args({"out", "dtype", "pooling", "calibration", "min-cosine", "attention", "smoothing", "threads",
+             "attention-window"},
             {"help", "quiet"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("out")) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]\n"
                  "                     [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]\n"
-                 "                     [--smoothing ALPHA] [--threads T] [--quiet]\n"
+                 "                     [--smoothing ALPHA] [--threads T] [--attention-window W] [--quiet]\n"
                  "  SRC_DIR holds config.json (\"model_type\": \"bert\" or \"torch_encoder\") and model.safetensors\n"
                  "  int8: weights per output channel, activations per token row at run time. The converter\n"
                  "  runs fp32 and int8 on calibration ids (--calibration, else synthetic), prints the accuracy\n"
                  "  kept per layer, and keeps layers in fp16 until the smallest pooled-output cosine is at least\n"
-                 "  --min-cosine (default 0.99). --smoothing: SmoothQuant alpha (default 0.5, 0 = off).\n");
+                 "  --min-cosine (default 0.99). --smoothing: SmoothQuant alpha (default 0.5, 0 = off).\n"
+                 "  --attention-window W: sliding-window attention, each query sees the keys within +-W of it\n"
+                 "  (default 0: all keys).\n");
     return args.has("help") ? 0 : 2;
   }
   converter::ConvertOptions opt;
@@ -65,6 +68,8 @@ int cmd_convert(int argc, char** argv) {
   const int default_threads = static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
   if (Status s = args.get_int("threads", default_threads, &opt.calibration_threads); !s) return fail(s);
   opt.calibration_ids = args.get("calibration");
+  if (Status s = args.get_int("attention-window", 0, &opt.attention_window); !s) return fail(s);
+  if (opt.attention_window < 0) return fail(invalid_argument("--attention-window must be >= 0 (0: full attention)"));
 
   Progress progress(!args.has("quiet"));
   opt.log = [&](const std::string& line) { progress.line(line); };

@@ -55,6 +55,7 @@ int cmd_inspect(int argc, char** argv) {
   std::printf("  final_norm           %s\n", c.final_norm ? "yes" : "no");
   std::printf("  pooling              %s\n", c.pooling.c_str());
   std::printf("  attention_precision  %s\n", c.attention_precision.c_str());
+  std::printf("  attention_window     %s\n", c.attention_window > 0 ? std::to_string(c.attention_window).c_str() : "0 (full)");
   std::printf("vocabulary: %zu tokens\n", model->vocabulary().size());
   std::printf("metadata:\n");
   for (const auto& [k, v] : model->metadata()) std::printf("  %-20s %s\n", k.c_str(), v.c_str());

@@ -48,6 +48,9 @@ struct ConvertOptions {
   double min_cosine = 0.99;
   double smoothing_alpha = 0.5;
   int calibration_threads = 2;
+  // Sliding-window attention stored in the model's config: > 0, each query attends only the
+  // keys within ±attention_window of it; 0 = full attention.
+  int attention_window = 0;
 };
 
 struct QuantizationReport;

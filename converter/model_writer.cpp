@@ -269,6 +269,10 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
   };
   if (options.output_path.empty()) return invalid_argument("no output path given");
   const SourceConfig& c = src.config;
+  // The runtime's limit (model/model_loader.cpp); a window of max_seq_len - 1 or more is full attention.
+  if (options.attention_window < 0 || options.attention_window > (1 << 20))
+    return invalid_argument("attention window " + std::to_string(options.attention_window) +
+                            " is out of range (0 = full attention, else 1.." + std::to_string(1 << 20) + ")");
   if (!options.layer_weight_types.empty() &&
       options.layer_weight_types.size() != static_cast<size_t>(c.num_layers))
     return invalid_argument("layer_weight_types has " +
@@ -386,7 +390,8 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
       c.embedding_scale, c.max_seq_len, c.type_vocab_size, c.embedding_norm, c.final_norm,
       to_fb(c.pooling),
       options.weight_type == WeightType::kI8 && options.int8_attention ? fb::AttentionPrecision::Int8
-                                                                       : fb::AttentionPrecision::Float);
+                                                                       : fb::AttentionPrecision::Float,
+      options.attention_window);
   fb::FinishModelBuffer(b, fb::CreateModel(b, names::kFormatVersion, config, tensors, vocabulary, meta));
 
   // Our own output must verify exactly as the runtime will verify it.

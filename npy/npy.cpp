@@ -114,21 +114,35 @@ Status write_array(const std::string& path, const char* descr, const std::vector
 
 }  // namespace
 
+Status read_descr(const std::string& path, std::string* descr) {
+  std::string bytes;
+  if (Status s = read_file(path, &bytes); !s) return s;
+  Header h;
+  if (Status s = parse_header(path, bytes, &h); !s) return s;
+  *descr = h.descr;
+  return Status::ok();
+}
+
 Status read_int32(const std::string& path, Int32Array* out) {
   std::string bytes;
   if (Status s = read_file(path, &bytes); !s) return s;
   Header h;
   if (Status s = parse_header(path, bytes, &h); !s) return s;
   const bool is64 = h.descr == "<i8", is32 = h.descr == "<i4";
-  if (!is64 && !is32)
-    return invalid_argument(path + ": expected int32 or int64 data, found dtype '" + h.descr + "'");
+  // NumPy's bool and one-byte integers (e.g. a bool attention mask) widen exactly.
+  const bool is8 = h.descr == "|b1" || h.descr == "|u1" || h.descr == "|i1";
+  if (!is64 && !is32 && !is8)
+    return invalid_argument(path + ": expected int32, int64, int8, uint8 or bool data, found dtype '" + h.descr + "'");
   size_t n;
-  if (Status s = element_count(path, h, is64 ? 8 : 4, bytes.size() - h.data_offset, &n); !s) return s;
+  if (Status s = element_count(path, h, is64 ? 8 : is32 ? 4 : 1, bytes.size() - h.data_offset, &n); !s) return s;
   out->shape = h.shape;
   out->data.resize(n);
   const char* p = bytes.data() + h.data_offset;
   for (size_t i = 0; i < n; ++i) {
-    if (is64) {
+    if (is8) {
+      out->data[i] = h.descr == "|i1" ? static_cast<int32_t>(static_cast<int8_t>(p[i]))
+                                      : static_cast<int32_t>(static_cast<uint8_t>(p[i]));
+    } else if (is64) {
       int64_t v;
       std::memcpy(&v, p + 8 * i, 8);
       if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())

@@ -18,8 +18,11 @@ struct Float32Array {
   std::vector<float> data;
 };
 
-// Reads an integer array (int32 or int64, little-endian, any dims); int64 values must fit int32.
+// Reads an integer array (int32 or int64, little-endian, or one-byte bool / uint8 / int8, any
+// dims); int64 values must fit int32.
 Status read_int32(const std::string& path, Int32Array* out);
+// The array's NumPy dtype string ("<f4", "|b1", ...), from the header alone.
+Status read_descr(const std::string& path, std::string* descr);
 // Reads a float32 (or float64, converted) array.
 Status read_float32(const std::string& path, Float32Array* out);
 Status write_float32(const std::string& path, const std::vector<int64_t>& shape, const float* data);

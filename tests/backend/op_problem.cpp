@@ -149,6 +149,7 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
   args.op_count = static_cast<int>(ops.size());
   args.buffers = buffers.bindings();
   args.shape = p.run;
+  args.src_mask_per_sequence = p.src_mask_per_sequence;
   r.status = table.run(c.context, args);
   if (r.status.is_ok() && table.synchronize) r.status = table.synchronize(c.context);
   if (!r.status.is_ok()) return r;

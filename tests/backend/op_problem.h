@@ -22,6 +22,7 @@ struct OpProblem {
   std::vector<bool> absent;                       // per buffer: bound to null (an absent input)
   std::vector<size_t> used;                       // per buffer: the bytes the run may write
   bool nonfinite = false;                         // inputs hold NaN and ±Inf
+  bool src_mask_per_sequence = false;             // the src mask inputs are [batch, seq, seq]
   // Weights and tables the op params point at (stable addresses).
   std::deque<std::vector<float>> f32;
   std::deque<std::vector<uint16_t>> f16;

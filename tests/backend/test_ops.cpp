@@ -222,6 +222,51 @@ std::unique_ptr<OpProblem> attention_problem(int heads, int head_dim, bool int8,
   return p;
 }
 
+// Attention with a src mask (bool, or additive float with -inf entries), one per sequence or one
+// for the batch, and/or a sliding window, over the padding mask. Every kind leaves query row 1 of
+// each sequence without a key (zeros).
+enum class SrcMask { kNone, kBool, kFloat };
+std::unique_ptr<OpProblem> attention_src_mask_problem(int head_dim, bool int8, SrcMask kind, bool per_sequence,
+                                                      int window, bool probs, backend::Shape run, bool nonfinite) {
+  std::unique_ptr<OpProblem> p = attention_problem(2, head_dim, int8, true, probs, run, nonfinite);
+  std::ostringstream name;
+  name << p->name << (kind == SrcMask::kBool ? " +bool src mask" : kind == SrcMask::kFloat ? " +float src mask" : "")
+       << (kind != SrcMask::kNone && per_sequence ? " [batch, seq, seq]" : "") << (window > 0 ? " window " : "");
+  if (window > 0) name << window;
+  p->name = name.str();
+  p->src_mask_per_sequence = per_sequence;
+  plan::Op& op = p->graph.ops.back();
+  plan::AttentionParams a = op.p<plan::AttentionParams>();
+  a.window = window;
+  op.params = a;
+  const size_t pairs = (per_sequence ? static_cast<size_t>(run.batch) : 1) * run.seq * run.seq;
+  std::mt19937 rng(71 + static_cast<uint32_t>(pairs));
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  auto pair_input = [&](const char* buffer_name, DType dtype) {
+    const int b = p->add_buffer(buffer_name, dtype, Rows::kPairs, dtype_size(dtype));
+    p->graph.buffers[static_cast<size_t>(b)].storage = plan::Storage::kInput;
+    return b;
+  };
+  int blocked = -1, bias = -1;
+  if (kind == SrcMask::kBool) {
+    blocked = pair_input("src_mask_bool", DType::kU8);
+    std::vector<uint8_t> v(pairs);
+    for (size_t i = 0; i < pairs; ++i) v[i] = (i / run.seq) % run.seq == 1 ? 1 : unit(rng) < 0.4f;
+    p->input[static_cast<size_t>(blocked)] = as_bytes(v, pairs);
+  } else if (kind == SrcMask::kFloat) {
+    bias = pair_input("src_mask_float", DType::kF32);
+    std::vector<float> v(pairs);
+    for (size_t i = 0; i < pairs; ++i)
+      v[i] = (i / run.seq) % run.seq == 1 || unit(rng) < 0.3f ? -std::numeric_limits<float>::infinity()
+                                                               : 4.0f * unit(rng) - 2.0f;
+    p->input[static_cast<size_t>(bias)] = as_bytes(v, pairs);
+  }
+  op.inputs.resize(4, -1);
+  op.inputs[plan::slot::kAttentionSrcMaskBool] = blocked;
+  op.inputs[plan::slot::kAttentionSrcMaskFloat] = bias;
+  return p;
+}
+
 const detail::TableView* table(OpProblem* p, DType dtype, int rows, int width, uint32_t seed) {
   const std::vector<float> v = uniform(static_cast<size_t>(rows) * width, -1.0f, 1.0f, seed);
   detail::TableView t;
@@ -374,6 +419,21 @@ TEST_CASE("conformance: attention", "[conformance][ops]") {
             check_problem(*attention_problem(2, head_dim, int8, mask, probs, run, false));
             if (!int8) check_problem(*attention_problem(2, head_dim, int8, mask, probs, run, true));
           }
+}
+
+TEST_CASE("conformance: attention with src masks and sliding windows", "[conformance][ops][src_mask]") {
+  for (backend::Shape run : kRuns)
+    for (bool int8 : {false, true})
+      for (bool probs : {false, true}) {
+        for (SrcMask kind : {SrcMask::kBool, SrcMask::kFloat})
+          for (bool per_sequence : {false, true}) {
+            check_problem(*attention_src_mask_problem(8, int8, kind, per_sequence, 0, probs, run, false));
+            if (!int8) check_problem(*attention_src_mask_problem(8, int8, kind, per_sequence, 0, probs, run, true));
+          }
+        check_problem(*attention_src_mask_problem(32, int8, SrcMask::kNone, false, 2, probs, run, false));
+        check_problem(*attention_src_mask_problem(32, int8, SrcMask::kFloat, true, 3, probs, run, false));
+        if (!int8) check_problem(*attention_src_mask_problem(32, int8, SrcMask::kBool, false, 1, probs, run, true));
+      }
 }
 
 TEST_CASE("conformance: embed", "[conformance][ops]") {

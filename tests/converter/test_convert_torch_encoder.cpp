@@ -262,3 +262,24 @@ TEST_CASE("torch_encoder: errors", "[converter][torch]") {
     expect(StatusCode::kInvalidModel, {"transformer_encoder.norm.bias"});
   }
 }
+
+TEST_CASE("torch_encoder: the attention window is stored in the config; a negative one is refused",
+          "[converter][torch][window]") {
+  const std::string dir = scratch_dir("torch_window");
+  write_checkpoint(dir, torch_config(), torch_tensors("", /*final_norm=*/false));
+  SourceModel model;
+  REQUIRE(read_source(dir, "", &model).to_string() == "ok");
+  ConvertOptions o;
+  o.output_path = dir + "/model.encrt";
+  REQUIRE(write_model(model, o).to_string() == "ok");
+  CHECK(LoadedModel(o.output_path).model()->config()->attention_window() == 0);  // default: full attention
+  o.attention_window = 5;
+  REQUIRE(write_model(model, o).to_string() == "ok");
+  const LoadedModel m(o.output_path);
+  REQUIRE(m.verifies());
+  CHECK(m.model()->config()->attention_window() == 5);
+  o.attention_window = -1;
+  const encrt::Status s = write_model(model, o);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find("attention window -1") != std::string::npos);
+}

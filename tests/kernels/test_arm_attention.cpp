@@ -19,6 +19,7 @@
 #include <random>
 #include <vector>
 
+#include "attention_pair_masks.h"
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/kernel_lists.h"
 #include "kernels/ref/ref_kernels.h"
@@ -26,6 +27,8 @@
 
 namespace arm = encrt::kernels::arm;
 using namespace encrt::kernels;
+using encrt::kernels::test::pair_mask_sweep;
+using encrt::kernels::test::PairMasks;
 using encrt::kernels::test::testable_simd_kernels;
 
 TEST_CASE("ARM vector exp: relative error below kExpNeonMaxRelError", "[arm][attention][exp]") {
@@ -65,6 +68,7 @@ struct AttentionProblem {
   AttentionArgs args;
   std::vector<float> qkv;
   std::vector<int32_t> mask;
+  const PairMasks* pairs = nullptr;  // src masks and window, or none
 
   AttentionProblem(int S, int D, float spread, std::mt19937& rng) {
     const int H = kHeads * D;
@@ -91,6 +95,7 @@ struct AttentionProblem {
     args.mask = mask.data();
     args.out = out->data();
     args.probs = probs ? probs->data() : nullptr;
+    if (pairs) pairs->set_args(&args);
     for (int b = 0; b < kBatch; ++b)
       for (int h = 0; h < kHeads; ++h) kernel(args, b, h, scratch);
   }
@@ -158,6 +163,42 @@ TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i
           CHECK(bad_p == 0);
         }
   }
+}
+
+TEST_CASE("ARM attention with src masks and windows matches the reference", "[arm][attention][pairs]") {
+  // fp32 within the tolerances above; int8 bit for bit (the kernels take the reference's masked
+  // path over each row's window).
+  std::mt19937 rng(23);
+  for (int S : {1, 5, 17, 70})
+    for (int D : {20, 32})
+      for (const PairMasks& m : pair_mask_sweep(AttentionProblem::kBatch, S, static_cast<uint32_t>(S * 31 + D))) {
+        AttentionProblem p(S, D, 1.5f, rng);
+        p.pairs = &m;
+        for (bool with_probs : {false, true}) {
+          std::vector<float> want, got, want_p, got_p;
+          p.run(ref::attention_f32, ref::attention_f32_scratch, &want, with_probs ? &want_p : nullptr);
+          for (const AttentionKernel* k : testable_simd_kernels(kAttentionF32Kernels)) {
+            p.run(k->fn, k->scratch, &got, with_probs ? &got_p : nullptr);
+            int bad = 0, bad_p = 0;
+            for (size_t i = 0; i < want.size(); ++i) bad += !(std::fabs(got[i] - want[i]) <= 2e-5 * 8.0 + 1e-7);
+            for (size_t i = 0; i < want_p.size(); ++i)
+              bad_p += !(std::fabs(got_p[i] - want_p[i]) <= 1e-6 + 1e-5 * std::fabs(want_p[i]));
+            INFO(k->name << " " << m.name() << " S=" << S << " D=" << D << " probs=" << with_probs);
+            CHECK(bad == 0);
+            CHECK(bad_p == 0);
+          }
+          p.run(ref::attention_i8, ref::attention_i8_scratch, &want, with_probs ? &want_p : nullptr);
+          for (const AttentionKernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
+            p.run(k->fn, k->scratch, &got, with_probs ? &got_p : nullptr);
+            int bad = 0, bad_p = 0;
+            for (size_t i = 0; i < want.size(); ++i) bad += got[i] != want[i];
+            for (size_t i = 0; i < want_p.size(); ++i) bad_p += got_p[i] != want_p[i];
+            INFO(k->name << " " << m.name() << " S=" << S << " D=" << D << " probs=" << with_probs);
+            CHECK(bad == 0);
+            CHECK(bad_p == 0);
+          }
+        }
+      }
 }
 
 #endif  // ENCRT_ARCH_ARM64

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/kernel_types.h"
+#include "attention_pair_masks.h"
 #include "kernels/ref/ref_kernels.h"
 #include "naive_math.h"
 
@@ -36,8 +37,12 @@ struct Problem {
   std::vector<int32_t> mask;   // [kBatch, seq]
   bool null_mask;              // pass mask = nullptr (then every token is real)
   float scale;
+  const test::PairMasks* pairs = nullptr;  // src masks and window, or none
 
   bool real(int b, int j) const { return null_mask || mask[static_cast<size_t>(b) * seq + j] != 0; }
+  // Query i may attend key j: real, and allowed by the pair masks.
+  bool allowed(int b, int i, int j) const { return real(b, j) && (!pairs || pairs->allowed(b, i, j)); }
+  double bias(int b, int i, int j) const { return pairs ? pairs->bias_at(b, i, j) : 0.0; }
   const float* q(int b, int i, int h) const { return &qkv[(static_cast<size_t>(b) * seq + i) * ld_qkv + h * head_dim]; }
   const float* k(int b, int j, int h) const { return q(b, j, h) + heads * head_dim; }
   const float* v(int b, int j, int h) const { return q(b, j, h) + 2 * heads * head_dim; }
@@ -101,6 +106,7 @@ Result run_attention(const Problem& p, AttentionFn fn, AttentionScratchFn scratc
   args.out = r.out.data();
   args.ld_out = p.ld_out;
   args.probs = r.probs.data();
+  if (p.pairs) p.pairs->set_args(&args);
   for (int b = 0; b < kBatch; ++b)
     for (int h = 0; h < p.heads; ++h) fn(args, b, h, scratch);
 
@@ -123,11 +129,11 @@ NaiveRow naive_row(const Problem& p, int b, int h, int i) {
   std::vector<bool> real(S);
   r.scores.assign(S, 0.0);
   for (int j = 0; j < S; ++j) {
-    real[j] = p.real(b, j);
+    real[j] = p.allowed(b, i, j);
     r.any_real = r.any_real || real[j];
     double dot = 0.0;
     for (int d = 0; d < D; ++d) dot += static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d];
-    r.scores[j] = dot * static_cast<double>(p.scale);
+    r.scores[j] = dot * static_cast<double>(p.scale) + (real[j] ? p.bias(b, i, j) : 0.0);
   }
   r.probs = naive::softmax_masked(r.scores, real);
   r.out.assign(D, 0.0);
@@ -143,19 +149,20 @@ float got_prob(const Problem& p, const Result& r, int b, int h, int i, int j) {
   return r.probs[((static_cast<size_t>(b) * p.heads + h) * p.seq + i) * p.seq + j];
 }
 
-// Mask semantics shared by both kernels, checked exactly: padded keys have probability 0,
-// sequences without a real token give zero outputs and zero probabilities; real rows sum to 1.
+// Mask semantics shared by both kernels, checked exactly: padded (and pair-masked) keys have
+// probability 0, query rows without a key to attend give zero outputs and zero probabilities;
+// other rows sum to 1.
 void check_mask_semantics(const Problem& p, const Result& r) {
   for (int b = 0; b < kBatch; ++b) {
-    bool any_real = false;
-    for (int j = 0; j < p.seq; ++j) any_real = any_real || p.real(b, j);
     for (int h = 0; h < p.heads; ++h)
       for (int i = 0; i < p.seq; ++i) {
         CAPTURE(b, h, i);
+        bool any_real = false;
+        for (int j = 0; j < p.seq; ++j) any_real = any_real || p.allowed(b, i, j);
         double sum = 0.0;
         for (int j = 0; j < p.seq; ++j) {
           const float pr = got_prob(p, r, b, h, i, j);
-          if (!p.real(b, j)) {
+          if (!p.allowed(b, i, j)) {
             REQUIRE(pr == 0.0f);
           } else {
             REQUIRE(pr >= 0.0f);
@@ -178,56 +185,79 @@ const int kHeadDims[] = {1, 2, 3, 5, 16};
 
 }  // namespace
 
+namespace {
+
+// Error bound per query row i (u = 2^-24): scores s_ij carry
+//   δs_ij <= 1.01 (D + 1) u scale Σ_d |q_d k_d| + u |s_ij| (the bias added after the scaling),
+// exp(s - max) then has relative error ε_i <= 2 max_j δs_ij + u max_j |s_ij - max| + 2u,
+// the probabilities 2ε_i + (S + 4)u, and the output sum adds (S + 1)u, all times max|V| of the
+// real keys. A factor 1.5 covers the ulp-level error of std::exp.
+void check_f32_against_naive(const Problem& p) {
+  const int S = p.seq, H = p.heads, D = p.head_dim;
+  const Result r = run_attention(p, ref::attention_f32, ref::attention_f32_scratch);
+  check_mask_semantics(p, r);
+  for (int b = 0; b < kBatch; ++b)
+    for (int h = 0; h < H; ++h) {
+      double vmax = 0.0;
+      for (int j = 0; j < S; ++j)
+        if (p.real(b, j))
+          for (int d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(static_cast<double>(p.v(b, j, h)[d])));
+      for (int i = 0; i < S; ++i) {
+        CAPTURE(b, h, i);
+        const NaiveRow want = naive_row(p, b, h, i);
+        if (!want.any_real) continue;  // zeros checked exactly above
+        double ds = 0.0, smax = -INFINITY, spread = 0.0;
+        for (int j = 0; j < S; ++j) {
+          if (!p.allowed(b, i, j)) continue;
+          double abs_dot = 0.0;
+          for (int d = 0; d < D; ++d) abs_dot += std::fabs(static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d]);
+          ds = std::max(ds, 1.01 * (D + 1) * kU * p.scale * abs_dot + kU * std::fabs(want.scores[j]));
+          smax = std::max(smax, want.scores[j]);
+        }
+        for (int j = 0; j < S; ++j)
+          if (p.allowed(b, i, j)) spread = std::max(spread, smax - want.scores[j]);
+        const double eps_exp = 2.0 * ds + kU * spread + 2.0 * kU;
+        const double prob_rel = 1.5 * (2.0 * eps_exp + (S + 4) * kU);
+        const double out_tol = 1.5 * (2.0 * eps_exp + (2 * S + 6) * kU) * vmax + 1e-30;
+        for (int j = 0; j < S; ++j) {
+          const double got = got_prob(p, r, b, h, i, j);
+          CAPTURE(j, got, want.probs[j]);
+          REQUIRE(std::fabs(got - want.probs[j]) <= prob_rel * want.probs[j]);
+        }
+        for (int d = 0; d < D; ++d) {
+          const double got = got_out(p, r, b, h, i, d);
+          CAPTURE(d, got, want.out[d], out_tol);
+          REQUIRE(std::fabs(got - want.out[d]) <= out_tol);
+        }
+      }
+    }
+}
+
+}  // namespace
+
 TEST_CASE("ref attention_f32 vs naive fp64 softmax attention with padding masks", "[ref][attention]") {
-  // Error bound per query row i (u = 2^-24): scores s_ij carry
-  //   δs_ij <= 1.01 (D + 1) u scale Σ_d |q_d k_d|,
-  // exp(s - max) then has relative error ε_i <= 2 max_j δs_ij + u max_j |s_ij - max| + 2u,
-  // the probabilities 2ε_i + (S + 4)u, and the output sum adds (S + 1)u, all times max|V| of the
-  // real keys. A factor 1.5 covers the ulp-level error of std::exp.
   uint32_t seed = 4242;
   for (int S : kSeqs)
     for (int H = 1; H <= 4; ++H)
       for (int D : kHeadDims)
         for (bool null_mask : {false, true}) {
           CAPTURE(S, H, D, null_mask);
-          const Problem p = make_problem(S, H, D, null_mask, seed++);
-          const Result r = run_attention(p, ref::attention_f32, ref::attention_f32_scratch);
-          check_mask_semantics(p, r);
-          for (int b = 0; b < kBatch; ++b)
-            for (int h = 0; h < H; ++h) {
-              double vmax = 0.0;
-              for (int j = 0; j < S; ++j)
-                if (p.real(b, j))
-                  for (int d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(static_cast<double>(p.v(b, j, h)[d])));
-              for (int i = 0; i < S; ++i) {
-                CAPTURE(b, h, i);
-                const NaiveRow want = naive_row(p, b, h, i);
-                if (!want.any_real) continue;  // zeros checked exactly above
-                double ds = 0.0, smax = -INFINITY, spread = 0.0;
-                for (int j = 0; j < S; ++j) {
-                  if (!p.real(b, j)) continue;
-                  double abs_dot = 0.0;
-                  for (int d = 0; d < D; ++d) abs_dot += std::fabs(static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d]);
-                  ds = std::max(ds, 1.01 * (D + 1) * kU * p.scale * abs_dot);
-                  smax = std::max(smax, want.scores[j]);
-                }
-                for (int j = 0; j < S; ++j)
-                  if (p.real(b, j)) spread = std::max(spread, smax - want.scores[j]);
-                const double eps_exp = 2.0 * ds + kU * spread + 2.0 * kU;
-                const double prob_rel = 1.5 * (2.0 * eps_exp + (S + 4) * kU);
-                const double out_tol = 1.5 * (2.0 * eps_exp + (2 * S + 6) * kU) * vmax + 1e-30;
-                for (int j = 0; j < S; ++j) {
-                  const double got = got_prob(p, r, b, h, i, j);
-                  CAPTURE(j, got, want.probs[j]);
-                  REQUIRE(std::fabs(got - want.probs[j]) <= prob_rel * want.probs[j]);
-                }
-                for (int d = 0; d < D; ++d) {
-                  const double got = got_out(p, r, b, h, i, d);
-                  CAPTURE(d, got, want.out[d], out_tol);
-                  REQUIRE(std::fabs(got - want.out[d]) <= out_tol);
-                }
-              }
-            }
+          check_f32_against_naive(make_problem(S, H, D, null_mask, seed++));
+        }
+}
+
+TEST_CASE("ref attention_f32 with src masks and sliding windows vs naive fp64", "[ref][attention][pairs]") {
+  // Causal, block, graph-adjacency and additive masks, shared or per sequence, and windows, on
+  // top of the padding mask; rows with no key to attend give zeros.
+  uint32_t seed = 7100;
+  for (int S : {1, 3, 17, 45})
+    for (int D : {3, 16})
+      for (bool null_mask : {false, true})
+        for (const test::PairMasks& m : test::pair_mask_sweep(kBatch, S, seed)) {
+          CAPTURE(S, D, null_mask, m.name());
+          Problem p = make_problem(S, 2, D, null_mask, seed++);
+          p.pairs = &m;
+          check_f32_against_naive(p);
         }
 }
 
@@ -326,6 +356,41 @@ TEST_CASE("ref attention_i8 vs naive fp64 attention within the derived quantizat
   INFO("max |err| / max|V| = " << worst_abs_rel << ", max |err| / bound = " << worst_bound_use);
   REQUIRE(worst_abs_rel <= 0.02);
   REQUIRE(worst_bound_use > 0.0);
+}
+
+TEST_CASE("ref attention_i8 with src masks and sliding windows vs naive fp64", "[ref][attention][pairs]") {
+  // The mask semantics exactly (masked keys 0, rows without a key zero), and the outputs within
+  // the level the padding-mask test above measures for this quantization (0.02 · max|V|).
+  uint32_t seed = 8100;
+  double worst = 0.0;
+  for (int S : {1, 3, 17, 45})
+    for (int D : {3, 16})
+      for (const test::PairMasks& m : test::pair_mask_sweep(kBatch, S, seed)) {
+        CAPTURE(S, D, m.name());
+        Problem p = make_problem(S, 2, D, false, seed++);
+        p.pairs = &m;
+        const Result r = run_attention(p, ref::attention_i8, ref::attention_i8_scratch);
+        check_mask_semantics(p, r);
+        for (int b = 0; b < kBatch; ++b)
+          for (int h = 0; h < p.heads; ++h) {
+            double vmax = 0.0;
+            for (int j = 0; j < S; ++j)
+              if (p.real(b, j))
+                for (int d = 0; d < D; ++d) vmax = std::max(vmax, std::fabs(static_cast<double>(p.v(b, j, h)[d])));
+            for (int i = 0; i < S; ++i) {
+              const NaiveRow want = naive_row(p, b, h, i);
+              if (!want.any_real) continue;
+              for (int d = 0; d < D; ++d) {
+                const double err = std::fabs(got_out(p, r, b, h, i, d) - want.out[d]);
+                CAPTURE(b, h, i, d, err, vmax);
+                REQUIRE(err <= 0.02 * vmax);
+                worst = std::max(worst, err / vmax);
+              }
+            }
+          }
+      }
+  INFO("max |err| / max|V| = " << worst);
+  CHECK(worst > 0.0);
 }
 
 namespace {

@@ -64,6 +64,7 @@
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_coefficients.h"
+#include "attention_pair_masks.h"
 #include "naive_math.h"
 #include "testable_kernels.h"
 
@@ -79,6 +80,9 @@ constexpr unsigned char kGuardByte = 0xa5;
 
 using Kernel = AttentionKernel;  // an entry of kAttentionF32Kernels or kAttentionI8Kernels
 using encrt::kernels::test::can_test;
+using encrt::kernels::test::make_pair_masks;
+using encrt::kernels::test::pair_mask_sweep;
+using encrt::kernels::test::PairMasks;
 using encrt::kernels::test::testable_simd_kernels;
 
 // How an int8 kernel forms t_j (header): from the reference's scores with exp (avx2), or in
@@ -98,11 +102,20 @@ struct Problem {
   std::vector<int32_t> mask;  // [batch, seq]
   bool null_mask = false;
   float scale = 1.0f;
+  const encrt::kernels::test::PairMasks* pairs = nullptr;  // src masks and window, or none
 
   bool real(int b, int j) const { return null_mask || mask[static_cast<size_t>(b) * seq + j] != 0; }
   bool any_real(int b) const {
     for (int j = 0; j < seq; ++j)
       if (real(b, j)) return true;
+    return false;
+  }
+  // Query i may attend key j (real and allowed by the pair masks), with this bias on its score.
+  bool allowed(int b, int i, int j) const { return real(b, j) && (!pairs || pairs->allowed(b, i, j)); }
+  float bias(int b, int i, int j) const { return pairs ? static_cast<float>(pairs->bias_at(b, i, j)) : 0.0f; }
+  bool any_allowed(int b, int i) const {
+    for (int j = 0; j < seq; ++j)
+      if (allowed(b, i, j)) return true;
     return false;
   }
   const float* q(int b, int i, int h) const {
@@ -177,6 +190,7 @@ Result run(const Problem& p, AttentionFn fn, AttentionScratchFn scratch_fn, bool
   a.out = r.out.data();
   a.ld_out = p.ld_out;
   a.probs = with_probs ? r.probs.data() : nullptr;
+  if (p.pairs) p.pairs->set_args(&a);
   const bool reverse = p.layout == Layout::kFused;
   for (int b = 0; b < p.batch; ++b)
     for (int hh = 0; hh < p.heads; ++hh) fn(a, b, reverse ? p.heads - 1 - hh : hh, scratch);
@@ -197,19 +211,20 @@ float prob_at(const Problem& p, const Result& r, int b, int h, int i, int j) {
   return r.probs[((static_cast<size_t>(b) * p.heads + h) * p.seq + i) * p.seq + j];
 }
 
-// Exact mask semantics: a sequence without a real token gives zero output and probabilities;
-// padded keys have probability 0. Returns the number of violations.
+// Exact mask semantics: a query row without a key to attend (a sequence without a real token,
+// or a row the pair masks leave empty) gives zero output and probabilities; padded and
+// pair-masked keys have probability 0. Returns the number of violations.
 int mask_violations(const Problem& p, const Result& r) {
   int bad = 0;
   for (int b = 0; b < p.batch; ++b) {
-    const bool any = p.any_real(b);
     for (int h = 0; h < p.heads; ++h)
       for (int i = 0; i < p.seq; ++i) {
+        const bool any = p.any_allowed(b, i);
         if (!any)
           for (int d = 0; d < p.dim; ++d) bad += out_at(p, r, b, h, i, d) != 0.0f;
         if (!r.probs.empty())
           for (int j = 0; j < p.seq; ++j)
-            if (!any || !p.real(b, j)) bad += prob_at(p, r, b, h, i, j) != 0.0f;
+            if (!any || !p.allowed(b, i, j)) bad += prob_at(p, r, b, h, i, j) != 0.0f;
       }
   }
   return bad;
@@ -324,19 +339,20 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         sv[j] = quantize_token(p.v(b, j, h), D, &vq[j]);
       }
       for (int i = 0; i < S; ++i) {
+        if (!p.any_allowed(b, i)) continue;  // zeros: mask_violations
         const float sq = quantize_token(p.q(b, i, h), D, &qq);
         float smax = -INFINITY;
         for (int j = 0; j < S; ++j) {
-          if (!p.real(b, j)) continue;
+          if (!p.allowed(b, i, j)) continue;
           int32_t dot = 0;
           for (int d = 0; d < D; ++d) dot += qq[d] * kq[j][d];
-          score[j] = static_cast<float>(dot) * (sq * p.scale) * sk[j];
+          score[j] = static_cast<float>(dot) * (sq * p.scale) * sk[j] + p.bias(b, i, j);
           smax = std::max(smax, score[j]);
         }
         double wmax = 0.0, esum = 0.0;
         double score_abs = 0.0, log2_sv_abs = 0.0, log2_sv_max = -INFINITY;
         for (int j = 0; j < S; ++j) {
-          if (!p.real(b, j)) continue;
+          if (!p.allowed(b, i, j)) continue;
           const double ej = std::exp(static_cast<double>(score[j] - smax));  // the fp32 subtraction, as the avx2 kernel
           esum += ej;
           w[j] = ej * sv[j];
@@ -347,7 +363,7 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         }
         double log2_sv_spread = 0.0;
         for (int j = 0; j < S; ++j)
-          if (p.real(b, j)) log2_sv_spread = std::max(log2_sv_spread, log2_sv_max - std::log2(static_cast<double>(sv[j])));
+          if (p.allowed(b, i, j)) log2_sv_spread = std::max(log2_sv_spread, log2_sv_max - std::log2(static_cast<double>(sv[j])));
         // The relative error ε of the kernel's t_j and the resulting η and probability bounds
         // (header). For avx2, ε is the near-tie window only: its s_p and probabilities follow the
         // reference's exp, so they keep the tighter 2·kExpMaxRelError and 2·2.2e-7.
@@ -364,7 +380,7 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         const double sp = wmax / esum / 255.0;
         std::vector<double> tie_slack(D, 0.0), magnitude(D, 0.0);
         for (int j = 0; j < S; ++j) {
-          if (!p.real(b, j)) continue;
+          if (!p.allowed(b, i, j)) continue;
           t[j] = 255.0 * w[j] / wmax;
           const double u = std::nearbyint(t[j]);
           const bool near_tie = std::fabs(t[j] - std::floor(t[j]) - 0.5) <= 1.25 * eps * std::max(t[j], 1.0);
@@ -379,10 +395,10 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         std::vector<double> scores(S), exact(D, 0.0);
         std::vector<bool> real(S);
         for (int j = 0; j < S; ++j) {
-          real[j] = p.real(b, j);
+          real[j] = p.allowed(b, i, j);
           double dot = 0.0;
           for (int d = 0; d < D; ++d) dot += static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d];
-          scores[j] = dot * p.scale;
+          scores[j] = dot * p.scale + (real[j] ? p.bias(b, i, j) : 0.0);
         }
         const std::vector<double> probs = naive::softmax_masked(scores, real);
         for (int j = 0; j < S; ++j)
@@ -698,6 +714,82 @@ TEST_CASE("x86 int8 attention: NaN inputs and tiny rows quantize as the referenc
     CHECK(e.bad_prob == 0);
     CHECK(mask_violations(p, got) == 0);
   }
+}
+
+// Src masks and sliding windows (attention_pair_masks.h) on top of the padding masks: the same
+// tolerances against the reference, which defines their semantics (kernel_types.h). Sequences
+// longer than a 64-key block, so that the window skips whole blocks and rows meet their first
+// key in a later block.
+std::vector<Shape> pair_shapes() { return {{1, 1, 8}, {5, 2, 16}, {17, 3, 5}, {70, 2, 32}, {150, 2, 64}, {203, 1, 48}}; }
+
+TEST_CASE("x86 f32 attention with src masks and windows matches the reference", "[x86][attention][f32][pairs]") {
+  uint32_t seed = 9100;
+  F32Errors total;
+  const auto kernels = testable_simd_kernels(kAttentionF32Kernels);
+  for (const Shape& sh : pair_shapes())
+    for (bool null_mask : {false, true}) {
+      Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, null_mask ? Layout::kFused : Layout::kStrided, seed++);
+      for (const PairMasks& m : pair_mask_sweep(p.batch, sh.seq, seed++)) {
+        INFO(m.name());
+        p.pairs = &m;
+        const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
+        for (const Kernel* k : kernels) check_f32_problem(p, *k, want, &total);
+      }
+    }
+  INFO("overall max|err|/max|V| " << total.worst_out << ", max prob err " << total.worst_prob);
+  CHECK(total.worst_out < 1e-5);
+}
+
+TEST_CASE("x86 f32 attention with a src mask: infinite V behind a masked key adds nothing", "[x86][attention][f32][pairs]") {
+  // A key masked for some queries but not others, with +inf in its V: the rows that may not
+  // attend it stay finite (exactly as the reference), the others get inf or NaN where it has.
+  const int S = 70, H = 1, D = 16;
+  Problem p = make_problem(S, H, D, true, Layout::kFused, 9300);
+  for (int b = 0; b < p.batch; ++b) const_cast<float*>(p.v(b, 40, 0))[3] = std::numeric_limits<float>::infinity();
+  const PairMasks m = make_pair_masks(PairMasks::kCausal, p.batch, S, false, 0, 1);
+  p.pairs = &m;
+  const Result want = run(p, ref::attention_f32, ref::attention_f32_scratch, true);
+  for (const Kernel* k : testable_simd_kernels(kAttentionF32Kernels))
+    for (bool with_probs : {false, true}) {
+      const Result got = run(p, k->fn, k->scratch, with_probs);
+      long mismatched = 0;
+      for (int i = 0; i < S; ++i)
+        for (int d = 0; d < D; ++d) {
+          const float g = out_at(p, got, 0, 0, i, d), r = out_at(p, want, 0, 0, i, d);
+          if (std::isfinite(r)) mismatched += !(std::fabs(g - r) <= 1e-5 * 2.0);
+          else mismatched += std::isnan(r) != std::isnan(g) || (std::isinf(r) && g != r);
+        }
+      INFO(k->name << " probs=" << with_probs);
+      CHECK(mismatched == 0);
+      CHECK(std::isfinite(out_at(p, got, 0, 0, 39, 3)));
+    }
+}
+
+TEST_CASE("x86 int8 attention with src masks and windows matches the reference within its bound",
+          "[x86][attention][i8][pairs]") {
+  uint32_t seed = 9500;
+  const auto kernels = testable_simd_kernels(kAttentionI8Kernels);
+  for (const Shape& sh : pair_shapes())
+    for (bool null_mask : {false, true}) {
+      Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, null_mask ? Layout::kFused : Layout::kStrided, seed++);
+      for (const PairMasks& m : pair_mask_sweep(p.batch, sh.seq, seed++)) {
+        p.pairs = &m;
+        const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
+        for (const Kernel* k : kernels)
+          for (bool with_probs : {false, true}) {
+            const Result got = run(p, k->fn, k->scratch, with_probs);
+            I8Errors e;
+            compare_i8(p, got, want, softmax_of(*k), &e);
+            INFO(k->name << " " << m.name() << " seq=" << p.seq << " dim=" << p.dim << " null_mask=" << null_mask
+                         << " probs=" << with_probs << ": max|err|/max|V| " << e.worst_vs_ref << " (bound use "
+                         << e.worst_bound_use << "), vs fp64 " << e.worst_vs_fp64);
+            CHECK(e.bad == 0);
+            CHECK(e.bad_fp64 == 0);
+            CHECK(e.bad_prob == 0);
+            CHECK(mask_violations(p, got) == 0);
+          }
+      }
+    }
 }
 
 TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.bench][attention_bench]") {

@@ -226,6 +226,79 @@ TEST_CASE("invalid run inputs give clear errors", "[bad-input]") {
   }
 }
 
+TEST_CASE("invalid src masks give clear errors; a fully masked row gives zeros", "[bad-input][src_mask]") {
+  const test::Fixture f = test::load_fixture("torch_post_relu");
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kF32), &model).is_ok());
+  SessionOptions opt;
+  opt.max_batch = 2;
+  opt.max_seq = 4;
+  std::unique_ptr<Session> plain, masked;
+  REQUIRE(Session::create(*model, opt, &plain).is_ok());
+  opt.src_mask = true;
+  REQUIRE(Session::create(*model, opt, &masked).is_ok());
+  std::vector<int32_t> ids(8, 3), mask(8, 1);
+  std::vector<uint8_t> blocked(2 * 16, 0);
+  std::vector<float> bias(2 * 16, 0.0f);
+  Inputs in{2, 4, ids.data(), mask.data(), nullptr};
+  in.src_mask_bool = blocked.data();
+  REQUIRE(masked->run(in).is_ok());
+
+  SECTION("a session not planned for a src mask") {
+    const Status s = plain->run(in);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("SessionOptions::src_mask") != std::string::npos);
+  }
+  SECTION("both kinds at once") {
+    in.src_mask_float = bias.data();
+    CHECK(masked->run(in).code() == StatusCode::kInvalidArgument);
+  }
+  SECTION("an unknown shape") {
+    in.src_mask_shape = static_cast<SrcMaskShape>(7);
+    CHECK(masked->run(in).code() == StatusCode::kInvalidArgument);
+  }
+  SECTION("a bool value other than 0 or 1, with its position") {
+    in.src_mask_shape = SrcMaskShape::kBatchSeqSeq;
+    blocked[16 + 4 * 2 + 3] = 2;
+    const Status s = masked->run(in);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("at [1, 2, 3]") != std::string::npos);
+    CHECK(masked->last_hidden_state() == nullptr);
+  }
+  SECTION("NaN and +inf in an additive mask; -inf is allowed") {
+    in.src_mask_bool = nullptr;
+    in.src_mask_float = bias.data();
+    bias[5] = -INFINITY;
+    CHECK(masked->run(in).is_ok());
+    bias[6] = NAN;
+    Status s = masked->run(in);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("NaN at [1, 2]") != std::string::npos);
+    bias[6] = INFINITY;
+    s = masked->run(in);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("+inf") != std::string::npos);
+  }
+  SECTION("a query row with no key to attend gets a zero attention output, every value finite") {
+    for (int j = 0; j < 4; ++j) blocked[4 * 1 + j] = 1;  // query 1 of every sequence
+    REQUIRE(masked->run(in).is_ok());
+    for (int i = 0; i < 2 * 4 * f.hidden; ++i) CHECK(std::isfinite(masked->last_hidden_state()[i]));
+    for (int j = 0; j < 4; ++j) bias[4 * 1 + j] = -INFINITY;
+    in.src_mask_bool = nullptr;
+    in.src_mask_float = bias.data();
+    const std::vector<float> from_bool(masked->last_hidden_state(), masked->last_hidden_state() + 2 * 4 * f.hidden);
+    REQUIRE(masked->run(in).is_ok());
+    CHECK(std::equal(from_bool.begin(), from_bool.end(), masked->last_hidden_state()));
+  }
+  SECTION("no src mask in a session planned for one: the plain run, bit for bit") {
+    Inputs none{2, 4, ids.data(), mask.data(), nullptr};
+    REQUIRE(masked->run(none).is_ok());
+    REQUIRE(plain->run(none).is_ok());
+    CHECK(std::equal(plain->last_hidden_state(), plain->last_hidden_state() + 2 * 4 * f.hidden,
+                     masked->last_hidden_state()));
+  }
+}
+
 TEST_CASE("a sequence with no real token yields zeros, not NaN", "[bad-input]") {
   const test::Fixture f = test::load_fixture("torch_post_relu");
   std::unique_ptr<Model> model;

@@ -1,5 +1,7 @@
 // The C API: the fixture through C calls gives the C++ results; NULLs and bad values are errors.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -132,5 +134,79 @@ TEST_CASE("C API: outputs by name, copies, backend and backend options", "[c-api
   CHECK(encrt_session_output_count(nullptr, &count) == ENCRT_INVALID_ARGUMENT);
   CHECK(encrt_session_copy_output(session, "pooled", nullptr, 0) == ENCRT_INVALID_ARGUMENT);
   encrt_session_free(session);
+  encrt_model_free(model);
+}
+
+TEST_CASE("C API: src masks through encrt_run_inputs, as the C++ API gives them", "[c-api][src_mask]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  const std::string path = encrt::test::convert_fixture(f, encrt::converter::WeightType::kF32);
+  encrt_model* model = nullptr;
+  REQUIRE(encrt_model_load(path.c_str(), &model) == ENCRT_OK);
+  encrt_session_options opt;
+  encrt_session_options_init(&opt);
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  encrt_session* plain = nullptr;
+  encrt_session* masked = nullptr;
+  REQUIRE(encrt_session_create(model, &opt, &plain) == ENCRT_OK);
+  opt.src_mask = 1;
+  REQUIRE(encrt_session_create(model, &opt, &masked) == ENCRT_OK);
+
+  const int S = f.seq;
+  std::vector<uint8_t> causal(static_cast<size_t>(S) * S);
+  for (int i = 0; i < S; ++i)
+    for (int j = 0; j < S; ++j) causal[static_cast<size_t>(i) * S + j] = j > i;
+  encrt_run_inputs in;
+  encrt_run_inputs_init(&in);
+  CHECK(in.struct_size == sizeof(encrt_run_inputs));
+  CHECK(in.src_mask_bool == nullptr);
+  in.batch = f.batch;
+  in.seq = S;
+  in.input_ids = f.ids.data.data();
+  in.attention_mask = f.mask.data.data();
+  in.src_mask_bool = causal.data();
+  REQUIRE(encrt_session_run_inputs(masked, &in) == ENCRT_OK);
+
+  // The same through the C++ API.
+  std::unique_ptr<encrt::Model> cpp_model;
+  REQUIRE(encrt::Model::load(path, &cpp_model).is_ok());
+  encrt::SessionOptions cpp_opt;
+  cpp_opt.max_batch = f.batch;
+  cpp_opt.max_seq = S;
+  cpp_opt.src_mask = true;
+  std::unique_ptr<encrt::Session> cpp;
+  REQUIRE(encrt::Session::create(*cpp_model, cpp_opt, &cpp).is_ok());
+  encrt::Inputs cin{f.batch, S, f.ids.data.data(), f.mask.data.data(), nullptr};
+  cin.src_mask_bool = causal.data();
+  REQUIRE(cpp->run(cin).is_ok());
+  const float* data = nullptr;
+  int64_t shape[4];
+  int rank = 0;
+  REQUIRE(encrt_session_output(masked, ENCRT_OUTPUT_HIDDEN, &data, shape, &rank) == ENCRT_OK);
+  const size_t n = static_cast<size_t>(f.batch) * S * f.hidden;
+  CHECK(std::equal(data, data + n, cpp->last_hidden_state()));
+
+  // Errors: NULLs, a too small struct_size, a session not planned for a mask, NaN in a float mask.
+  CHECK(encrt_session_run_inputs(nullptr, &in) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_session_run_inputs(masked, nullptr) == ENCRT_INVALID_ARGUMENT);
+  encrt_run_inputs_init(nullptr);
+  encrt_run_inputs small = in;
+  small.struct_size = 8;
+  CHECK(encrt_session_run_inputs(masked, &small) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_session_run_inputs(plain, &in) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "src_mask") != nullptr);
+  std::vector<float> bias(static_cast<size_t>(S) * S, 0.0f);
+  bias[3] = NAN;
+  in.src_mask_bool = nullptr;
+  in.src_mask_float = bias.data();
+  CHECK(encrt_session_run_inputs(masked, &in) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "NaN") != nullptr);
+  // A struct of the first version (no src mask fields) runs as encrt_session_run.
+  small = in;
+  small.struct_size = offsetof(encrt_run_inputs, token_type_ids) + sizeof(const int32_t*);
+  CHECK(encrt_session_run_inputs(plain, &small) == ENCRT_OK);
+
+  encrt_session_free(plain);
+  encrt_session_free(masked);
   encrt_model_free(model);
 }

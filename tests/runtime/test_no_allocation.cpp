@@ -105,6 +105,44 @@ TEST_CASE("run() allocates nothing", "[alloc]") {
   }
 }
 
+TEST_CASE("run() with a src mask allocates nothing", "[alloc][src_mask]") {
+  const test::Fixture f = test::load_fixture("torch_pre_gelu_final_norm");
+  for (auto type : {converter::WeightType::kF32, converter::WeightType::kI8}) {
+    std::unique_ptr<Model> model;
+    REQUIRE(Model::load(test::convert_fixture(f, type), &model).is_ok());
+    for (int threads : {1, 2}) {
+      INFO(converter::weight_type_name(type) << " threads " << threads);
+      SessionOptions opt;
+      opt.max_batch = f.batch;
+      opt.max_seq = f.seq;
+      opt.threads = threads;
+      opt.attention_layer = 1;
+      opt.src_mask = true;
+      std::unique_ptr<Session> session;
+      REQUIRE(Session::create(*model, opt, &session).is_ok());
+      const size_t S = static_cast<size_t>(f.seq);
+      std::vector<uint8_t> causal(S * S);
+      std::vector<float> bias(static_cast<size_t>(f.batch) * S * S, 0.5f);
+      for (size_t i = 0; i < S; ++i)
+        for (size_t j = 0; j < S; ++j) causal[i * S + j] = j > i;
+      Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), nullptr};
+      in.src_mask_bool = causal.data();
+      REQUIRE(session->run(in).is_ok());
+      g_allocations = 0;
+      g_counting = true;
+      const Status s1 = session->run(in);
+      in.src_mask_bool = nullptr;
+      in.src_mask_float = bias.data();
+      in.src_mask_shape = SrcMaskShape::kBatchSeqSeq;
+      const Status s2 = session->run(in);
+      g_counting = false;
+      REQUIRE(s1.is_ok());
+      REQUIRE(s2.is_ok());
+      CHECK(g_allocations.load() == 0);
+    }
+  }
+}
+
 TEST_CASE("the allocation counter sees allocations", "[alloc]") {
   g_allocations = 0;
   g_counting = true;

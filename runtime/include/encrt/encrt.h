@@ -65,6 +65,9 @@ typedef struct encrt_session_options {
   /* NULL, or backend options as "name=value" pairs separated by commas, e.g. "isa=avx2" (the CPU
    * backend's kernel level). A name that none of the session's backends knows is an error. */
   const char* backend_options;
+  /* Nonzero: plan for a src mask (encrt_run_inputs.src_mask_bool / src_mask_float); 0 (default):
+   * a run with one is an error. Attention then runs on the CPU backend. */
+  int src_mask;
 } encrt_session_options;
 
 /* An output of a session's last run, by name. The strings stay valid while the session lives;
@@ -159,6 +162,41 @@ ENCRT_API encrt_status encrt_tokenizer_encode_batch(const encrt_tokenizer* token
 /* Runs the encoder on [batch, seq] arrays owned by the caller. mask and token_type_ids may be NULL. */
 ENCRT_API encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const int32_t* input_ids,
                                const int32_t* attention_mask, const int32_t* token_type_ids);
+
+/* The shape of a src mask: one [seq, seq] for every sequence, or [batch, seq, seq]. */
+typedef enum encrt_src_mask_shape {
+  ENCRT_SRC_MASK_SEQ_SEQ = 0,
+  ENCRT_SRC_MASK_BATCH_SEQ_SEQ = 1,
+} encrt_src_mask_shape;
+
+/* All inputs of one run, for encrt_session_run_inputs. Call encrt_run_inputs_init first (it sets
+ * struct_size and every pointer to NULL) so that later versions can append fields. The arrays are
+ * row-major, owned by the caller and read during the call only.
+ *   input_ids       [batch, seq], required
+ *   attention_mask  [batch, seq] or NULL: 1 = real token, 0 = padding (the key padding mask)
+ *   token_type_ids  [batch, seq] or NULL
+ *   src_mask_bool   or src_mask_float (at most one; NULL = none; needs the session option
+ *                   src_mask): which keys each query may attend, as nn.TransformerEncoder's
+ *                   `mask`, shaped as src_mask_shape says, for every layer and head.
+ *                   bool: 1 = may NOT attend (PyTorch's convention), 0 = may; other values are
+ *                   an error. float: added to the scaled scores, -inf = may not attend; NaN and
+ *                   +inf are errors. A query that may attend no key gets a zero attention
+ *                   output (PyTorch gives NaN). */
+typedef struct encrt_run_inputs {
+  size_t struct_size;
+  int batch;
+  int seq;
+  const int32_t* input_ids;
+  const int32_t* attention_mask;
+  const int32_t* token_type_ids;
+  const uint8_t* src_mask_bool;
+  const float* src_mask_float;
+  encrt_src_mask_shape src_mask_shape;
+} encrt_run_inputs;
+
+ENCRT_API void encrt_run_inputs_init(encrt_run_inputs* inputs);
+/* As encrt_session_run, with every input of encrt_run_inputs. */
+ENCRT_API encrt_status encrt_session_run_inputs(encrt_session* session, const encrt_run_inputs* inputs);
 
 /* Points *data at an output of the last successful run and writes its shape (up to 4 dims); the
  * output must be in host memory (else ENCRT_UNSUPPORTED: use encrt_session_copy_output). */

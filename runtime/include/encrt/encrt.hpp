@@ -51,6 +51,9 @@ struct ModelConfig {
   bool final_norm = false;
   std::string pooling;             // "mean" | "cls" | "pooler"
   std::string attention_precision; // "float" | "int8"
+  // Sliding-window (local) attention: > 0, each query attends only the keys within ±window of
+  // its position (and the masks still apply); 0: every key (`encrt convert --attention-window`).
+  int attention_window = 0;
   int head_dim() const { return num_heads > 0 ? hidden_size / num_heads : 0; }
 };
 
@@ -214,15 +217,38 @@ struct SessionOptions {
   size_t arena_size = 0;
   // Time every op (Session::profile()); costs two clock reads per op.
   bool profile = false;
+  // Plan for a src mask (Inputs::src_mask_bool / src_mask_float) in run(). Off, a run with one
+  // is an error. Attention then stays on the CPU backend (other backends do not take the mask).
+  bool src_mask = false;
 };
 
-// Inputs of one run. All arrays are [batch, seq] row-major and owned by the caller.
+// The shape of a src mask: one [seq, seq] mask for every sequence of the batch, or one per
+// sequence, [batch, seq, seq] (PyTorch's 3-D attn_mask is [batch * heads, seq, seq]: encrt's
+// [batch, seq, seq] is that with each sequence's mask repeated for every head).
+enum class SrcMaskShape : uint8_t { kSeqSeq = 0, kBatchSeqSeq = 1 };
+
+// Inputs of one run. All arrays are row-major and owned by the caller; they are read during
+// run() only.
 struct Inputs {
   int batch = 0;
   int seq = 0;
-  const int32_t* input_ids = nullptr;       // required, each in [0, vocab_size)
-  const int32_t* attention_mask = nullptr;  // optional: 1 = real token, 0 = padding
-  const int32_t* token_type_ids = nullptr;  // optional (BERT): each in [0, type_vocab_size)
+  const int32_t* input_ids = nullptr;       // [batch, seq], required, each in [0, vocab_size)
+  const int32_t* attention_mask = nullptr;  // [batch, seq], optional: 1 = real token, 0 = padding
+  const int32_t* token_type_ids = nullptr;  // [batch, seq], optional (BERT): each in [0, type_vocab_size)
+  // Optional, with SessionOptions::src_mask: which keys each query may attend, as the `mask`
+  // argument of nn.TransformerEncoder (nn.MultiheadAttention's attn_mask) takes it: causal,
+  // block, graph-adjacency masks. At most one of the two, shaped as src_mask_shape says; it
+  // applies to every layer and head, together with attention_mask (the key padding mask).
+  //   src_mask_bool:  1 = query i may NOT attend key j, 0 = it may (PyTorch's convention for
+  //                   bool masks, the opposite of attention_mask's); other values are an error.
+  //   src_mask_float: added to the scaled scores before the softmax; -inf = may not attend.
+  //                   NaN and +inf are errors (they would turn the row into NaN).
+  // A query that may attend no key (a fully masked row) gets a zero attention output: PyTorch
+  // gives NaN there, which then spreads through the token and, by mean pooling, to the
+  // sentence; zeros keep the rest of the batch usable, as for an all-padding sequence.
+  const uint8_t* src_mask_bool = nullptr;
+  const float* src_mask_float = nullptr;
+  SrcMaskShape src_mask_shape = SrcMaskShape::kSeqSeq;
 };
 
 // An output of the last run, by name:

@@ -41,6 +41,7 @@ encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions*
     if (in->backend_options)
       if (encrt::Status s = parse_backend_options(in->backend_options, &out->backend_options); !s) return s;
   }
+  if (in->struct_size >= offsetof(encrt_session_options, src_mask) + sizeof(int)) out->src_mask = in->src_mask != 0;
   return encrt::Status::ok();
 }
 
@@ -175,6 +176,28 @@ encrt_status encrt_session_run(encrt_session* session, int batch, int seq, const
                                const int32_t* attention_mask, const int32_t* token_type_ids) {
   if (!session) return null_argument("session");
   return to_c(session->session->run({batch, seq, input_ids, attention_mask, token_type_ids}));
+}
+
+void encrt_run_inputs_init(encrt_run_inputs* inputs) {
+  if (!inputs) return;
+  *inputs = encrt_run_inputs{};
+  inputs->struct_size = sizeof(encrt_run_inputs);
+  inputs->src_mask_shape = ENCRT_SRC_MASK_SEQ_SEQ;
+}
+
+encrt_status encrt_session_run_inputs(encrt_session* session, const encrt_run_inputs* inputs) {
+  if (!session) return null_argument("session");
+  if (!inputs) return null_argument("inputs");
+  // The fields up to token_type_ids are the first version's; later ones count when present.
+  if (inputs->struct_size < offsetof(encrt_run_inputs, token_type_ids) + sizeof(const int32_t*))
+    return to_c(encrt::invalid_argument("encrt_run_inputs.struct_size is too small (call encrt_run_inputs_init)"));
+  encrt::Inputs in{inputs->batch, inputs->seq, inputs->input_ids, inputs->attention_mask, inputs->token_type_ids};
+  if (inputs->struct_size >= offsetof(encrt_run_inputs, src_mask_shape) + sizeof(encrt_src_mask_shape)) {
+    in.src_mask_bool = inputs->src_mask_bool;
+    in.src_mask_float = inputs->src_mask_float;
+    in.src_mask_shape = static_cast<encrt::SrcMaskShape>(inputs->src_mask_shape);
+  }
+  return to_c(session->session->run(in));
 }
 
 encrt_status encrt_session_output(const encrt_session* session, encrt_output which, const float** data,

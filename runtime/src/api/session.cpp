@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -26,7 +27,8 @@ Status check_options(const ModelConfig& c, const SessionOptions& o) {
   // Token rows and the attention-probabilities buffer must stay far from size_t overflow.
   const double rows = static_cast<double>(o.max_batch) * o.max_seq;
   if (rows * (3.0 * c.hidden_size + c.ffn_size) * 4.0 > 1e12 ||
-      (o.attention_layer >= 0 && rows * o.max_seq * c.num_heads * 4.0 > 1e12))
+      (o.attention_layer >= 0 && rows * o.max_seq * c.num_heads * 4.0 > 1e12) ||
+      (o.src_mask && rows * o.max_seq * 4.0 > 1e12))
     return invalid_argument("max_batch x max_seq is too large to plan an arena for");
   if (o.arena && reinterpret_cast<uintptr_t>(o.arena) % plan::kArenaAlignment != 0)
     return invalid_argument("the caller's arena must be 64-byte aligned");
@@ -66,6 +68,40 @@ Status Session::create(const Model& model, const SessionOptions& options, std::u
 }
 
 namespace {
+std::string pair_position(const Inputs& in, size_t i) {
+  const size_t S = static_cast<size_t>(in.seq);
+  const std::string ij = std::to_string(i / S % S) + ", " + std::to_string(i % S) + "]";
+  return in.src_mask_shape == SrcMaskShape::kBatchSeqSeq ? "[" + std::to_string(i / (S * S)) + ", " + ij : "[" + ij;
+}
+
+// The src mask: allowed by the session, one kind, a known shape, and every value meaningful.
+Status check_src_mask(const detail::SessionImpl& s, const Inputs& in) {
+  if (!in.src_mask_bool && !in.src_mask_float) return Status::ok();
+  if (!s.options.src_mask)
+    return invalid_argument("a src mask was given, but the session was not planned for one (SessionOptions::src_mask)");
+  if (in.src_mask_bool && in.src_mask_float)
+    return invalid_argument("give src_mask_bool or src_mask_float, not both");
+  if (in.src_mask_shape != SrcMaskShape::kSeqSeq && in.src_mask_shape != SrcMaskShape::kBatchSeqSeq)
+    return invalid_argument("src_mask_shape " + std::to_string(static_cast<int>(in.src_mask_shape)) +
+                            " is neither [seq, seq] (0) nor [batch, seq, seq] (1)");
+  const size_t n = (in.src_mask_shape == SrcMaskShape::kBatchSeqSeq ? static_cast<size_t>(in.batch) : 1) *
+                   static_cast<size_t>(in.seq) * static_cast<size_t>(in.seq);
+  if (in.src_mask_bool) {
+    for (size_t i = 0; i < n; ++i)
+      if (in.src_mask_bool[i] > 1)
+        return invalid_argument("src_mask_bool value " + std::to_string(in.src_mask_bool[i]) + " at " +
+                                pair_position(in, i) + " is not 0 (may attend) or 1 (may not)");
+    return Status::ok();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float v = in.src_mask_float[i];
+    if (std::isnan(v) || v == INFINITY)
+      return invalid_argument(std::string("src_mask_float holds ") + (std::isnan(v) ? "NaN" : "+inf") + " at " +
+                              pair_position(in, i) + ": an additive mask must be finite or -inf");
+  }
+  return Status::ok();
+}
+
 // Shapes and every id, mask value and token type are checked before anything runs.
 Status check_inputs(const detail::SessionImpl& s, const Inputs& in) {
   const ModelConfig& c = s.model->config;
@@ -93,7 +129,7 @@ Status check_inputs(const detail::SessionImpl& s, const Inputs& in) {
                                 "] is outside 0.." + std::to_string(limit - 1));
     }
   }
-  return Status::ok();
+  return check_src_mask(s, in);
 }
 
 Status run_checked(detail::SessionImpl* s, const Inputs& in, const OpObserver* observer) {

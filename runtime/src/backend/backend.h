@@ -55,6 +55,9 @@ struct RunArgs {
   int op_count = 0;
   void* const* buffers = nullptr;  // by buffer id: its address in its memory (null: an absent input)
   Shape shape;                     // this run's batch and sequence length
+  // The layout of this run's src mask (inputs "src_mask_bool" / "src_mask_float", when bound):
+  // true: [batch, seq, seq]; false: one [seq, seq] for every sequence.
+  bool src_mask_per_sequence = false;
 };
 
 struct BackendInterface {

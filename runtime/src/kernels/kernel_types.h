@@ -126,6 +126,15 @@ namespace encrt::kernels {
 //   head h uses columns h*head_dim .. (h+1)*head_dim of each part.
 // out[i, h*head_dim + d] = Σ_j softmax_j(scale * Q_i·K_j, keys with mask 0 excluded) V[j, d]
 // Query rows whose sequence has no real token get zeros.
+//
+// With a pair mask (pair_blocked or pair_bias) or a window, query i attends key j only where
+//   mask[j] != 0, pair_blocked[i, j] == 0, pair_bias[i, j] != -inf, and |i - j| <= window
+//   (window > 0); its score is scale * Q_i·K_j + pair_bias[i, j].
+// Such a key contributes nothing to query i, whatever K_j and V_j hold (as a padded key). A query
+// row left with no key, or whose allowed scores are all -inf, gets a zero output and zero
+// probabilities (PyTorch gives NaN there; the runtime's documented choice, README "Attention
+// masks"); a masked key's probability is 0 · (1 / Σ), NaN where the row's sum is NaN. Without a
+// pair mask and window the kernels run exactly as before (bit for bit).
 struct AttentionArgs {
   int seq = 0;
   int heads = 0;
@@ -137,6 +146,13 @@ struct AttentionArgs {
   float* out = nullptr;           // [batch*seq, ld_out]
   int ld_out = 0;
   float* probs = nullptr;         // optional [batch, heads, seq, seq] probabilities
+  // Optional masks over (query, key) pairs, rows of `seq` values: sequence b's is at
+  // pair_* + b * pair_batch_stride (stride 0: one [seq, seq] mask for every sequence). At most
+  // one of the two is set.
+  const uint8_t* pair_blocked = nullptr;  // nonzero: query i may not attend key j (PyTorch's bool)
+  const float* pair_bias = nullptr;       // added to the scaled scores; -inf: may not attend
+  size_t pair_batch_stride = 0;
+  int window = 0;                         // > 0: keys j with |i - j| <= window only (0: all)
 };
 
 // `scratch` holds at least attention_scratch_bytes(seq, head_dim) bytes, 64-byte aligned, owned

@@ -60,6 +60,7 @@ struct EncoderSpec {
   bool int8_attention = false;  // the file asks for int8 attention (where the layer is int8)
   float layer_norm_eps = 1e-12f;
   float embedding_scale = 1.0f;
+  int attention_window = 0;  // > 0: sliding-window attention (keys within ±window)
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
 };
 

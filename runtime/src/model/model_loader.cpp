@@ -201,6 +201,9 @@ Status check_config(const fb::Config* c) {
     return invalid_model("config pooling has an unknown value");
   if (c->attention_precision() < fb::AttentionPrecision::MIN || c->attention_precision() > fb::AttentionPrecision::MAX)
     return invalid_model("config attention_precision has an unknown value");
+  if (c->attention_window() < 0 || c->attention_window() > kMaxDim)
+    return invalid_model("config attention_window = " + std::to_string(c->attention_window()) +
+                         " is out of range (0 = full attention, else 1.." + std::to_string(kMaxDim) + ")");
   return Status::ok();
 }
 
@@ -223,6 +226,7 @@ ModelConfig to_model_config(const fb::Config* c) {
   m.final_norm = c->final_norm();
   m.pooling = c->pooling() == fb::Pooling::Mean ? "mean" : c->pooling() == fb::Pooling::Cls ? "cls" : "pooler";
   m.attention_precision = c->attention_precision() == fb::AttentionPrecision::Int8 ? "int8" : "float";
+  m.attention_window = c->attention_window();
   return m;
 }
 
@@ -245,6 +249,7 @@ EncoderSpec to_encoder_spec(const fb::Config* c) {
   e.int8_attention = c->attention_precision() == fb::AttentionPrecision::Int8;
   e.layer_norm_eps = c->layer_norm_eps();
   e.embedding_scale = c->embedding_scale();
+  e.attention_window = c->attention_window();
   return e;
 }
 

@@ -19,6 +19,10 @@ class GraphBuilder {
     const int mask = input("attention_mask");
     const int types = spec_.type_vocab > 0 ? input("token_type_ids") : -1;
     mask_ = mask;
+    if (opt_.src_mask) {
+      src_mask_bool_ = pair_input("src_mask_bool", DType::kU8);
+      src_mask_float_ = pair_input("src_mask_float", DType::kF32);
+    }
 
     EmbedParams e;
     e.word = &model_.word;
@@ -94,13 +98,16 @@ class GraphBuilder {
     // Int8 attention where the model asks for it and the layer's own weights are int8 (a layer
     // kept in fp16 by the accuracy guardrail keeps float attention too).
     p.int8 = spec_.int8_attention && L.qkv.dtype == DType::kI8;
+    p.window = spec_.attention_window;
     const int ctx = rows_f32(names::layer(l, "attention.context"), spec_.hidden);
     int probs = -1;
     if (l == opt_.attention_layer) {
       const size_t bytes = static_cast<size_t>(opt_.max_batch) * spec_.heads * opt_.max_seq * opt_.max_seq * sizeof(float);
       probs = probs_ = buffer(names::layer(l, "attention.probs"), DType::kF32, Rows::kFixed, bytes);
     }
-    add(OpKind::kAttention, names::layer(l, "attention"), l, {qkv, mask_}, {ctx, probs}, p);
+    std::vector<int> in{qkv, mask_};
+    if (opt_.src_mask) in.insert(in.end(), {src_mask_bool_, src_mask_float_});
+    add(OpKind::kAttention, names::layer(l, "attention"), l, std::move(in), {ctx, probs}, p);
     return ctx;
   }
 
@@ -149,6 +156,13 @@ class GraphBuilder {
     g_.inputs.push_back({name, b, {{Dim::kBatch}, {Dim::kSeq}}});
     return b;
   }
+  // A [batch, seq, seq] (or [seq, seq]) array of the caller's: planned at the largest.
+  int pair_input(const std::string& name, DType dtype) {
+    const int b = buffer(name, dtype, Rows::kPairs, dtype_size(dtype));
+    g_.buffers[static_cast<size_t>(b)].storage = Storage::kInput;
+    g_.inputs.push_back({name, b, {{Dim::kBatch}, {Dim::kSeq}, {Dim::kSeq}}});
+    return b;
+  }
   void output(const std::string& name, int buffer, std::vector<Dim> shape) {
     g_.outputs.push_back({name, buffer, std::move(shape)});
   }
@@ -169,6 +183,8 @@ class GraphBuilder {
   const EncoderGraphOptions& opt_;
   Graph g_;
   int mask_ = -1;
+  int src_mask_bool_ = -1;
+  int src_mask_float_ = -1;
   int probs_ = -1;
 };
 

@@ -10,6 +10,7 @@ struct EncoderGraphOptions {
   int max_batch = 1;
   int max_seq = 1;
   int attention_layer = -1;  // >= 0: that layer's attention writes the "attention" output
+  bool src_mask = false;     // the graph takes the src mask inputs (every attention op reads them)
 };
 
 Graph build_encoder_graph(const detail::ModelImpl& model, const EncoderGraphOptions& options);

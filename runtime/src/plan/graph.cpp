@@ -39,6 +39,7 @@ size_t max_rows(Rows rows, int max_batch, int max_seq) {
     case Rows::kTokens: return static_cast<size_t>(max_batch) * static_cast<size_t>(max_seq);
     case Rows::kSequences: return static_cast<size_t>(max_batch);
     case Rows::kFixed: return 1;
+    case Rows::kPairs: return static_cast<size_t>(max_batch) * static_cast<size_t>(max_seq) * static_cast<size_t>(max_seq);
   }
   return 0;
 }

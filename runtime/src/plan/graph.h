@@ -31,8 +31,10 @@ enum class OpKind : uint8_t {
 constexpr int kOpKindCount = 9;
 const char* op_kind_name(OpKind kind);
 
-// How many rows of a buffer a run uses, as a function of its (batch, seq).
-enum class Rows : uint8_t { kTokens, kSequences, kFixed };
+// How many rows of a buffer a run uses, as a function of its (batch, seq). kPairs: one row per
+// (sequence, query, key), batch · seq · seq (the src masks; a mask shared by the batch uses the
+// first seq · seq of them).
+enum class Rows : uint8_t { kTokens, kSequences, kFixed, kPairs };
 
 // kArena: planned in its memory's arena. kInput: the caller's array, bound at run() (may be
 // null for an optional input).
@@ -93,6 +95,7 @@ struct AttentionParams {
   int head_dim = 0;
   float scale = 1.0f;  // 1 / sqrt(head_dim)
   bool int8 = false;
+  int window = 0;      // > 0: sliding-window attention, keys within ±window of the query
 };
 struct RowsParams {  // pooling and tanh
   int width = 0;
@@ -109,7 +112,7 @@ using OpParams = std::variant<EmbedParams, LayerNormParams, QuantizeParams, Line
 //   kLayerNorm  in: [x]                                out: [y]  (y may be x)
 //   kQuantize   in: [x]                                out: [q, scale, zero_point]
 //   kLinear     in: [x, residual, x_scale, x_zp]       out: [y]  (int8: x is the quantized rows)
-//   kAttention  in: [qkv, mask]                        out: [context, probs]
+//   kAttention  in: [qkv, mask, src_mask_bool, src_mask_float]  out: [context, probs]
 //   kPoolMean   in: [x, mask]                          out: [pooled]
 //   kPoolFirst  in: [x]                                out: [pooled]
 //   kTanh       in: [x]                                out: [x]
@@ -120,6 +123,7 @@ constexpr int kEmbedTokenTypes = 1;
 constexpr int kLinearResidual = 1, kLinearScale = 2, kLinearZeroPoint = 3;
 constexpr int kQuantizeScale = 1, kQuantizeZeroPoint = 2;
 constexpr int kAttentionMask = 1, kAttentionProbs = 1;
+constexpr int kAttentionSrcMaskBool = 2, kAttentionSrcMaskFloat = 3;
 constexpr int kPoolMask = 1;
 }  // namespace slot
 
@@ -141,7 +145,8 @@ struct Op {
 struct Graph {
   std::vector<BufferSpec> buffers;
   std::vector<Op> ops;
-  std::vector<NamedTensor> inputs;   // "input_ids", "attention_mask", "token_type_ids"
+  std::vector<NamedTensor> inputs;   // "input_ids", "attention_mask", "token_type_ids",
+                                     // "src_mask_bool", "src_mask_float" (SessionOptions::src_mask)
   std::vector<NamedTensor> outputs;  // "hidden", "pooled", "attention"
 
   const NamedTensor* input(const std::string& name) const;
@@ -155,6 +160,7 @@ inline size_t rows_of(const BufferSpec& b, int batch, int seq) {
     case Rows::kTokens: return static_cast<size_t>(batch) * static_cast<size_t>(seq);
     case Rows::kSequences: return static_cast<size_t>(batch);
     case Rows::kFixed: return 1;
+    case Rows::kPairs: return static_cast<size_t>(batch) * static_cast<size_t>(seq) * static_cast<size_t>(seq);
   }
   return 0;
 }

@@ -232,6 +232,7 @@ backend::RunArgs SessionImpl::run_args(int first_op, int count) const {
   args.op_count = count;
   args.buffers = bindings.data();
   args.shape = {batch, seq};
+  args.src_mask_per_sequence = src_mask_per_sequence;
   return args;
 }
 
@@ -242,6 +243,7 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   g.max_batch = options.max_batch;
   g.max_seq = options.max_seq;
   g.attention_layer = options.attention_layer;
+  g.src_mask = options.src_mask;
   s->graph = plan::build_encoder_graph(model, g);
   if (Status st = open_backends(options, s); !st) return st;
   place(s);

@@ -57,6 +57,7 @@ struct SessionImpl {
   // State of the current / last run.
   int batch = 0;
   int seq = 0;
+  bool src_mask_per_sequence = false;  // this run's src mask is [batch, seq, seq]
   bool has_output = false;
 
   SessionImpl() = default;

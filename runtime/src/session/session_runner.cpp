@@ -16,6 +16,8 @@ void bind_inputs(SessionImpl* s, const Inputs& in) {
   for (const plan::NamedTensor& t : s->graph.inputs) {
     const void* data = t.name == "input_ids"        ? static_cast<const void*>(in.input_ids)
                        : t.name == "attention_mask" ? static_cast<const void*>(in.attention_mask)
+                       : t.name == "src_mask_bool"  ? static_cast<const void*>(in.src_mask_bool)
+                       : t.name == "src_mask_float" ? static_cast<const void*>(in.src_mask_float)
                                                     : static_cast<const void*>(in.token_type_ids);
     s->bindings[static_cast<size_t>(t.buffer)] = const_cast<void*>(data);
   }
@@ -103,6 +105,7 @@ Status run_observed(SessionImpl* s, const OpObserver& observer) {
 Status execute_session(SessionImpl* s, const Inputs& in, const OpObserver* observer) {
   s->batch = in.batch;
   s->seq = in.seq;
+  s->src_mask_per_sequence = in.src_mask_shape == SrcMaskShape::kBatchSeqSeq;
   bind_inputs(s, in);
   if (observer) return run_observed(s, *observer);
   for (const Segment& seg : s->segments)

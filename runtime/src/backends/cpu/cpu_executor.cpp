@@ -54,7 +54,8 @@ void add_table_row(const kernels::KernelTable& kt, const detail::TableView& t, i
 class OpRunner {
  public:
   OpRunner(const kernels::KernelTable& kt, ThreadPool& pool, const backend::RunArgs& args)
-      : kt_(kt), pool_(pool), g_(*args.graph), buffers_(args.buffers), batch_(args.shape.batch), seq_(args.shape.seq) {}
+      : kt_(kt), pool_(pool), g_(*args.graph), buffers_(args.buffers), batch_(args.shape.batch), seq_(args.shape.seq),
+        src_mask_per_sequence_(args.src_mask_per_sequence) {}
 
   void run(const Op& op) {
     switch (op.kind) {
@@ -212,6 +213,10 @@ class OpRunner {
     args.out = buf<float>(op.out(0));
     args.ld_out = p.heads * p.head_dim;
     args.probs = buf<float>(op.out(plan::slot::kAttentionProbs));
+    args.pair_blocked = buf<const uint8_t>(op.in(plan::slot::kAttentionSrcMaskBool));
+    args.pair_bias = buf<const float>(op.in(plan::slot::kAttentionSrcMaskFloat));
+    args.pair_batch_stride = src_mask_per_sequence_ ? static_cast<size_t>(seq_) * static_cast<size_t>(seq_) : 0;
+    args.window = p.window;
     const kernels::AttentionFn fn = p.int8 ? kt_.attention_i8 : kt_.attention_f32;
     unsigned char* scratch = buf<unsigned char>(op.scratch);
     const size_t per_thread = g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads());
@@ -263,6 +268,7 @@ class OpRunner {
   void* const* buffers_;
   const int batch_;
   const int seq_;
+  const bool src_mask_per_sequence_;
 };
 
 }  // namespace

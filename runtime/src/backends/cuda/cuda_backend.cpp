@@ -194,6 +194,10 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
       return op.p<plan::LinearParams>().weights->dtype == model;
     case OpKind::kAttention: {
       const plan::AttentionParams& a = op.p<plan::AttentionParams>();
+      // The device kernel has the key padding mask only: a src mask or a sliding window keeps
+      // the model on the CPU backend (which has both).
+      if (a.window > 0 || op.in(plan::slot::kAttentionSrcMaskBool) >= 0 || op.in(plan::slot::kAttentionSrcMaskFloat) >= 0)
+        return false;
       return !a.int8 && attention_head_dim_supported(a.head_dim);
     }
   }

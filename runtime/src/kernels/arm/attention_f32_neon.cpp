@@ -9,6 +9,7 @@
 
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/exp_neon.h"
+#include "kernels/attention_pairs.h"
 
 namespace encrt::kernels::arm {
 
@@ -27,12 +28,66 @@ float dot(const float* a, const float* b, int D) {
   return s;
 }
 
+// With pair masks or a window (kernel_types.h): the reference's masked path (attention_ref.cpp)
+// per query row over the keys a window leaves it, [j_lo, j_hi) (all keys without a window),
+// scores -inf where a pair is masked; a row whose max is -inf gets sum 0 and zeros.
+void attention_pairs(const AttentionArgs& a, int b, int h, const PairMask& pm, float* scores) {
+  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim;
+  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
+  const size_t row0 = static_cast<size_t>(b) * S;
+  auto row = [&](int j, int part) {
+    return a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(part) * H + static_cast<size_t>(h) * D;
+  };
+  for (int i = 0; i < S; ++i) {
+    float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
+    float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
+    int j_lo, j_hi;
+    pm.queries_for_keys(i, i, &j_lo, &j_hi);  // symmetric: the keys within ±window of i
+    const int v_lo = j_lo & ~3, v_hi = round_up(j_hi, 4);  // whole vectors (scratch holds round_up(S, 4))
+    const float* q = row(i, 0);
+    float max_score = -INFINITY;
+    for (int j = v_lo; j < v_hi; ++j) {
+      scores[j] = -INFINITY;
+      if (j < j_lo || j >= j_hi || (mask && mask[j] == 0) || pm.apply(i, j, 0.0f) == -INFINITY) continue;
+      scores[j] = pm.apply(i, j, dot(q, row(j, 1), D) * a.scale);
+      max_score = scores[j] > max_score ? scores[j] : max_score;
+    }
+    const float32x4_t vmax = vdupq_n_f32(max_score == -INFINITY ? 0.0f : max_score);
+    float32x4_t vsum = vdupq_n_f32(0.0f);
+    for (int j = v_lo; j < v_hi; j += 4) {
+      const float32x4_t e = exp_neon(vsubq_f32(vld1q_f32(scores + j), vmax));
+      vst1q_f32(scores + j, e);
+      vsum = vaddq_f32(vsum, e);
+    }
+    const float sum = vaddvq_f32(vsum);
+    const float inv_sum = sum == 0.0f ? 0.0f : 1.0f / sum;
+    for (int j = v_lo; j < v_hi; ++j) scores[j] *= inv_sum;
+    if (probs) {
+      for (int j = 0; j < S; ++j) probs[j] = j >= v_lo && j < v_hi ? scores[j] : 0.0f * inv_sum;
+    }
+    for (int d = 0; d < D; ++d) out[d] = 0.0f;
+    for (int j = j_lo; j < j_hi; ++j) {
+      const float p = scores[j];
+      if (p == 0.0f) continue;
+      const float* v = row(j, 2);
+      int d = 0;
+      for (; d + 4 <= D; d += 4) vst1q_f32(out + d, vfmaq_n_f32(vld1q_f32(out + d), vld1q_f32(v + d), p));
+      for (; d < D; ++d) out[d] = std::fma(p, v[d], out[d]);
+    }
+  }
+}
+
 }  // namespace
 
 void f32_attention__neon(const AttentionArgs& a, int b, int h, void* scratch) {
   const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim;
   const int S4 = round_up(S, 4);
   float* scores = static_cast<float*>(scratch);
+  const PairMask pm = pair_mask_of(a, b);
+  if (pm.active()) {
+    attention_pairs(a, b, h, pm, scores);
+    return;
+  }
   const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
   const size_t row0 = static_cast<size_t>(b) * S;
   bool any_real = false;

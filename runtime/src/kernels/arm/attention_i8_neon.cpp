@@ -29,8 +29,8 @@ ENCRT_ARM_INLINE int32x4_t dot16(int32x4_t acc, int8x16_t q, int8x16_t k) {
   return vpadalq_s16(acc, vmlal_high_s8(vmull_s8(vget_low_s8(q), vget_low_s8(k)), q, k));
 }
 
-void scores(const I8AttentionScratch& t, int S, int D16, const int32_t* mask) {
-  int j = 0;
+void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t* mask) {
+  int j = j_lo;
   for (; j + 4 <= S; j += 4) {
     if (mask && (mask[j] | mask[j + 1] | mask[j + 2] | mask[j + 3]) == 0) continue;
     const int8_t* k0 = t.k + static_cast<size_t>(j) * D16;

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "kernels/arm/neon_common.h"
+#include "kernels/attention_pairs.h"
 
 namespace encrt::kernels::arm {
 namespace {
@@ -86,9 +87,71 @@ inline float quantize_symmetric(const float* x, int D, int D16, int8_t* q) {
   return s;
 }
 
-// ref::attention_i8 for one (sequence b, head h). scores(t, S, D16, mask) sets t.dots[j] to the
-// int32 Σ_d t.q[d]·t.k[j·D16 + d] for every real key j (mask null or mask[j] != 0); other entries
-// of t.dots are not read.
+// P·V of one query row over keys [j_lo, j_hi) from P' (t.p): u_j = rint(P'_j / s_p), s_p =
+// max P' / 255; acc[d] += u_j · v_j,d (u_j <= 255, v in [-127, 127] widened to int16), then
+// out = float(acc) · s_p.
+inline void accumulate_pv(const I8AttentionScratch& t, int j_lo, int j_hi, int D, int D16, float pmax, float* out) {
+  const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+  const float inv_sp = 1.0f / sp;
+  std::memset(t.acc, 0, sizeof(int32_t) * static_cast<size_t>(D16));
+  for (int j = j_lo; j < j_hi; ++j) {
+    const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+    if (u == 0) continue;
+    const int16_t u16 = static_cast<int16_t>(u);
+    const int8_t* v = t.v + static_cast<size_t>(j) * D16;
+    for (int d = 0; d < D16; d += 16) {
+      const int8x16_t vb = vld1q_s8(v + d);
+      const int16x8_t lo = vmovl_s8(vget_low_s8(vb)), hi = vmovl_s8(vget_high_s8(vb));
+      int32_t* acc = t.acc + d;
+      vst1q_s32(acc, vmlal_n_s16(vld1q_s32(acc), vget_low_s16(lo), u16));
+      vst1q_s32(acc + 4, vmlal_n_s16(vld1q_s32(acc + 4), vget_high_s16(lo), u16));
+      vst1q_s32(acc + 8, vmlal_n_s16(vld1q_s32(acc + 8), vget_low_s16(hi), u16));
+      vst1q_s32(acc + 12, vmlal_n_s16(vld1q_s32(acc + 12), vget_high_s16(hi), u16));
+    }
+  }
+  const int full = D & ~3;
+  for (int d = 0; d < full; d += 4) vst1q_f32(out + d, vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.acc + d)), sp));
+  for (int d = full; d < D; ++d) out[d] = static_cast<float>(t.acc[d]) * sp;
+}
+
+// The reference's masked path for query row i (attention_i8_ref.cpp) over keys [j_lo, j_hi): the
+// keys outside have score -inf there, exp 0 and add exactly 0 to every sum, so leaving them out
+// changes no bit.
+inline void masked_row(const I8AttentionScratch& t, const PairMask& pm, int i, int j_lo, int j_hi, int S, int D, int D16,
+                       float sq_scaled, const int32_t* mask, float* out, float* probs) {
+  float max_score = -INFINITY;
+  for (int j = j_lo; j < j_hi; ++j) {
+    if (mask && mask[j] == 0) {
+      t.p[j] = -INFINITY;
+      continue;
+    }
+    t.p[j] = pm.apply(i, j, static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j]);
+    max_score = max_score < t.p[j] ? t.p[j] : max_score;
+  }
+  const float shift = max_score == -INFINITY ? 0.0f : max_score;
+  float sum = 0.0f;
+  for (int j = j_lo; j < j_hi; ++j) {
+    t.p[j] = t.p[j] != -INFINITY ? std::exp(t.p[j] - shift) : 0.0f;
+    sum += t.p[j];
+  }
+  const float inv_sum = sum == 0.0f ? 0.0f : 1.0f / sum;
+  float pmax = 0.0f;
+  if (probs)
+    for (int j = 0; j < S; ++j) probs[j] = 0.0f * inv_sum;
+  for (int j = j_lo; j < j_hi; ++j) {
+    const bool live = t.p[j] != 0.0f;
+    t.p[j] *= inv_sum;
+    if (probs) probs[j] = t.p[j];
+    t.p[j] = live ? t.p[j] * t.sv[j] : 0.0f;
+    pmax = pmax < t.p[j] ? t.p[j] : pmax;
+  }
+  accumulate_pv(t, j_lo, j_hi, D, D16, pmax, out);
+}
+
+// ref::attention_i8 for one (sequence b, head h). scores(t, j_lo, j_hi, D16, mask) sets t.dots[j]
+// to the int32 Σ_d t.q[d]·t.k[j·D16 + d] for every real key j in [j_lo, j_hi) (mask null or
+// mask[j] != 0); other entries of t.dots are not read. With pair masks or a window, the
+// reference's masked path bit for bit, each query row over the keys within its window only.
 template <typename ScoresFn>
 void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, ScoresFn&& scores) {
   const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim, D16 = round16(D);
@@ -113,7 +176,15 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
     }
     const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
     const float sq_scaled = sq * a.scale;
-    scores(t, S, D16, mask);
+    const PairMask pm = pair_mask_of(a, b);
+    if (pm.active()) {
+      int j_lo, j_hi;
+      pm.queries_for_keys(i, i, &j_lo, &j_hi);  // symmetric: the keys within ±window of i
+      scores(t, j_lo, j_hi, D16, mask);
+      masked_row(t, pm, i, j_lo, j_hi, S, D, D16, sq_scaled, mask, out, probs);
+      continue;
+    }
+    scores(t, 0, S, D16, mask);
     float max_score = -INFINITY;
     for (int j = 0; j < S; ++j) {
       if (mask && mask[j] == 0) continue;
@@ -133,30 +204,8 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
       t.p[j] *= t.sv[j];
       pmax = pmax < t.p[j] ? t.p[j] : pmax;
     }
-    const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
-    const float inv_sp = 1.0f / sp;
-    // P·V: acc[d] += u_j · v_j,d, with u_j <= 255 and v in [-127, 127] widened to int16.
-    std::memset(t.acc, 0, sizeof(int32_t) * static_cast<size_t>(D16));
-    for (int j = 0; j < S; ++j) {
-      const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
-      if (u == 0) continue;
-      const int16_t u16 = static_cast<int16_t>(u);
-      const int8_t* v = t.v + static_cast<size_t>(j) * D16;
-      for (int d = 0; d < D16; d += 16) {
-        const int8x16_t vb = vld1q_s8(v + d);
-        const int16x8_t lo = vmovl_s8(vget_low_s8(vb)), hi = vmovl_s8(vget_high_s8(vb));
-        int32_t* acc = t.acc + d;
-        vst1q_s32(acc, vmlal_n_s16(vld1q_s32(acc), vget_low_s16(lo), u16));
-        vst1q_s32(acc + 4, vmlal_n_s16(vld1q_s32(acc + 4), vget_high_s16(lo), u16));
-        vst1q_s32(acc + 8, vmlal_n_s16(vld1q_s32(acc + 8), vget_low_s16(hi), u16));
-        vst1q_s32(acc + 12, vmlal_n_s16(vld1q_s32(acc + 12), vget_high_s16(hi), u16));
-      }
-    }
-    const int full = D & ~3;
-    for (int d = 0; d < full; d += 4) vst1q_f32(out + d, vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.acc + d)), sp));
-    for (int d = full; d < D; ++d) out[d] = static_cast<float>(t.acc[d]) * sp;
+    accumulate_pv(t, 0, S, D, D16, pmax, out);
   }
 }
-
 }  // namespace
 }  // namespace encrt::kernels::arm

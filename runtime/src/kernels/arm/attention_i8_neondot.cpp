@@ -11,8 +11,8 @@ namespace encrt::kernels::arm {
 size_t qs8_attention_scratch__neondot(int seq, int head_dim) { return i8_attention_scratch_bytes(seq, head_dim); }
 
 void qs8_attention__neondot(const AttentionArgs& a, int b, int h, void* scratch) {
-  qs8_attention_rows(a, b, h, scratch, [](const I8AttentionScratch& t, int S, int D16, const int32_t* mask) {
-    for (int j = 0; j < S; ++j) {
+  qs8_attention_rows(a, b, h, scratch, [](const I8AttentionScratch& t, int j_lo, int j_hi, int D16, const int32_t* mask) {
+    for (int j = j_lo; j < j_hi; ++j) {
       if (mask && mask[j] == 0) continue;
       const int8_t* k = t.k + static_cast<size_t>(j) * D16;
       int32x4_t acc = vdupq_n_s32(0);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/attention_pairs.h"
 #include "kernels/ref/ref_kernels.h"
 
 namespace encrt::kernels::ref {
@@ -50,6 +51,25 @@ float quantize_symmetric(const float* x, int D, int8_t* q) {
   }
   return s;
 }
+
+// u_j = rint(P'_j / s_p) with s_p = max P' / 255, out_d = float(Σ_j u_j v_j,d) · s_p.
+void accumulate_pv(const I8Scratch& t, int S, int D, float pmax, float* out) {
+  const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+  const float inv_sp = 1.0f / sp;
+  for (int d = 0; d < D; ++d) out[d] = 0.0f;
+  int32_t acc_buf[512];
+  for (int d0 = 0; d0 < D; d0 += 512) {
+    const int dn = std::min(512, D - d0);
+    std::fill(acc_buf, acc_buf + dn, 0);
+    for (int j = 0; j < S; ++j) {
+      const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+      if (u == 0) continue;
+      const int8_t* v = t.v + static_cast<size_t>(j) * D + d0;
+      for (int d = 0; d < dn; ++d) acc_buf[d] += u * v[d];
+    }
+    for (int d = 0; d < dn; ++d) out[d0 + d] = static_cast<float>(acc_buf[d]) * sp;
+  }
+}
 }  // namespace
 
 size_t attention_i8_scratch(int seq, int head_dim) {
@@ -60,6 +80,7 @@ size_t attention_i8_scratch(int seq, int head_dim) {
 void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
   const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim;
   const I8Scratch t = carve(scratch, S, D);
+  const PairMask pm = pair_mask_of(a, b);
   const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
   const size_t row0 = static_cast<size_t>(b) * S;
   bool any_real = false;
@@ -87,7 +108,31 @@ void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
       int32_t dot = 0;
       for (int d = 0; d < D; ++d) dot += static_cast<int32_t>(t.q[d]) * k[d];
       t.p[j] = static_cast<float>(dot) * sq_scaled * t.sk[j];
+      // Pair masks and the window (kernel_types.h): a masked pair's score is -inf.
+      if (pm.active()) t.p[j] = pm.apply(i, j, t.p[j]);
       max_score = std::max(max_score, t.p[j]);
+    }
+    if (pm.active()) {
+      // A row with no key to attend (max -inf) gets sum 0 and zeros; a masked key's P' is
+      // exactly 0, so that its V scale (infinite for a V row holding inf) never enters.
+      const float shift = max_score == -INFINITY ? 0.0f : max_score;
+      float sum = 0.0f;
+      for (int j = 0; j < S; ++j) {
+        const bool live = !(mask && mask[j] == 0) && t.p[j] != -INFINITY;
+        t.p[j] = live ? std::exp(t.p[j] - shift) : 0.0f;
+        sum += t.p[j];
+      }
+      const float inv_sum = sum == 0.0f ? 0.0f : 1.0f / sum;
+      float pmax = 0.0f;
+      for (int j = 0; j < S; ++j) {
+        const bool live = t.p[j] != 0.0f;
+        t.p[j] *= inv_sum;
+        if (probs) probs[j] = t.p[j];
+        t.p[j] = live ? t.p[j] * t.sv[j] : 0.0f;
+        pmax = std::max(pmax, t.p[j]);
+      }
+      accumulate_pv(t, S, D, pmax, out);
+      continue;
     }
     float sum = 0.0f;
     for (int j = 0; j < S; ++j) {
@@ -102,21 +147,7 @@ void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
       t.p[j] *= t.sv[j];
       pmax = std::max(pmax, t.p[j]);
     }
-    const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
-    const float inv_sp = 1.0f / sp;
-    for (int d = 0; d < D; ++d) out[d] = 0.0f;
-    int32_t acc_buf[512];
-    for (int d0 = 0; d0 < D; d0 += 512) {
-      const int dn = std::min(512, D - d0);
-      std::fill(acc_buf, acc_buf + dn, 0);
-      for (int j = 0; j < S; ++j) {
-        const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
-        if (u == 0) continue;
-        const int8_t* v = t.v + static_cast<size_t>(j) * D + d0;
-        for (int d = 0; d < dn; ++d) acc_buf[d] += u * v[d];
-      }
-      for (int d = 0; d < dn; ++d) out[d0 + d] = static_cast<float>(acc_buf[d]) * sp;
-    }
+    accumulate_pv(t, S, D, pmax, out);
   }
 }
 

@@ -23,6 +23,7 @@
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx512.h"
+#include "kernels/attention_pairs.h"
 #include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
@@ -200,7 +201,10 @@ ENCRT_X86_INLINE float exp_scalar(float x) { return _mm512_cvtss_f32(exp_avx512(
 
 // Online softmax step for `rows` rows over a block of nk scores: p := exp(s - m'), the running
 // max and sum updated, alpha[r] = exp(m - m') the factor for the accumulator (unused when first).
-void softmax_block(int i0, int rows, int nk, bool first, const Scratch& t, float* alpha) {
+// `pairs` (masked scores, -inf where a pair is masked): a row whose max is still -inf takes
+// exp(s - 0) = 0 for its masked scores, and alpha = 0 while it had no key (its sum and
+// accumulator are 0), where the plain path would compute -inf - (-inf).
+void softmax_block(int i0, int rows, int nk, bool first, bool pairs, const Scratch& t, float* alpha) {
   const int nv = (nk + 15) / 16;
   const __mmask16 tail = lanes_avx512(nk - 16 * (nv - 1));
   for (int r = 0; r < rows; ++r) {
@@ -212,7 +216,7 @@ void softmax_block(int i0, int rows, int nk, bool first, const Scratch& t, float
     const int i = i0 + r;
     const float m_old = first ? -INFINITY : t.row_max[i];
     const float m_new = block_max > m_old ? block_max : m_old;
-    const __m512 vm = _mm512_set1_ps(m_new);
+    const __m512 vm = _mm512_set1_ps(pairs && m_new == -INFINITY ? 0.0f : m_new);
     __m512 sum = _mm512_setzero_ps();
     for (int c = 0; c < nv; ++c) {
       __m512 e = exp_avx512(_mm512_sub_ps(_mm512_load_ps(pr + 16 * c), vm));
@@ -225,7 +229,7 @@ void softmax_block(int i0, int rows, int nk, bool first, const Scratch& t, float
       alpha[r] = 0.0f;
       t.row_sum[i] = block_sum;
     } else {
-      alpha[r] = exp_scalar(m_old - m_new);
+      alpha[r] = pairs && m_old == -INFINITY ? 0.0f : exp_scalar(m_old - m_new);
       t.row_sum[i] = t.row_sum[i] * alpha[r] + block_sum;
     }
     t.row_max[i] = m_new;
@@ -234,18 +238,31 @@ void softmax_block(int i0, int rows, int nk, bool first, const Scratch& t, float
 
 // Probabilities of `rows` rows over a block with the final max and 1/sum:
 // p := exp(s - m) · inv_sum, as the reference's e · (1/Σe).
-void probabilities_block(int i0, int rows, int nk, const Scratch& t) {
+void probabilities_block(int i0, int rows, int nk, bool pairs, const Scratch& t) {
   const int nv = (nk + 15) / 16;
   const __mmask16 tail = lanes_avx512(nk - 16 * (nv - 1));
   for (int r = 0; r < rows; ++r) {
     float* pr = t.p + r * kKeyBlock;
-    const __m512 vm = _mm512_set1_ps(t.row_max[i0 + r]);
+    const float m = t.row_max[i0 + r];
+    const __m512 vm = _mm512_set1_ps(pairs && m == -INFINITY ? 0.0f : m);
     const __m512 inv = _mm512_set1_ps(t.row_sum[i0 + r]);
     for (int c = 0; c < nv; ++c) {
       __m512 e = _mm512_mul_ps(exp_avx512(_mm512_sub_ps(_mm512_load_ps(pr + 16 * c), vm)), inv);
       if (c == nv - 1) e = _mm512_maskz_mov_ps(tail, e);
       _mm512_store_ps(pr + 16 * c, e);
     }
+  }
+}
+
+// Each output row (the unnormalized accumulator) times 1 / its sum.
+void normalize_rows(const Head& hd, const Scratch& t) {
+  const int full = hd.dim & ~15;
+  const __mmask16 tail = lanes_avx512(hd.dim - full);
+  for (int i = 0; i < hd.seq; ++i) {
+    float* o = hd.out + static_cast<size_t>(i) * hd.ld_out;
+    const __m512 inv = _mm512_set1_ps(1.0f / t.row_sum[i]);
+    for (int d = 0; d < full; d += 16) _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), inv));
+    if (full < hd.dim) _mm512_mask_storeu_ps(o + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, o + full), inv));
   }
 }
 
@@ -259,18 +276,11 @@ void attention_online(const Head& hd, const Scratch& t, int real) {
       rows = next_tile_rows(hd.seq - i0, kRows);
       float alpha[kRows];
       scores(hd, i0, rows, t.kt, nk, t.p);
-      softmax_block(i0, rows, nk, first, t, alpha);
+      softmax_block(i0, rows, nk, first, false, t, alpha);
       accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, first);
     }
   }
-  const int full = hd.dim & ~15;
-  const __mmask16 tail = lanes_avx512(hd.dim - full);
-  for (int i = 0; i < hd.seq; ++i) {
-    float* o = hd.out + static_cast<size_t>(i) * hd.ld_out;
-    const __m512 inv = _mm512_set1_ps(1.0f / t.row_sum[i]);
-    for (int d = 0; d < full; d += 16) _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), inv));
-    if (full < hd.dim) _mm512_mask_storeu_ps(o + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, o + full), inv));
-  }
+  normalize_rows(hd, t);
 }
 
 void attention_with_probs(const Head& hd, const Scratch& t, int real, const int32_t* mask, float* probs) {
@@ -283,7 +293,7 @@ void attention_with_probs(const Head& hd, const Scratch& t, int real, const int3
     for (int i0 = 0, rows = 0; i0 < hd.seq; i0 += rows) {
       rows = next_tile_rows(hd.seq - i0, kRows);
       scores(hd, i0, rows, t.kt, nk, t.p);
-      softmax_block(i0, rows, nk, kb == 0, t, alpha);
+      softmax_block(i0, rows, nk, kb == 0, false, t, alpha);
     }
   }
   for (int i = 0; i < hd.seq; ++i) t.row_sum[i] = 1.0f / t.row_sum[i];
@@ -303,7 +313,7 @@ void attention_with_probs(const Head& hd, const Scratch& t, int real, const int3
     for (int i0 = 0, rows = 0; i0 < hd.seq; i0 += rows) {
       rows = next_tile_rows(hd.seq - i0, kRows);
       scores(hd, i0, rows, t.kt, nk, t.p);
-      probabilities_block(i0, rows, nk, t);
+      probabilities_block(i0, rows, nk, false, t);
       for (int r = 0; r < rows; ++r) {
         float* row = probs + static_cast<size_t>(i0 + r) * S;
         const float* pr = t.p + r * kKeyBlock;
@@ -313,6 +323,135 @@ void attention_with_probs(const Head& hd, const Scratch& t, int real, const int3
           for (int j = 0; j < nk; ++j) row[keys[j]] = pr[j];
       }
       accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, kb == 0);
+    }
+  }
+}
+
+// ---- With pair masks or a window (kernel_types.h, attention_pairs.h): the loops above over the
+// query rows a window leaves to each key block (so the work is seq × window), each tile's scores
+// masked in place, every row's softmax state starting empty (a row may meet its first key in any
+// block), and a row that never meets a key left at zero.
+
+// p[r][j] := the masked score of query i0 + r for key keys[j].
+void mask_tile(const PairMask& pm, int i0, int rows, const int32_t* keys, int nk, float* p) {
+  if (!pm.blocked && !pm.bias) {  // a window alone: each row's keys are one run of the sorted list
+    for (int r = 0; r < rows; ++r) {
+      int lo, hi;
+      pm.keys_for_queries(keys, nk, i0 + r, i0 + r + 1, &lo, &hi);
+      for (int j = 0; j < lo; ++j) p[r * kKeyBlock + j] = -INFINITY;
+      for (int j = hi; j < nk; ++j) p[r * kKeyBlock + j] = -INFINITY;
+    }
+    return;
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < nk; ++j) p[r * kKeyBlock + j] = pm.apply(i0 + r, keys[j], p[r * kKeyBlock + j]);
+}
+
+// Whether the V rows of a block's keys are all finite: then a masked key's 0 · V adds exactly 0
+// and the vector P·V may run over it; else pv_skipping_zeros leaves it out, as the reference does.
+bool values_finite(const Head& hd, const int32_t* keys, int nk) {
+  for (int j = 0; j < nk; ++j) {
+    const float* v = hd.v + static_cast<size_t>(keys[j]) * hd.ld_qkv;
+    for (int d = 0; d < hd.dim; ++d)
+      if (!std::isfinite(v[d])) return false;
+  }
+  return true;
+}
+
+// accumulate_pv (not first) without the keys whose probability is 0.
+void pv_skipping_zeros(const Head& hd, int i0, int rows, const int32_t* keys, int nk, const float* p, const float* alpha) {
+  for (int r = 0; r < rows; ++r) {
+    float* o = hd.out + static_cast<size_t>(i0 + r) * hd.ld_out;
+    for (int d = 0; d < hd.dim; ++d) o[d] *= alpha[r];
+    for (int j = 0; j < nk; ++j) {
+      const float pj = p[r * kKeyBlock + j];
+      if (pj == 0.0f) continue;
+      const float* v = hd.v + static_cast<size_t>(keys[j]) * hd.ld_qkv;
+      for (int d = 0; d < hd.dim; ++d) o[d] += pj * v[d];
+    }
+  }
+}
+
+void start_rows(const Head& hd, const Scratch& t) {
+  for (int i = 0; i < hd.seq; ++i) {
+    t.row_max[i] = -INFINITY;
+    t.row_sum[i] = 0.0f;
+    std::memset(hd.out + static_cast<size_t>(i) * hd.ld_out, 0, sizeof(float) * static_cast<size_t>(hd.dim));
+  }
+}
+
+void attention_online_pairs(const Head& hd, const Scratch& t, int real, const PairMask& pm) {
+  start_rows(hd, t);
+  float alpha[kRows];
+  for (int kb = 0; kb < real; kb += kKeyBlock) {
+    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
+    const int32_t* keys = t.keys + kb;
+    int q0, q1;
+    pm.queries_for_keys(keys[0], keys[nk - 1], &q0, &q1);
+    pack_key_block(hd, keys, nk, t.kt);
+    const bool finite = values_finite(hd, keys, nk);
+    for (int i0 = q0, rows = 0; i0 < q1; i0 += rows) {
+      rows = next_tile_rows(q1 - i0, kRows);
+      scores(hd, i0, rows, t.kt, nk, t.p);
+      mask_tile(pm, i0, rows, keys, nk, t.p);
+      softmax_block(i0, rows, nk, false, true, t, alpha);
+      if (finite)
+        accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, false);
+      else
+        pv_skipping_zeros(hd, i0, rows, keys, nk, t.p, alpha);
+    }
+  }
+  // A row without a key has sum 0 and a zero accumulator: 1 / inf = 0 keeps it at zero.
+  for (int i = 0; i < hd.seq; ++i)
+    if (t.row_sum[i] == 0.0f) t.row_sum[i] = INFINITY;
+  normalize_rows(hd, t);
+}
+
+void attention_with_probs_pairs(const Head& hd, const Scratch& t, int real, const PairMask& pm, float* probs) {
+  const size_t S = static_cast<size_t>(hd.seq);
+  start_rows(hd, t);
+  float alpha[kRows];
+  for (int kb = 0; kb < real; kb += kKeyBlock) {
+    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
+    const int32_t* keys = t.keys + kb;
+    int q0, q1;
+    pm.queries_for_keys(keys[0], keys[nk - 1], &q0, &q1);
+    pack_key_block(hd, keys, nk, t.kt);
+    for (int i0 = q0, rows = 0; i0 < q1; i0 += rows) {
+      rows = next_tile_rows(q1 - i0, kRows);
+      scores(hd, i0, rows, t.kt, nk, t.p);
+      mask_tile(pm, i0, rows, keys, nk, t.p);
+      softmax_block(i0, rows, nk, false, true, t, alpha);
+    }
+  }
+  // 1 / sum (0 for a row without a key); every masked key's probability 0 · (1 / sum), then
+  // pass 2 writes the keys a window leaves to each row.
+  for (size_t i = 0; i < S; ++i) {
+    t.row_sum[i] = t.row_sum[i] == 0.0f ? 0.0f : 1.0f / t.row_sum[i];
+    for (size_t j = 0; j < S; ++j) probs[i * S + j] = 0.0f * t.row_sum[i];
+  }
+  for (int r = 0; r < kRows; ++r) alpha[r] = 1.0f;
+  for (int kb = 0; kb < real; kb += kKeyBlock) {
+    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
+    const int32_t* keys = t.keys + kb;
+    int q0, q1;
+    pm.queries_for_keys(keys[0], keys[nk - 1], &q0, &q1);
+    pack_key_block(hd, keys, nk, t.kt);
+    const bool finite = values_finite(hd, keys, nk);
+    for (int i0 = q0, rows = 0; i0 < q1; i0 += rows) {
+      rows = next_tile_rows(q1 - i0, kRows);
+      scores(hd, i0, rows, t.kt, nk, t.p);
+      mask_tile(pm, i0, rows, keys, nk, t.p);
+      probabilities_block(i0, rows, nk, true, t);
+      for (int r = 0; r < rows; ++r) {
+        float* row = probs + static_cast<size_t>(i0 + r) * S;
+        const float* pr = t.p + r * kKeyBlock;
+        for (int j = 0; j < nk; ++j) row[keys[j]] = pr[j];
+      }
+      if (finite)
+        accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, false);
+      else
+        pv_skipping_zeros(hd, i0, rows, keys, nk, t.p, alpha);
     }
   }
 }
@@ -348,10 +487,17 @@ void f32_attention__avx512(const AttentionArgs& a, int b, int h, void* scratch) 
     if (probs) std::memset(probs, 0, sizeof(float) * S * S);
     return;
   }
-  if (probs)
+  const PairMask pm = pair_mask_of(a, b);
+  if (pm.active()) {
+    if (probs)
+      attention_with_probs_pairs(hd, t, real, pm, probs);
+    else
+      attention_online_pairs(hd, t, real, pm);
+  } else if (probs) {
     attention_with_probs(hd, t, real, mask, probs);
-  else
+  } else {
     attention_online(hd, t, real);
+  }
 }
 
 void f32_exp__avx512(int n, const float* x, float* y) {

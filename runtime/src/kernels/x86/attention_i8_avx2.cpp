@@ -16,6 +16,7 @@
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx2.h"
+#include "kernels/attention_pairs.h"
 #include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
@@ -231,7 +232,7 @@ void score_tile(const Dims& dm, const Scratch& t, int c0) {
 
 // out[i0 + r][8·p0 .. 8·(p0 + NV)) = float(Σ_g (u[r][2g], u[r][2g+1]) · V panels) · s_p[r].
 template <int R, int NV>
-void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, int pairs) {
+void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, int g_begin, int pairs) {
   __m256i acc[R][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
@@ -239,7 +240,7 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, i
     for (int c = 0; c < NV; ++c) acc[r][c] = _mm256_setzero_si256();
   const int16_t* panel = t.v_panels + static_cast<size_t>(p0) * dm.key_pairs * 16;
   const size_t panel_stride = static_cast<size_t>(dm.key_pairs) * 16;
-  for (int g = 0; g < pairs; ++g) {
+  for (int g = g_begin; g < pairs; ++g) {
     __m256i vv[NV];
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c)
@@ -268,7 +269,7 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, i
 }
 
 using ScoreTileFn = void (*)(const Dims&, const Scratch&, int);
-using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, int, int, int);
+using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, int, int, int, int);
 
 template <int NK>
 constexpr ScoreTileFn kScoreTiles[kRows + 1] = {nullptr, score_tile<1, NK>, score_tile<2, NK>, score_tile<3, NK>,
@@ -318,6 +319,62 @@ void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, flo
     for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum;
 }
 
+// With pair masks or a window (kernel_types.h): softmax_quantize_row over the key slots
+// [c_lo, c_hi) of the query tile (c_lo a multiple of 16) with row r's scores masked first (-inf
+// where query i may not attend). A masked key's weight is exactly 0 (its V scale never enters);
+// a row without a key gets sum 0, u = 0 and zero probabilities.
+void softmax_quantize_row_pairs(const Dims& dm, const Scratch& t, int r, int i, const PairMask& pm, int c_lo, int c_hi,
+                                float* probs_row) {
+  float* s = t.scores + r * dm.score_ld;
+  if (!pm.blocked && !pm.bias) {  // a window alone: the row's keys are one run of the sorted list
+    int lo, hi;
+    pm.keys_for_queries(t.keys, c_hi, i, i + 1, &lo, &hi);
+    for (int j = c_lo; j < lo; ++j) s[j] = -INFINITY;
+    for (int j = std::max(hi, c_lo); j < c_hi; ++j) s[j] = -INFINITY;
+  } else {
+    for (int j = c_lo; j < c_hi; ++j) s[j] = pm.apply(i, t.keys[j], s[j]);
+  }
+  const int nv = ceil_div(c_hi - c_lo, 8);
+  const __m256 tail = _mm256_castsi256_ps(lanes_avx2(c_hi - c_lo - 8 * (nv - 1)));
+  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  __m256 mx = neg_inf;
+  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(s + c_lo + 8 * c));
+  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(s + c_lo + 8 * (nv - 1)), tail));
+  const float m = reduce_max_avx2(mx);
+  const __m256 vmax = _mm256_set1_ps(m == -INFINITY ? 0.0f : m);
+
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 sum = zero, wmax = zero;
+  for (int c = 0; c < nv; ++c) {
+    float* sc = s + c_lo + 8 * c;
+    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(sc), vmax));
+    if (c == nv - 1) e = _mm256_and_ps(e, tail);
+    if (probs_row) {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, e);
+      for (int l = 0; l < 8 && c_lo + 8 * c + l < c_hi; ++l) probs_row[t.keys[c_lo + 8 * c + l]] = lanes[l];
+    }
+    sum = _mm256_add_ps(sum, e);
+    // e · s_v where e != 0 (NaN included), else exactly 0.
+    const __m256 w = _mm256_and_ps(_mm256_mul_ps(e, _mm256_load_ps(t.v_scale + c_lo + 8 * c)), _mm256_cmp_ps(e, zero, _CMP_NEQ_UQ));
+    wmax = _mm256_max_ps(wmax, w);
+    _mm256_store_ps(sc, w);
+  }
+  const float total = reduce_add_avx2(sum);
+  const float inv_sum = total == 0.0f ? 0.0f : 1.0f / total;
+  const float w_max = reduce_max_avx2(wmax);
+  const float p_max = w_max * inv_sum;
+  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
+  const __m256 to_u = _mm256_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
+  int16_t* u = t.u + r * dm.u_ld;
+  for (int c = 0; c < nv; ++c) {
+    const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + c_lo + 8 * c), to_u));
+    _mm_store_si128(reinterpret_cast<__m128i*>(u + c_lo + 8 * c), narrow_to_int16(ui));
+  }
+  if (probs_row)
+    for (int j = c_lo; j < c_hi; ++j) probs_row[t.keys[j]] *= inv_sum;
+}
+
 }  // namespace
 
 size_t qs8_attention_scratch__avx2(int seq, int head_dim) { return layout(dims_of(seq, head_dim), nullptr, nullptr); }
@@ -357,6 +414,9 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
   quantize_keys(hd, dm, t, real);
   quantize_values(hd, dm, t, real);
   const int pairs = ceil_div(real, 2);
+  const PairMask pm = pair_mask_of(a, b);
+  // Pair masks or a window: every probability starts at 0 (a window leaves most pairs unwritten).
+  if (pm.active() && probs) std::memset(probs, 0, sizeof(float) * S * S);
   for (int i0 = 0, rows = 0; i0 < S; i0 += rows) {
     rows = next_tile_rows(S - i0, kRows);
     float sq[kRows], inv_q[kRows];
@@ -365,6 +425,31 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
     for (int r = 0; r < rows; ++r) {
       quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, inv_q[r], t.q + r * dm.row_ld);
       t.q_scale[r] = sq[r] * hd.scale;
+    }
+    if (pm.active()) {
+      // Only the 16-key tiles holding a key some query of the tile may attend.
+      int lo, hi;
+      pm.keys_for_queries(t.keys, real, i0, i0 + rows, &lo, &hi);
+      if (lo >= hi) {
+        for (int r = 0; r < rows; ++r) std::memset(hd.out + static_cast<size_t>(i0 + r) * hd.ld_out, 0, sizeof(float) * D);
+        continue;
+      }
+      const int c_lo = lo / 16 * 16;
+      for (int c0 = c_lo; c0 < hi; c0 += 16) {
+        if (hi - c0 > 8)
+          kScoreTiles<2>[rows](dm, t, c0);
+        else
+          kScoreTiles<1>[rows](dm, t, c0);
+      }
+      for (int r = 0; r < rows; ++r)
+        softmax_quantize_row_pairs(dm, t, r, i0 + r, pm, c_lo, hi, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+      for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
+        if (dm.dim_panels - p0 >= 2)
+          kPvTiles<2>[rows](hd, dm, t, i0, p0, c_lo / 2, ceil_div(hi, 2));
+        else
+          kPvTiles<1>[rows](hd, dm, t, i0, p0, c_lo / 2, ceil_div(hi, 2));
+      }
+      continue;
     }
     for (int c0 = 0; c0 < real; c0 += 16) {
       if (real - c0 > 8)
@@ -376,9 +461,9 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
       softmax_quantize_row(dm, t, r, real, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)
-        kPvTiles<2>[rows](hd, dm, t, i0, p0, pairs);
+        kPvTiles<2>[rows](hd, dm, t, i0, p0, 0, pairs);
       else
-        kPvTiles<1>[rows](hd, dm, t, i0, p0, pairs);
+        kPvTiles<1>[rows](hd, dm, t, i0, p0, 0, pairs);
     }
   }
 }

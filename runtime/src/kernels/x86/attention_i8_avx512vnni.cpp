@@ -40,6 +40,7 @@
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx512.h"
+#include "kernels/attention_pairs.h"
 #include "kernels/tiling.h"
 
 namespace encrt::kernels::x86 {
@@ -475,7 +476,8 @@ __attribute__((noinline)) void score_tile(const int8_t* __restrict k, int row_by
 // out[i0 + r][16·p0 .. 16·(p0 + NV)) = float(Σ_g u[g][r] · V panels) · s_p[r] for the block's
 // query rows r0 .. r0 + R.
 template <int R, int NV>
-void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, const float* s_p, int i0, int r0, int p0, int groups) {
+void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, const float* s_p, int i0, int r0, int p0, int g_begin,
+             int groups) {
   __m512i acc[R][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
@@ -484,7 +486,7 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, const float* s_p,
   const int8_t* panel = t.v_panels + static_cast<size_t>(p0) * dm.key_groups * 64;
   const size_t panel_stride = static_cast<size_t>(dm.key_groups) * 64;
   const uint32_t* u = t.u + r0;
-  for (int g = 0; g < groups; ++g) {
+  for (int g = g_begin; g < groups; ++g) {
     __m512i vv[NV];
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) vv[c] = _mm512_loadu_si512(panel + c * panel_stride + static_cast<size_t>(g) * 64);
@@ -507,18 +509,52 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, const float* s_p,
   }
 }
 
-using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, const float*, int, int, int, int);
+using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, const float*, int, int, int, int, int);
 
 template <int NV>
 constexpr PvTileFn kPvTiles[kPvRows + 1] = {nullptr,        pv_tile<1, NV>, pv_tile<2, NV>,
                                             pv_tile<3, NV>, pv_tile<4, NV>, pv_tile<5, NV>,
                                             pv_tile<6, NV>, pv_tile<7, NV>, pv_tile<8, NV>};
 
+// With pair masks or a window (pm, kernel_types.h): the exponents y of the block's queries for
+// key slots [s_lo, s_hi) masked, kNoKey where a pair is masked, y + bias · log2 e else (kept
+// above kNoKey / 4, so that a row of huge finite biases stays a row of live keys). Returns the
+// lane-wise max of y over those slots.
+__m512 mask_exponents(const PairMask& pm, const Scratch& t, int i0, int n, int s_lo, int s_hi, int real) {
+  if (!pm.blocked && !pm.bias) {  // a window alone: each query's keys are one run of the sorted list
+    for (int r = 0; r < n; ++r) {
+      int lo, hi;
+      pm.keys_for_queries(t.keys, real, i0 + r, i0 + r + 1, &lo, &hi);
+      for (int j = s_lo; j < lo; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
+      for (int j = std::max(hi, s_lo); j < s_hi && j < real; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
+    }
+  } else {
+    for (int j = s_lo; j < s_hi && j < real; ++j) {
+      float* yj = t.y + static_cast<size_t>(j) * kLanes;
+      for (int r = 0; r < n; ++r) {
+        const float m = pm.apply(i0 + r, t.keys[j], 0.0f);
+        yj[r] = m == -INFINITY ? kNoKey : (pm.bias ? std::max(yj[r] + m * kLog2e, 0.25f * kNoKey) : yj[r]);
+      }
+    }
+  }
+  __m512 w = _mm512_set1_ps(-INFINITY);
+  for (int j = s_lo; j < s_hi; ++j) w = _mm512_max_ps(w, _mm512_load_ps(t.y + static_cast<size_t>(j) * kLanes));
+  return w;
+}
+
 // One block of n <= 16 queries starting at i0: quantize, scores, softmax into u and s_p, P·V.
-// With probs_block (row i0 of the probabilities), also the probabilities of the real keys.
+// With probs_block (row i0 of the probabilities), also the probabilities of the real keys. With
+// pm (pair masks or a window), only the 16-key slot tiles that hold a key some query of the block
+// may attend; a query with none gets s_p = 0: zero output and probabilities.
 template <int kD>
 void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n, int real, float inv_scale_up,
-                 float* probs_block) {
+                 float* probs_block, const PairMask* pm) {
+  int lo = 0, hi = real;
+  if (pm) pm->keys_for_queries(t.keys, real, i0, i0 + n, &lo, &hi);
+  if (lo >= hi) {  // no key for any query of the block (probabilities: already 0)
+    for (int r = 0; r < n; ++r) std::memset(hd.out + static_cast<size_t>(i0 + r) * hd.ld_out, 0, sizeof(float) * dm.dim);
+    return;
+  }
   const float* rows[kLanes];
   for (int r = 0; r < n; ++r) rows[r] = hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv;
   __m512 s_q;
@@ -530,19 +566,26 @@ void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n
   // (s_q · scale) as the reference, then · log2 e for base 2.
   const __m512 c_q = _mm512_mul_ps(_mm512_mul_ps(s_q, _mm512_set1_ps(hd.scale)), _mm512_set1_ps(kLog2e));
 
-  const int slots = round_up(real, kLanes);
+  const int s_lo = lo / kLanes * kLanes;
+  const int slots = pm ? std::min(round_up(real, kLanes), round_up(hi, kLanes)) : round_up(real, kLanes);
   __m512 maxima[4] = {_mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY),
                       _mm512_set1_ps(-INFINITY)};
-  for (int j0 = 0; j0 < slots; j0 += kLanes)
+  for (int j0 = s_lo; j0 < slots; j0 += kLanes)
     score_tile<kD>(t.k_rows + static_cast<size_t>(j0) * dm.row_bytes, dm.row_bytes, dm.groups, t.q_panel, t.k_init + j0,
                    t.k_scale + j0, t.v_log2 + j0, c_q, t.y + static_cast<size_t>(j0) * kLanes, maxima);
-  const __m512 w = _mm512_max_ps(_mm512_max_ps(maxima[0], maxima[1]), _mm512_max_ps(maxima[2], maxima[3]));
+  __m512 w = _mm512_max_ps(_mm512_max_ps(maxima[0], maxima[1]), _mm512_max_ps(maxima[2], maxima[3]));
+  // Lanes with a key to attend (a NaN max counts: it stays NaN, as in the reference).
+  __mmask16 live = 0xffff;
+  if (pm) {
+    w = mask_exponents(*pm, t, i0, n, s_lo, slots, real);
+    live = _mm512_cmp_ps_mask(w, _mm512_set1_ps(0.5f * kNoKey), _CMP_NLE_UQ);
+  }
 
   // t_j = 255 · 2^(y_j - W) → u_j, and Σ_j t_j · 2^-E / s_v,j (one partial sum per key of a
   // group: four independent FMA chains).
   const int groups = slots / 4;
   __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  for (int g = 0; g < groups; ++g) {
+  for (int g = s_lo / 4; g < groups; ++g) {
     __m512i packed = _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int kk = 0; kk < 4; ++kk) {
@@ -564,35 +607,35 @@ void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n
   // s_p = 1 / Σ_j (t_j / s_v,j) = 2^-E / sum.
   const float* s_p = t.s_p;
   const __m512 sum = _mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3]));
-  const __m512 inv_sum = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
+  const __m512 inv_sum = _mm512_maskz_div_ps(live, _mm512_set1_ps(1.0f), sum);
   _mm512_store_ps(t.s_p, _mm512_mul_ps(inv_sum, _mm512_set1_ps(inv_scale_up)));
   if (probs_block) {
     alignas(64) float inv[kLanes];
     _mm512_store_ps(inv, inv_sum);
     for (int r = 0; r < n; ++r)
-      for (int j = 0; j < real; ++j) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] *= inv[r];
+      for (int j = s_lo; j < slots && j < real; ++j) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] *= inv[r];
   }
 
-  const int pv_groups = ceil_div(real, 4);
+  const int pv_groups = ceil_div(std::min(real, slots), 4);
   for (int r0 = 0, rows_now = 0; r0 < n; r0 += rows_now) {
     rows_now = next_tile_rows(n - r0, kPvRows);
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)
-        kPvTiles<2>[rows_now](hd, dm, t, s_p, i0, r0, p0, pv_groups);
+        kPvTiles<2>[rows_now](hd, dm, t, s_p, i0, r0, p0, s_lo / 4, pv_groups);
       else
-        kPvTiles<1>[rows_now](hd, dm, t, s_p, i0, r0, p0, pv_groups);
+        kPvTiles<1>[rows_now](hd, dm, t, s_p, i0, r0, p0, s_lo / 4, pv_groups);
     }
   }
 }
 
 // Everything after the list of real keys, specialized for head_dim kD (0: any).
 template <int kD>
-void run_head(const Head& hd, const Dims& dm, const Scratch& t, int real, float* probs) {
+void run_head(const Head& hd, const Dims& dm, const Scratch& t, int real, float* probs, const PairMask* pm) {
   quantize_keys<kD>(hd, dm, t, real);
   const float inv_scale_up = quantize_values<kD>(hd, dm, t, real);
   for (int i0 = 0; i0 < dm.seq; i0 += kLanes) {
     const int n = dm.seq - i0 < kLanes ? dm.seq - i0 : kLanes;
-    query_block<kD>(hd, dm, t, i0, n, real, inv_scale_up, probs ? probs + static_cast<size_t>(i0) * dm.seq : nullptr);
+    query_block<kD>(hd, dm, t, i0, n, real, inv_scale_up, probs ? probs + static_cast<size_t>(i0) * dm.seq : nullptr, pm);
   }
 }
 
@@ -648,12 +691,16 @@ void qs8_attention__avx512vnni(const AttentionArgs& a, int b, int h, void* scrat
       for (int j = 0; j < S; ++j)
         if (mask[j] == 0) probs[i * S + j] = 0.0f;
 
+  // Pair masks or a window: every probability starts at 0 (a window leaves most pairs unwritten).
+  const PairMask pairs = pair_mask_of(a, b);
+  const PairMask* pm = pairs.active() ? &pairs : nullptr;
+  if (probs && pm) std::memset(probs, 0, sizeof(float) * S * S);
   if (D == 32)
-    run_head<32>(hd, dm, t, real, probs);
+    run_head<32>(hd, dm, t, real, probs, pm);
   else if (D == 64)
-    run_head<64>(hd, dm, t, real, probs);
+    run_head<64>(hd, dm, t, real, probs, pm);
   else
-    run_head<0>(hd, dm, t, real, probs);
+    run_head<0>(hd, dm, t, real, probs, pm);
 }
 
 }  // namespace encrt::kernels::x86
