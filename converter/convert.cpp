@@ -236,6 +236,15 @@ Status convert(const ConvertOptions& options_in, QuantizationReport* report_out)
          {"calibration_pooled_cosine_min", fixed(report.pooled_min_cosine)},
          {"calibration_min_cosine_bar", fixed(options.min_cosine)},
          {"fp16_layers", fp16_layers.empty() ? "none" : fp16_layers}});
+    if (!report.head_decisions.empty())
+      options.extra_metadata.insert(
+          options.extra_metadata.end(),
+          {{"calibration_head_decisions", report.head_decisions + " (" + std::to_string(report.head_decision_count) + ")"},
+           {"calibration_label_agreement", fixed(report.label_agreement)},
+           {"calibration_label_agreement_int8_only", fixed(report.int8_only_label_agreement)},
+           {"calibration_max_logit_error", fixed(report.max_logit_error)},
+           {"calibration_logit_rms", fixed(report.logit_rms)},
+           {"calibration_min_label_agreement_bar", fixed(options.min_label_agreement)}});
     if (report_out) *report_out = report;
   }
   return write_model(model, options);

@@ -246,3 +246,42 @@ TEST_CASE("heads: session outputs and their order", "[heads]") {
     CHECK(session->output_names() == want);
   }
 }
+
+TEST_CASE("heads: the int8 guardrail checks the head's own decisions and writes them in the report", "[heads][int8][guardrail]") {
+  // bert_token: its pooled output keeps cosine >= 0.9997 in int8, yet about 1.3% of its per-token
+  // labels flip: a pooled-only check would pass it.
+  const HeadFixture f = head_fixtures()[3];
+  REQUIRE(f.name == "bert_token");
+  converter::ConvertOptions opt;
+  opt.source_dir = f.dir;
+  opt.weight_type = converter::WeightType::kI8;
+  opt.calibration_threads = 1;
+  opt.output_path = test::tmp_path("head_guardrail.encrt");
+  converter::QuantizationReport report;
+  REQUIRE(converter::convert(opt, &report).is_ok());
+  INFO(report.to_text());
+  CHECK(report.head_decisions == "labels (argmax) per real calibration token");
+  CHECK(report.head_decision_count > 100);
+  CHECK(report.int8_only_min_cosine >= opt.min_cosine);  // the pooled bar alone is met by all-int8
+  CHECK(report.int8_only_label_agreement < opt.min_label_agreement);
+  CHECK(report.label_agreement >= opt.min_label_agreement);
+  CHECK(report.bar_met);
+  CHECK((!report.fp16_layers.empty() || report.head_fp16));
+  CHECK(report.max_logit_error > 0.0);
+  CHECK(report.max_logit_error < report.logit_rms);
+  CHECK(report.to_text().find("head: ") != std::string::npos);
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(opt.output_path, &model).is_ok());
+  CHECK(std::stod(model->metadata_value("calibration_label_agreement")) >= 0.99);
+  CHECK(!model->metadata_value("calibration_max_logit_error").empty());
+  CHECK(model->metadata_value("head_weight_type") == (report.head_fp16 ? "f16" : "i8"));
+
+  // A bar of 1.0: every decision as fp32's, at the cost of more fp16.
+  opt.min_label_agreement = 1.0;
+  opt.output_path = test::tmp_path("head_guardrail_strict.encrt");
+  converter::QuantizationReport strict;
+  REQUIRE(converter::convert(opt, &strict).is_ok());
+  INFO(strict.to_text());
+  CHECK(strict.label_agreement >= report.label_agreement);
+  CHECK(strict.fp16_layers.size() + strict.head_fp16 >= report.fp16_layers.size() + report.head_fp16);
+}
