@@ -21,6 +21,9 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <functional>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -284,4 +287,113 @@ TEST_CASE("heads: the int8 guardrail checks the head's own decisions and writes 
   INFO(strict.to_text());
   CHECK(strict.label_agreement >= report.label_agreement);
   CHECK(strict.fp16_layers.size() + strict.head_fp16 >= report.fp16_layers.size() + report.head_fp16);
+}
+
+namespace {
+// A copy of a fixture's checkpoint with config.json (and extra files) changed.
+std::string variant(const HeadFixture& f, const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+  const std::string dir = test::tmp_path("head_variant_" + f.name + "_" + tag);
+  ::mkdir(dir.c_str(), 0777);
+  std::ifstream cfg_in(f.dir + "/config.json");
+  nlohmann::json cfg = nlohmann::json::parse(cfg_in);
+  edit(cfg);
+  std::ofstream(dir + "/config.json") << cfg.dump(2);
+  std::ifstream st(f.dir + "/model.safetensors", std::ios::binary);
+  std::ofstream(dir + "/model.safetensors", std::ios::binary) << st.rdbuf();
+  return dir;
+}
+Status read(const std::string& dir) {
+  converter::SourceModel m;
+  return converter::read_source(dir, "", &m);
+}
+}  // namespace
+
+TEST_CASE("heads: bad head configurations are clear errors", "[heads][bad_input]") {
+  const std::vector<HeadFixture> all = head_fixtures();
+  const HeadFixture& single = all[0];
+  const HeadFixture& classifier = all[4];
+  auto expect = [](const Status& s, StatusCode code, const std::string& text) {
+    INFO(s.to_string());
+    CHECK(s.code() == code);
+    CHECK_THAT(s.message(), Catch::Contains(text));
+  };
+  expect(read(variant(single, "labels", [](nlohmann::json& c) { c["id2label"] = {{"0", "a"}, {"1", "b"}}; })),
+         StatusCode::kInvalidModel, "names 2 labels, but the classifier has 3 outputs");
+  expect(read(variant(single, "ids", [](nlohmann::json& c) { c["id2label"] = {{"0", "a"}, {"1", "b"}, {"7", "c"}}; })),
+         StatusCode::kInvalidModel, "the label ids 0..2");
+  expect(read(variant(single, "problem", [](nlohmann::json& c) { c["problem_type"] = "ranking"; })),
+         StatusCode::kUnsupported, "unknown problem_type 'ranking'");
+  expect(read(variant(single, "num", [](nlohmann::json& c) { c["num_labels"] = 5; })), StatusCode::kInvalidModel,
+         "'num_labels' is 5");
+  expect(read(variant(classifier, "nolabels", [](nlohmann::json& c) { c["id2label"] = "x"; })), StatusCode::kInvalidModel,
+         "must be a non-empty object");
+  // Labels missing from a torch_encoder's config: transformers' default names.
+  converter::SourceModel m;
+  REQUIRE(converter::read_source(variant(classifier, "default", [](nlohmann::json& c) { c.erase("id2label"); }), "", &m)
+              .is_ok());
+  CHECK(m.config.head.labels == std::vector<std::string>{"LABEL_0", "LABEL_1"});
+}
+
+TEST_CASE("heads: sentence-transformers modules.json sets pooling and normalization, or says what it cannot run",
+          "[heads][converter]") {
+  const HeadFixture f = head_fixtures()[0];
+  const std::string dir = variant(f, "st", [](nlohmann::json&) {});
+  ::mkdir((dir + "/1_Pooling").c_str(), 0777);
+  std::ofstream(dir + "/1_Pooling/config.json") << R"({"word_embedding_dimension": 16, "pooling_mode_max_tokens": true})";
+  auto modules = [&](const std::string& text) { std::ofstream(dir + "/modules.json") << text; };
+  const std::string transformer = R"({"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"})";
+  const std::string pooling = R"({"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"})";
+  const std::string normalize = R"({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})";
+  converter::SourceModel m;
+  modules("[" + transformer + "," + pooling + "," + normalize + "]");
+  REQUIRE(converter::read_source(dir, "", &m).is_ok());
+  CHECK(m.config.pooling == converter::Pooling::kMax);
+  CHECK(m.config.normalize);
+  CHECK(m.config.head.kind == converter::HeadKind::kSequenceClassification);  // the classifier keeps the pooler
+  CHECK(m.config.head.pooling == converter::Pooling::kPooler);
+  modules("[" + transformer + "," + pooling + "]");
+  REQUIRE(converter::read_source(dir, "cls", &m).is_ok());  // an explicit pooling wins over the file
+  CHECK(m.config.pooling == converter::Pooling::kCls);
+  CHECK_FALSE(m.config.normalize);
+  modules("[" + transformer + "," + pooling + R"(, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}])");
+  const Status dense = read(dir);
+  CHECK(dense.code() == StatusCode::kUnsupported);
+  CHECK_THAT(dense.message(), Catch::Contains("sentence_transformers.models.Dense"));
+  modules("[" + normalize + "]");
+  CHECK(read(dir).code() == StatusCode::kUnsupported);
+  modules("{}");
+  CHECK(read(dir).code() == StatusCode::kInvalidModel);
+
+  // The converted file: normalized max pooling next to the classifier, and format version 2.
+  modules("[" + transformer + "," + pooling + "," + normalize + "]");
+  converter::ConvertOptions opt;
+  opt.source_dir = dir;
+  opt.output_path = test::tmp_path("head_st.encrt");
+  REQUIRE(converter::convert(opt).is_ok());
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(opt.output_path, &model).is_ok());
+  CHECK(model->config().pooling == "max");
+  CHECK(model->config().normalize);
+  SessionOptions so;
+  so.max_batch = f.batch;
+  so.max_seq = f.seq;
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::create(*model, so, &session).is_ok());
+  REQUIRE(session->run({f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), f.token_types.data.data()}).is_ok());
+  const float* pooled = session->pooled();
+  const float* hidden = session->last_hidden_state();
+  for (int b = 0; b < f.batch; ++b) {
+    double norm = 0.0;
+    std::vector<float> max(16, -1e30f);
+    for (int t = 0; t < f.seq; ++t)
+      if (f.mask.data[static_cast<size_t>(b * f.seq + t)])
+        for (int i = 0; i < 16; ++i) max[static_cast<size_t>(i)] = std::max(max[static_cast<size_t>(i)], hidden[(b * f.seq + t) * 16 + i]);
+    for (float v : max) norm += static_cast<double>(v) * v;
+    for (int i = 0; i < 16; ++i) CHECK(pooled[b * 16 + i] == Approx(max[static_cast<size_t>(i)] / std::sqrt(norm)).margin(1e-6));
+  }
+  // The classifier still reads the pooler: logits as PyTorch's.
+  OutputInfo logits;
+  REQUIRE(session->output("logits", &logits).is_ok());
+  const double scale = rms(f, f.logits.data.data());
+  CHECK(max_diff(f, static_cast<const float*>(logits.data), f.logits.data.data()) <= 1e-4 * scale);
 }
