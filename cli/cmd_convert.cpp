@@ -1,6 +1,6 @@
-// encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]
-//               [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]
-//               [--smoothing ALPHA] [--threads T] [--attention-window W] [--quiet]
+// encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler|max]
+//               [--head none] [--calibration IDS.npy] [--min-cosine X] [--min-label-agreement X]
+//               [--attention int8|float] [--smoothing ALPHA] [--threads T] [--attention-window W] [--quiet]
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -22,20 +22,23 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
-  Args args({"out", "dtype", "pooling", "calibration", "min-cosine", "attention", "smoothing", "threads",
-             "attention-window"},
+  Args args({"out", "dtype", "pooling", "calibration", "min-cosine", "attention", "smoothing", "threads", "head",
+             "min-label-agreement", "attention-window"},
             {"help", "quiet"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("out")) {
     std::fprintf(args.has("help") ? stdout : stderr,
-                 "usage: encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler]\n"
-                 "                     [--calibration IDS.npy] [--min-cosine X] [--attention int8|float]\n"
-                 "                     [--smoothing ALPHA] [--threads T] [--attention-window W] [--quiet]\n"
+                 "usage: encrt convert SRC_DIR -o MODEL.encrt [--dtype fp32|fp16|int8] [--pooling mean|cls|pooler|max]\n"
+                 "                     [--head none] [--calibration IDS.npy] [--min-cosine X] [--min-label-agreement X]\n"
+                 "                     [--attention int8|float] [--smoothing ALPHA] [--threads T] [--attention-window W]\n"
+                 "                     [--quiet]\n"
                  "  SRC_DIR holds config.json (\"model_type\": \"bert\" or \"torch_encoder\") and model.safetensors\n"
                  "  int8: weights per output channel, activations per token row at run time. The converter\n"
                  "  runs fp32 and int8 on calibration ids (--calibration, else synthetic), prints the accuracy\n"
                  "  kept per layer, and keeps layers in fp16 until the smallest pooled-output cosine is at least\n"
-                 "  --min-cosine (default 0.99). --smoothing: SmoothQuant alpha (default 0.5, 0 = off).\n"
+                 "  --min-cosine (default 0.99) and, for a classifier head, the share of labels that agree with\n"
+                 "  fp32 is at least --min-label-agreement (default 0.99). --smoothing: SmoothQuant alpha\n"
+                 "  (default 0.5, 0 = off). --head none: the encoder alone, without the checkpoint's classifier.\n"
                  "  --attention-window W: sliding-window attention, each query sees the keys within +-W of it\n"
                  "  (default 0: all keys).\n");
     return args.has("help") ? 0 : 2;
@@ -44,6 +47,7 @@ int cmd_convert(int argc, char** argv) {
   opt.source_dir = args.positional()[0];
   opt.output_path = args.get("out");
   opt.pooling = args.get("pooling");
+  opt.head = args.get("head");
   const std::string dtype = args.get("dtype", "fp32");
   if (dtype == "fp32" || dtype == "f32") {
     opt.weight_type = converter::WeightType::kF32;
@@ -55,13 +59,16 @@ int cmd_convert(int argc, char** argv) {
     return fail(invalid_argument("--dtype must be fp32, fp16 or int8 (got '" + dtype + "')"));
   }
   const bool int8 = opt.weight_type == converter::WeightType::kI8;
-  for (const char* option : {"calibration", "min-cosine", "attention", "smoothing"})
+  for (const char* option : {"calibration", "min-cosine", "attention", "smoothing", "min-label-agreement"})
     if (args.has(option) && !int8) return fail(invalid_argument(std::string("--") + option + " applies to --dtype int8 only"));
   const std::string attention = args.get("attention", "int8");
   if (attention != "int8" && attention != "float") return fail(invalid_argument("--attention must be int8 or float"));
   opt.int8_attention = attention == "int8";
   if (Status s = args.get_double("min-cosine", 0.99, &opt.min_cosine); !s) return fail(s);
   if (Status s = args.get_double("smoothing", 0.5, &opt.smoothing_alpha); !s) return fail(s);
+  if (Status s = args.get_double("min-label-agreement", 0.99, &opt.min_label_agreement); !s) return fail(s);
+  if (!(opt.min_label_agreement >= 0.0 && opt.min_label_agreement <= 1.0))
+    return fail(invalid_argument("--min-label-agreement must be in [0, 1]"));
   if (!(opt.min_cosine >= -1.0 && opt.min_cosine <= 1.0)) return fail(invalid_argument("--min-cosine must be in [-1, 1]"));
   if (!(opt.smoothing_alpha >= 0.0 && opt.smoothing_alpha <= 1.0))
     return fail(invalid_argument("--smoothing must be in [0, 1]"));

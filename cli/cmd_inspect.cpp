@@ -53,7 +53,14 @@ int cmd_inspect(int argc, char** argv) {
   std::printf("  type_vocab_size      %d\n", c.type_vocab_size);
   std::printf("  embedding_norm       %s\n", c.embedding_norm ? "yes" : "no");
   std::printf("  final_norm           %s\n", c.final_norm ? "yes" : "no");
-  std::printf("  pooling              %s\n", c.pooling.c_str());
+  std::printf("  pooling              %s%s\n", c.pooling.c_str(), c.normalize ? " + L2 normalize" : "");
+  if (HeadInfo h; model->has_head() && model->head(&h)) {
+    std::string labels;
+    for (const std::string& l : h.labels) labels += (labels.empty() ? "" : ", ") + l;
+    std::printf("  head                 %s (%s, scores %s%s): %d labels: %s\n", h.kind.c_str(), h.problem_type.c_str(),
+                h.score_function.c_str(), h.kind == "sequence_classification" ? (", on " + h.pooling + " pooling").c_str() : "",
+                h.num_labels(), labels.c_str());
+  }
   std::printf("  attention_precision  %s\n", c.attention_precision.c_str());
   std::printf("  attention_window     %s\n", c.attention_window > 0 ? std::to_string(c.attention_window).c_str() : "0 (full)");
   std::printf("vocabulary: %zu tokens\n", model->vocabulary().size());

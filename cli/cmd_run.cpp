@@ -1,5 +1,6 @@
 // encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] [--src-mask M.npy] -o OUT.npy
-//           [--output hidden|pooled|attention] [--attention-layer L] [--threads T] [--backend B] [--isa LEVEL]
+//           [--output hidden|pooled|attention|logits|scores|labels] [--attention-layer L] [--threads T]
+//           [--backend B] [--isa LEVEL]
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -82,19 +83,22 @@ int cmd_run(int argc, char** argv) {
     std::fprintf(args.has("help") ? stdout : stderr,
                  "usage: encrt run MODEL --ids IDS.npy [--mask MASK.npy] [--token-type-ids TT.npy] [--src-mask M.npy]\n"
                  "                 -o OUT.npy\n"
-                 "                 [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
+                 "                 [--output hidden|pooled|attention|logits|scores|labels] [--attention-layer L]\n"
+                 "                 [--threads T]\n"
                  "                 %s\n"
                  "  IDS/MASK/TT: int32 or int64 .npy arrays [batch, seq] (mask: 1 real token, 0 padding)\n"
                  "  M: the src mask (nn.TransformerEncoder's mask), [seq, seq] or [batch, seq, seq]: bool or 0/1\n"
                  "     (1 = may NOT attend) or float32/64 (added to the scores, -inf = may not attend)\n"
                  "  OUT: float32 .npy: hidden [batch, seq, hidden], pooled [batch, hidden],\n"
-                 "       attention [batch, heads, seq, seq] of --attention-layer (default 0)\n",
+                 "       attention [batch, heads, seq, seq] of --attention-layer (default 0); a model with a task\n"
+                 "       head: logits and scores [batch, labels] or [batch, seq, labels], labels (int32 .npy)\n",
                  kBackendUsage);
     return args.has("help") ? 0 : 2;
   }
   const std::string output = args.get("output", "hidden");
-  if (output != "hidden" && output != "pooled" && output != "attention")
-    return fail(invalid_argument("--output must be hidden, pooled or attention"));
+  if (output != "hidden" && output != "pooled" && output != "attention" && output != "logits" && output != "scores" &&
+      output != "labels")
+    return fail(invalid_argument("--output must be hidden, pooled, attention, logits, scores or labels"));
 
   npy::Int32Array ids, mask, types;
   if (Status s = read_2d(args.get("ids"), "--ids", &ids, -1, -1); !s) return fail(s);
@@ -137,6 +141,12 @@ int cmd_run(int argc, char** argv) {
 
   OutputInfo info;
   if (Status s = session->output(output, &info); !s) return fail(s);
+  if (info.dtype == DType::kI32) {
+    std::vector<int32_t> labels(info.bytes / sizeof(int32_t));
+    if (Status s = session->copy_output(output, labels.data(), info.bytes); !s) return fail(s);
+    if (Status s = npy::write_int32(args.get("out"), info.shape, labels.data()); !s) return fail(s);
+    return 0;
+  }
   std::vector<float> host(info.bytes / sizeof(float));
   if (Status s = session->copy_output(output, host.data(), info.bytes); !s) return fail(s);
   if (Status s = npy::write_float32(args.get("out"), info.shape, host.data()); !s) return fail(s);

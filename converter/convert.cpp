@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "converter/source_common.h"
 #include "model/tensor_names.h"
@@ -50,9 +51,14 @@ std::map<std::string, std::vector<int64_t>> expected_tensor_shapes(const SourceC
     shapes[names::kFinalNormWeight] = {H};
     shapes[names::kFinalNormBias] = {H};
   }
-  if (c.pooling == Pooling::kPooler) {
+  const bool head_reads_pooler = c.head.kind == HeadKind::kSequenceClassification && c.head.pooling == Pooling::kPooler;
+  if (c.pooling == Pooling::kPooler || head_reads_pooler) {
     shapes[names::kPoolerWeight] = {H, H};
     shapes[names::kPoolerBias] = {H};
+  }
+  if (c.head.kind != HeadKind::kNone) {
+    shapes[names::kHeadClassifierWeight] = {c.head.num_labels(), H};
+    shapes[names::kHeadClassifierBias] = {c.head.num_labels()};
   }
   return shapes;
 }
@@ -82,6 +88,12 @@ Status check_config(const SourceConfig& c) {
   if (!(std::isfinite(c.layer_norm_eps) && c.layer_norm_eps > 0.0f))
     return invalid_model("layer_norm_eps must be a positive number");
   if (!std::isfinite(c.embedding_scale)) return invalid_model("embedding_scale is not finite");
+  if (c.head.kind != HeadKind::kNone) {
+    if (Status st = check_range("the head's num_labels", c.head.num_labels(), 1, 1 << 16); !st) return st;
+    if (c.head.kind == HeadKind::kTokenClassification && c.head.problem_type != ProblemType::kSingleLabel)
+      return unsupported(std::string("a token classification head with problem_type ") +
+                         problem_type_name(c.head.problem_type) + " (token classifiers are single-label)");
+  }
   return Status::ok();
 }
 
@@ -122,8 +134,24 @@ Status validate_source_model(const SourceModel& model) {
   return Status::ok();
 }
 
+// --head none: the encoder alone, without the classifier (and the pooler, when only the head read it).
+static void drop_head(SourceModel* model) {
+  SourceConfig& c = model->config;
+  c.head = HeadSpec();
+  const auto keep = expected_tensor_shapes(c);
+  for (auto it = model->tensors.begin(); it != model->tensors.end();)
+    it = keep.count(it->first) ? std::next(it) : model->tensors.erase(it);
+}
+
 Status read_source(const std::string& source_dir, const std::string& pooling, SourceModel* out) {
+  return read_source(source_dir, pooling, "", out);
+}
+
+Status read_source(const std::string& source_dir, const std::string& pooling, const std::string& head,
+                   SourceModel* out) {
   if (out == nullptr) return invalid_argument("read_source: output is null");
+  if (!head.empty() && head != "none")
+    return invalid_argument("unknown head option '" + head + "' (expected none, or nothing for the checkpoint's own)");
   *out = SourceModel();
   std::optional<Pooling> pooling_choice;
   Status st = parse_pooling_option(pooling, &pooling_choice);
@@ -149,6 +177,7 @@ Status read_source(const std::string& source_dir, const std::string& pooling, So
     *out = SourceModel();
     return st;
   }
+  if (head == "none") drop_head(out);
   return validate_source_model(*out);
 }
 
@@ -160,7 +189,7 @@ Status convert(const ConvertOptions& options_in, QuantizationReport* report_out)
   const auto start = std::chrono::steady_clock::now();
   log("reading " + options.source_dir);
   SourceModel model;
-  Status st = read_source(options.source_dir, options.pooling, &model);
+  Status st = read_source(options.source_dir, options.pooling, options.head, &model);
   if (!st) return st;
   const SourceConfig& c = model.config;
   const double secs =
@@ -170,8 +199,13 @@ Status convert(const ConvertOptions& options_in, QuantizationReport* report_out)
   log(std::string(c.architecture == Architecture::kBert ? "bert" : "torch_encoder") + ": " +
       std::to_string(c.num_layers) + " layers, hidden " + std::to_string(c.hidden_size) +
       ", heads " + std::to_string(c.num_heads) + ", ffn " + std::to_string(c.ffn_size) +
-      ", vocab " + std::to_string(c.vocab_size) + ", pooling " +
-      (c.pooling == Pooling::kMean ? "mean" : c.pooling == Pooling::kCls ? "cls" : "pooler") +
+      ", vocab " + std::to_string(c.vocab_size) + ", pooling " + pooling_name(c.pooling) +
+      (c.normalize ? " + normalize" : "") +
+      (c.head.kind == HeadKind::kNone
+           ? std::string(", no head")
+           : std::string(", head ") + head_kind_name(c.head.kind) + " (" + std::to_string(c.head.num_labels()) +
+                 " labels, " + problem_type_name(c.head.problem_type) + ", scores " +
+                 score_function_name(c.head.score_function) + ")") +
       (model.vocabulary ? ", " + std::to_string(model.vocabulary->tokens.size()) + " tokens"
                         : std::string(", no vocab.txt")) +
       " (read in " + timing + " s)");
@@ -202,6 +236,15 @@ Status convert(const ConvertOptions& options_in, QuantizationReport* report_out)
          {"calibration_pooled_cosine_min", fixed(report.pooled_min_cosine)},
          {"calibration_min_cosine_bar", fixed(options.min_cosine)},
          {"fp16_layers", fp16_layers.empty() ? "none" : fp16_layers}});
+    if (!report.head_decisions.empty())
+      options.extra_metadata.insert(
+          options.extra_metadata.end(),
+          {{"calibration_head_decisions", report.head_decisions + " (" + std::to_string(report.head_decision_count) + ")"},
+           {"calibration_label_agreement", fixed(report.label_agreement)},
+           {"calibration_label_agreement_int8_only", fixed(report.int8_only_label_agreement)},
+           {"calibration_max_logit_error", fixed(report.max_logit_error)},
+           {"calibration_logit_rms", fixed(report.logit_rms)},
+           {"calibration_min_label_agreement_bar", fixed(options.min_label_agreement)}});
     if (report_out) *report_out = report;
   }
   return write_model(model, options);

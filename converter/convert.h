@@ -51,6 +51,15 @@ struct ConvertOptions {
   // Sliding-window attention stored in the model's config: > 0, each query attends only the
   // keys within ±attention_window of it; 0 = full attention.
   int attention_window = 0;
+  // The task head: "" = the checkpoint's own (a classifier when it has one), "none" = the
+  // encoder alone (the classifier's tensors are left out).
+  std::string head;
+  // Int8 models with a classifier head: the guardrail's bar on the share of calibration
+  // decisions (labels, per token for token classification) that agree with fp32.
+  double min_label_agreement = 0.99;
+  // The head classifier's weight type; empty = weight_type (the guardrail may keep an int8
+  // model's head in fp16).
+  std::optional<WeightType> head_weight_type;
 };
 
 struct QuantizationReport;
@@ -61,7 +70,20 @@ enum class Architecture { kBert, kTorchEncoder };
 enum class Activation { kGelu, kRelu };  // kGelu is the exact erf GELU
 enum class NormPlacement { kPostNorm, kPreNorm };
 enum class PositionalEncoding { kLearned, kSinusoidal };
-enum class Pooling { kMean, kCls, kPooler };
+enum class Pooling { kMean, kCls, kPooler, kMax };
+
+// A task head (schema Head): one linear `head.classifier` [num_labels, hidden] after the encoder.
+enum class HeadKind { kNone, kSequenceClassification, kTokenClassification };
+enum class ProblemType { kSingleLabel, kMultiLabel, kRegression };
+enum class ScoreFunction { kSoftmax, kSigmoid, kIdentity };
+struct HeadSpec {
+  HeadKind kind = HeadKind::kNone;
+  ProblemType problem_type = ProblemType::kSingleLabel;
+  ScoreFunction score_function = ScoreFunction::kSoftmax;
+  std::vector<std::string> labels;  // id2label, by id
+  Pooling pooling = Pooling::kMean; // kSequenceClassification: the pooling the classifier reads
+  int num_labels() const { return static_cast<int>(labels.size()); }
+};
 
 struct SourceConfig {
   Architecture architecture = Architecture::kBert;
@@ -80,6 +102,8 @@ struct SourceConfig {
   bool embedding_norm = false;
   bool final_norm = false;
   Pooling pooling = Pooling::kMean;
+  bool normalize = false;  // the pooled output is L2-normalized (sentence-transformers' Normalize)
+  HeadSpec head;           // the file's Model.head (kind kNone: no head)
 };
 
 // A dense fp32 tensor, row-major, with its logical shape (a linear weight is [N outputs, K inputs]).
@@ -125,9 +149,18 @@ std::map<std::string, std::vector<int64_t>> expected_tensor_shapes(const SourceC
 // exactly expected_tensor_shapes(config) with matching shapes and element counts.
 Status validate_source_model(const SourceModel& model);
 
-// Reads `source_dir` (config.json "model_type": "bert" or "torch_encoder"). `pooling` is as in
-// ConvertOptions.
+// Reads `source_dir` (config.json "model_type": "bert" or "torch_encoder"). `pooling` and `head`
+// are as in ConvertOptions.
 Status read_source(const std::string& source_dir, const std::string& pooling, SourceModel* out);
+Status read_source(const std::string& source_dir, const std::string& pooling, const std::string& head,
+                   SourceModel* out);
+
+// "none", "sequence_classification", "token_classification"; "mean", "cls", "pooler", "max";
+// "single_label", "multi_label", "regression"; "softmax", "sigmoid", "identity".
+const char* head_kind_name(HeadKind kind);
+const char* pooling_name(Pooling pooling);
+const char* problem_type_name(ProblemType type);
+const char* score_function_name(ScoreFunction function);
 
 // Packs / quantizes `src` as `options` say (weight_type, layer_weight_types, extra_metadata, log;
 // source_dir and pooling are not used) and writes options.output_path.

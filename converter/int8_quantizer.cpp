@@ -22,6 +22,7 @@ struct Observed {
   std::vector<std::vector<float>> layer_rows;  // [layer][real token * hidden]
   std::vector<float> pooled;                   // [count * hidden]
   std::map<std::string, std::vector<float>> input_absmax;  // linear label -> [K], when collected
+  std::vector<float> logits;  // the head's: [count * labels], per real token for a token classifier
 };
 
 struct AlignedBuffer {
@@ -99,6 +100,18 @@ Status observe(const SourceModel& src, const ConvertOptions& options, const Cali
         if (mask[r]) rows.insert(rows.end(), o.begin() + static_cast<ptrdiff_t>(r) * H, o.begin() + static_cast<ptrdiff_t>(r + 1) * H);
     }
     out->pooled.insert(out->pooled.end(), session->pooled(), session->pooled() + static_cast<size_t>(batch) * H);
+    if (model->has_head()) {
+      OutputInfo logits;
+      if (Status s = session->output("logits", &logits); !s) return s;
+      const float* z = static_cast<const float*>(logits.data);
+      const size_t n = static_cast<size_t>(logits.shape.back());
+      if (logits.shape.size() == 2) {
+        out->logits.insert(out->logits.end(), z, z + static_cast<size_t>(batch) * n);
+      } else {
+        for (int r = 0; r < batch * cal.seq; ++r)
+          if (mask[r]) out->logits.insert(out->logits.end(), z + r * n, z + (r + 1) * n);
+      }
+    }
   }
   if (options.progress && !stage.empty()) options.progress(stage, batches, batches);
   return Status::ok();
@@ -132,7 +145,53 @@ void row_cosines(const std::vector<float>& ref, const std::vector<float>& got, i
 struct Trial {
   std::vector<LayerAccuracy> layers;
   double pooled_mean = 0.0, pooled_min = 0.0;
+  double label_agreement = 1.0, max_logit_error = 0.0;
 };
+
+// The decisions a head's logits stand for: the argmax of a single-label head's row, else (multi-label
+// and one-logit heads) each logit's sign, the score > 0.5 decision; a regression head with several
+// outputs makes none.
+enum class Decisions { kNone, kArgmax, kSign };
+Decisions decisions_of(const HeadSpec& h) {
+  if (h.kind == HeadKind::kNone) return Decisions::kNone;
+  if (h.kind == HeadKind::kTokenClassification) return Decisions::kArgmax;
+  if (h.problem_type == ProblemType::kMultiLabel || h.num_labels() == 1) return Decisions::kSign;
+  return h.problem_type == ProblemType::kSingleLabel ? Decisions::kArgmax : Decisions::kNone;
+}
+
+int argmax(const float* z, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (z[i] > z[best]) best = i;
+  return best;
+}
+
+// Share of `got`'s decisions equal to `ref`'s, and the largest logit difference.
+void compare_logits(const HeadSpec& h, const std::vector<float>& ref, const std::vector<float>& got, double* agreement,
+                    double* max_error, long* count) {
+  const int n = h.num_labels();
+  const size_t rows = ref.size() / static_cast<size_t>(n);
+  long same = 0, total = 0;
+  *max_error = 0.0;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* a = ref.data() + r * n;
+    const float* b = got.data() + r * n;
+    for (int i = 0; i < n; ++i) *max_error = std::max(*max_error, std::fabs(static_cast<double>(a[i]) - b[i]));
+    switch (decisions_of(h)) {
+      case Decisions::kArgmax:
+        same += argmax(a, n) == argmax(b, n);
+        ++total;
+        break;
+      case Decisions::kSign:
+        for (int i = 0; i < n; ++i, ++total) same += (a[i] > 0.0f) == (b[i] > 0.0f);
+        break;
+      case Decisions::kNone:
+        break;
+    }
+  }
+  *agreement = total ? static_cast<double>(same) / static_cast<double>(total) : 1.0;
+  if (count) *count = total;
+}
 
 Status evaluate(const SourceModel& src, const ConvertOptions& options, const CalibrationSet& cal, int threads,
                 const Observed& reference, Trial* trial, const std::string& stage = "") {
@@ -145,6 +204,8 @@ Status evaluate(const SourceModel& src, const ConvertOptions& options, const Cal
     trial->layers[l].fp16 = options.layer_weight_types[l] == WeightType::kF16;
   }
   row_cosines(reference.pooled, got.pooled, H, &trial->pooled_mean, &trial->pooled_min);
+  if (src.config.head.kind != HeadKind::kNone)
+    compare_logits(src.config.head, reference.logits, got.logits, &trial->label_agreement, &trial->max_logit_error, nullptr);
   return Status::ok();
 }
 
@@ -191,6 +252,12 @@ std::string QuantizationReport::to_text() const {
     for (int l : fp16_layers) s << " " << l;
     s << " (all-int8 min was " << int8_only_min_cosine << ")\n";
   }
+  if (!head_decisions.empty()) {
+    s << "  head: " << (head_fp16 ? "fp16" : "int8") << " classifier; " << head_decisions << " (" << head_decision_count
+      << "): agreement with fp32 " << label_agreement << " (bar: >= " << min_label_agreement_bar
+      << "; all-int8: " << int8_only_label_agreement << "), max logit error " << max_logit_error << " (fp32 logit RMS "
+      << logit_rms << ")\n";
+  }
   if (!bar_met) s << "  WARNING: the bar is not met even with every layer in fp16\n";
   return s.str();
 }
@@ -198,9 +265,10 @@ std::string QuantizationReport::to_text() const {
 Status quantize_int8(SourceModel* src, ConvertOptions* options, const CalibrationSet& cal,
                      QuantizationReport* report) {
   struct {
-    double min_cosine, smoothing_alpha;
+    double min_cosine, smoothing_alpha, min_label_agreement;
     int threads;
-  } const q{options->min_cosine, options->smoothing_alpha, std::max(1, options->calibration_threads)};
+  } const q{options->min_cosine, options->smoothing_alpha, options->min_label_agreement,
+            std::max(1, options->calibration_threads)};
   if (options->weight_type != WeightType::kI8) return invalid_argument("quantize_int8 needs weight_type int8");
   if (cal.count < 1 || cal.seq < 1) return invalid_argument("the calibration set is empty");
   const int L = src->config.num_layers;
@@ -212,6 +280,7 @@ Status quantize_int8(SourceModel* src, ConvertOptions* options, const Calibratio
   ConvertOptions fp32 = *options;
   fp32.weight_type = WeightType::kF32;
   fp32.layer_weight_types.clear();
+  fp32.head_weight_type.reset();
   SourceModel plain = *src;
   plain.smoothing.clear();
   Observed reference;
@@ -223,38 +292,65 @@ Status quantize_int8(SourceModel* src, ConvertOptions* options, const Calibratio
   // 3. All layers int8, unless the caller chose the layers' types.
   const bool caller_chose = !options->layer_weight_types.empty();
   if (!caller_chose) options->layer_weight_types.assign(static_cast<size_t>(L), WeightType::kI8);
+  const HeadSpec& head = src->config.head;
+  const bool has_head = head.kind != HeadKind::kNone;
+  if (!caller_chose && has_head) options->head_weight_type = WeightType::kI8;
   Trial best;
   if (Status s = evaluate(*src, *options, cal, q.threads, reference, &best, "running int8 on calibration"); !s)
     return s;
   report->int8_only_min_cosine = best.pooled_min;
+  report->int8_only_label_agreement = best.label_agreement;
+  auto met = [&](const Trial& t) { return t.pooled_min >= q.min_cosine && t.label_agreement >= q.min_label_agreement; };
 
-  // 4. Guardrail: rank layers by what keeping each alone in fp16 gains, then add them in order.
-  if (!caller_chose && best.pooled_min < q.min_cosine) {
-    std::vector<std::pair<double, int>> gain;
-    for (int l = 0; l < L; ++l) {
-      progress("ranking layers for fp16", l, L);
+  // 4. Guardrail: rank the layers (and the head's classifier, candidate L) by what keeping each
+  //    alone in fp16 gains (label agreement first, then the pooled cosine), then add them in order.
+  if (!caller_chose && !met(best)) {
+    const int candidates = L + (has_head ? 1 : 0);
+    auto keep_fp16 = [&](ConvertOptions* o, int c) {
+      if (c < L) o->layer_weight_types[static_cast<size_t>(c)] = WeightType::kF16;
+      else o->head_weight_type = WeightType::kF16;
+    };
+    std::vector<std::pair<std::pair<double, double>, int>> gain;
+    for (int c = 0; c < candidates; ++c) {
+      progress("ranking layers for fp16", c, candidates);
       ConvertOptions trial_options = *options;
-      trial_options.layer_weight_types[static_cast<size_t>(l)] = WeightType::kF16;
+      keep_fp16(&trial_options, c);
       Trial t;
       if (Status s = evaluate(*src, trial_options, cal, q.threads, reference, &t); !s) return s;
-      gain.emplace_back(t.pooled_min, l);
+      gain.push_back({{t.label_agreement, t.pooled_min}, c});
     }
-    progress("ranking layers for fp16", L, L);
+    progress("ranking layers for fp16", candidates, candidates);
     std::sort(gain.begin(), gain.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (int i = 0; i < L && best.pooled_min < q.min_cosine; ++i) {
-      progress("keeping layers in fp16", i, L);
-      options->layer_weight_types[static_cast<size_t>(gain[static_cast<size_t>(i)].second)] = WeightType::kF16;
-      report->fp16_layers.push_back(gain[static_cast<size_t>(i)].second);
+    for (int i = 0; i < candidates && !met(best); ++i) {
+      progress("keeping layers in fp16", i, candidates);
+      const int c = gain[static_cast<size_t>(i)].second;
+      keep_fp16(options, c);
+      if (c < L) report->fp16_layers.push_back(c);
       if (Status s = evaluate(*src, *options, cal, q.threads, reference, &best); !s) return s;
     }
     std::sort(report->fp16_layers.begin(), report->fp16_layers.end());
+  }
+  if (has_head) {
+    static const char* const kWhat[] = {"no label decisions (a regression head)", "labels (argmax) per calibration sequence",
+                                        "label decisions (logit > 0) per sequence and label"};
+    report->head_decisions = head.kind == HeadKind::kTokenClassification ? "labels (argmax) per real calibration token"
+                                                                           : kWhat[static_cast<int>(decisions_of(head))];
+    double unused_agreement = 0.0, unused_error = 0.0;
+    compare_logits(head, reference.logits, reference.logits, &unused_agreement, &unused_error, &report->head_decision_count);
+    double sum = 0.0;
+    for (float z : reference.logits) sum += static_cast<double>(z) * z;
+    report->logit_rms = reference.logits.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(reference.logits.size()));
+    report->label_agreement = best.label_agreement;
+    report->max_logit_error = best.max_logit_error;
+    report->head_fp16 = options->head_weight_type == WeightType::kF16;
+    report->min_label_agreement_bar = q.min_label_agreement;
   }
   report->calibration = cal.description;
   report->layers = best.layers;
   report->pooled_mean_cosine = best.pooled_mean;
   report->pooled_min_cosine = best.pooled_min;
   report->min_cosine_bar = q.min_cosine;
-  report->bar_met = best.pooled_min >= q.min_cosine;
+  report->bar_met = met(best);
   return Status::ok();
 }
 

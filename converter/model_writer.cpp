@@ -55,7 +55,7 @@ int layer_of(const std::string& name) {
 }
 
 bool is_linear_weight(const std::string& name) {
-  if (name == names::kPoolerWeight) return true;
+  if (name == names::kPoolerWeight || name == names::kHeadClassifierWeight) return true;
   if (layer_of(name) < 0) return false;
   for (const char* w : {names::kQkvWeight, names::kAttnOutWeight, names::kFfnUpWeight,
                         names::kFfnDownWeight})
@@ -66,9 +66,9 @@ bool is_linear_weight(const std::string& name) {
 Encoding encoding_for(const std::string& name, const ConvertOptions& options) {
   if (is_linear_weight(name)) {
     const int l = layer_of(name);
-    const WeightType t = l >= 0 && !options.layer_weight_types.empty()
-                             ? options.layer_weight_types[static_cast<size_t>(l)]
-                             : options.weight_type;
+    WeightType t = l >= 0 && !options.layer_weight_types.empty() ? options.layer_weight_types[static_cast<size_t>(l)]
+                                                                  : options.weight_type;
+    if (name == names::kHeadClassifierWeight && options.head_weight_type) t = *options.head_weight_type;
     switch (t) {
       case WeightType::kF32: return {fb::DType::F32, fb::Layout::PanelN16};
       case WeightType::kF16: return {fb::DType::F16, fb::Layout::PanelN16};
@@ -257,8 +257,28 @@ fb::Pooling to_fb(Pooling p) {
     case Pooling::kMean: return fb::Pooling::Mean;
     case Pooling::kCls: return fb::Pooling::Cls;
     case Pooling::kPooler: return fb::Pooling::Pooler;
+    case Pooling::kMax: return fb::Pooling::Max;
   }
   return fb::Pooling::Mean;
+}
+fb::HeadKind to_fb(HeadKind k) {
+  return k == HeadKind::kTokenClassification ? fb::HeadKind::TokenClassification : fb::HeadKind::SequenceClassification;
+}
+fb::ProblemType to_fb(ProblemType p) {
+  switch (p) {
+    case ProblemType::kSingleLabel: return fb::ProblemType::SingleLabel;
+    case ProblemType::kMultiLabel: return fb::ProblemType::MultiLabel;
+    case ProblemType::kRegression: return fb::ProblemType::Regression;
+  }
+  return fb::ProblemType::SingleLabel;
+}
+fb::ScoreFunction to_fb(ScoreFunction f) {
+  switch (f) {
+    case ScoreFunction::kSoftmax: return fb::ScoreFunction::Softmax;
+    case ScoreFunction::kSigmoid: return fb::ScoreFunction::Sigmoid;
+    case ScoreFunction::kIdentity: return fb::ScoreFunction::Identity;
+  }
+  return fb::ScoreFunction::Softmax;
 }
 
 }  // namespace
@@ -291,6 +311,8 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
       per_layer += (per_layer.empty() ? "" : ",") + std::string(weight_type_name(t));
     metadata.emplace_back("layer_weight_types", per_layer);
   }
+  if (c.head.kind != HeadKind::kNone)
+    metadata.emplace_back("head_weight_type", weight_type_name(options.head_weight_type.value_or(options.weight_type)));
   metadata.insert(metadata.end(), options.extra_metadata.begin(), options.extra_metadata.end());
   std::set<std::string> keys;
   for (const auto& kv : metadata)
@@ -391,8 +413,17 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
       to_fb(c.pooling),
       options.weight_type == WeightType::kI8 && options.int8_attention ? fb::AttentionPrecision::Int8
                                                                        : fb::AttentionPrecision::Float,
-      options.attention_window);
-  fb::FinishModelBuffer(b, fb::CreateModel(b, names::kFormatVersion, config, tensors, vocabulary, meta));
+      options.attention_window, c.normalize);
+  flatbuffers::Offset<fb::Head> head = 0;
+  if (c.head.kind != HeadKind::kNone)
+    head = fb::CreateHead(b, to_fb(c.head.kind), to_fb(c.head.problem_type), to_fb(c.head.score_function),
+                          b.CreateVectorOfStrings(c.head.labels), to_fb(c.head.pooling));
+  // Version 1 where a version-1 runtime reads the file right (names::kFormatVersion says why): a
+  // version-1 runtime would ignore a head, the normalization, max pooling and the attention window.
+  const bool needs_v2 = c.head.kind != HeadKind::kNone || c.normalize || c.pooling == Pooling::kMax ||
+                        options.attention_window > 0;
+  fb::FinishModelBuffer(b, fb::CreateModel(b, needs_v2 ? names::kFormatVersion : names::kFormatVersionEncoderOnly,
+                                           config, tensors, vocabulary, meta, head));
 
   // Our own output must verify exactly as the runtime will verify it.
   flatbuffers::Verifier verifier(b.GetBufferPointer(), b.GetSize(), 64, 1000000, true);

@@ -1,6 +1,8 @@
 // Hugging Face BERT checkpoints ("model_type": "bert"): BertModel weights, optionally under the
-// "bert." prefix of the task models (BertForMaskedLM, BertForSequenceClassification, ...), whose
-// heads (cls.*, classifier.*) are ignored.
+// "bert." prefix of the task models. BertForSequenceClassification and BertForTokenClassification
+// (by config.json's "architectures") keep their classifier as the file's task head; the heads of
+// other task models (cls.* of BertForMaskedLM, ...) are ignored. A sentence-transformers package's
+// Pooling and Normalize modules set the pooled output (sentence_transformers.cpp).
 #include <string>
 #include <vector>
 
@@ -21,8 +23,7 @@ const std::vector<const char*> kIgnoredBertKeys = {
     "initializer_range", "gradient_checkpointing", "use_cache", "torch_dtype", "use_bfloat16",
     "tf_legacy_loss", "torchscript", "return_dict", "output_hidden_states", "output_attentions",
     "chunk_size_feed_forward", "tie_word_embeddings", "tie_encoder_decoder",
-    "cross_attention_hidden_size", "id2label", "label2id", "num_labels", "problem_type",
-    "finetuning_task", "tokenizer_class", "prefix", "task_specific_params", "pad_token_id",
+    "cross_attention_hidden_size", "finetuning_task", "tokenizer_class", "prefix", "task_specific_params", "pad_token_id",
     "bos_token_id", "eos_token_id", "sep_token_id", "decoder_start_token_id", "max_length",
     "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
     "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
@@ -36,8 +37,7 @@ const std::vector<const char*> kIgnoredBertKeys = {
     "pooler_size_per_head", "pooler_type",
 };
 
-Status read_bert_config(const json& config, SourceConfig* cfg) {
-  ConfigReader r(config, "config.json");
+Status read_bert_config(const json& config, SourceConfig* cfg, ConfigReader& r) {
   // Absent keys take BertConfig's defaults, as transformers would.
   cfg->architecture = Architecture::kBert;
   cfg->vocab_size = 30522;
@@ -86,6 +86,7 @@ Status read_bert_config(const json& config, SourceConfig* cfg) {
     r.ignore({"pruned_heads"});
   }
   r.ignore(kIgnoredBertKeys);
+  r.ignore({"id2label", "label2id", "num_labels", "problem_type"});  // the head's: read_head_labels
   if (!(st = r.finish())) return st;
 
   if (cfg->hidden_size % cfg->num_heads != 0)
@@ -100,37 +101,17 @@ Status read_bert_config(const json& config, SourceConfig* cfg) {
   return Status::ok();
 }
 
-// sentence-transformers' 1_Pooling/config.json, when the caller did not choose a pooling.
-Status read_sentence_transformers_pooling(const std::string& source_dir, int hidden_size,
-                                          Pooling* pooling) {
-  const std::string path = join_path(source_dir, "1_Pooling/config.json");
-  *pooling = Pooling::kMean;
-  if (!file_exists(path)) return Status::ok();
-  json pc;
-  Status st = load_json_file(path, &pc);
-  if (!st) return st;
-  if (!pc.is_object()) return invalid_model("'" + path + "' is not a JSON object");
-  auto dim = pc.find("word_embedding_dimension");
-  if (dim != pc.end() && !(dim->is_number_integer() && dim->get<int64_t>() == hidden_size))
-    return invalid_model("'" + path + "' has word_embedding_dimension " + dim->dump() +
-                         " but the model's hidden_size is " + std::to_string(hidden_size));
-  std::vector<std::string> enabled;
-  for (auto it = pc.begin(); it != pc.end(); ++it) {
-    const std::string& key = it.key();
-    if (key.compare(0, 13, "pooling_mode_") != 0) continue;
-    if (!it->is_boolean())
-      return invalid_model("'" + key + "' in '" + path + "' must be true or false");
-    if (it->get<bool>()) enabled.push_back(key.substr(13));
+// The task head the checkpoint's class has: BertForSequenceClassification (the classifier on the
+// pooler output) and BertForTokenClassification (on every token's last hidden state). Other
+// classes (BertModel, BertForMaskedLM, ...) convert as the encoder alone, their heads ignored.
+HeadKind head_of(const json& config) {
+  auto arch = config.find("architectures");
+  if (arch == config.end() || !arch->is_array()) return HeadKind::kNone;
+  for (const json& a : *arch) {
+    if (a == "BertForSequenceClassification") return HeadKind::kSequenceClassification;
+    if (a == "BertForTokenClassification") return HeadKind::kTokenClassification;
   }
-  if (enabled.size() != 1 || (enabled[0] != "mean_tokens" && enabled[0] != "cls_token")) {
-    std::string list;
-    for (const std::string& e : enabled) list += (list.empty() ? "" : ", ") + e;
-    return unsupported("'" + path + "' selects pooling {" + list +
-                       "}; encrt supports exactly one of mean_tokens or cls_token (choose "
-                       "mean, cls or pooler explicitly to override)");
-  }
-  *pooling = enabled[0] == "mean_tokens" ? Pooling::kMean : Pooling::kCls;
-  return Status::ok();
+  return HeadKind::kNone;
 }
 
 // Concatenates equally sized blocks row-wise (Q, K, V -> QKV).
@@ -149,11 +130,15 @@ std::vector<float> concat(const std::vector<float>& a, const std::vector<float>&
 Status read_bert_source(const std::string& source_dir, const json& config,
                         std::optional<Pooling> pooling, SourceModel* out) {
   SourceConfig cfg;
-  Status st = read_bert_config(config, &cfg);
+  ConfigReader r(config, "config.json");
+  Status st = read_bert_config(config, &cfg, r);
   if (!st) return st;
-  if (pooling) cfg.pooling = *pooling;
-  else if (!(st = read_sentence_transformers_pooling(source_dir, cfg.hidden_size, &cfg.pooling)))
+  cfg.pooling = pooling.value_or(Pooling::kMean);
+  if (!(st = read_sentence_transformers(source_dir, cfg.hidden_size, pooling.has_value(), &cfg.pooling,
+                                        &cfg.normalize)))
     return st;
+  cfg.head.kind = head_of(config);
+  cfg.head.pooling = Pooling::kPooler;  // BertForSequenceClassification: classifier(pooler output)
 
   SafetensorsFile file;
   if (!(st = open_checkpoint(source_dir, &file))) return st;
@@ -225,10 +210,19 @@ Status read_bert_source(const std::string& source_dir, const json& config,
       return st;
   }
 
-  if (cfg.pooling == Pooling::kPooler) {
+  int num_labels = 0;
+  if (cfg.head.kind != HeadKind::kNone)
+    if (!(st = load_head_classifier(loader, "classifier", cfg.hidden_size, out, &num_labels))) return st;
+  if (!(st = read_head_labels(r, config, num_labels, &cfg.head))) return st;
+
+  const bool head_reads_pooler = cfg.head.kind == HeadKind::kSequenceClassification;
+  if (cfg.pooling == Pooling::kPooler || head_reads_pooler) {
     if (!loader.has(p + "pooler.dense.weight"))
-      return invalid_model("pooling 'pooler' needs the pooler weights, but '" + file.origin() +
-                           "' has no tensor '" + p + "pooler.dense.weight'");
+      return invalid_model(std::string(head_reads_pooler ? "the classifier of BertForSequenceClassification reads "
+                                                           "the pooler output and needs"
+                                                         : "pooling 'pooler' needs") +
+                           " the pooler weights, but '" + file.origin() + "' has no tensor '" + p +
+                           "pooler.dense.weight'");
     if (!(st = put(names::kPoolerWeight, p + "pooler.dense.weight", {H, H}))) return st;
     if (!(st = put(names::kPoolerBias, p + "pooler.dense.bias", {H}))) return st;
   }

@@ -256,8 +256,9 @@ Status parse_pooling_option(const std::string& pooling, std::optional<Pooling>* 
   else if (pooling == "mean") *out = Pooling::kMean;
   else if (pooling == "cls") *out = Pooling::kCls;
   else if (pooling == "pooler") *out = Pooling::kPooler;
+  else if (pooling == "max") *out = Pooling::kMax;
   else
-    return invalid_argument("unknown pooling '" + pooling + "' (expected mean, cls or pooler)");
+    return invalid_argument("unknown pooling '" + pooling + "' (expected mean, cls, pooler or max)");
   return Status::ok();
 }
 

@@ -62,6 +62,11 @@ class TensorLoader {
   explicit TensorLoader(const SafetensorsFile& file) : file_(file) {}
 
   bool has(const std::string& name) const { return file_.find(name) != nullptr; }
+  // The stored shape of `name`, or null when the file has no such tensor.
+  const std::vector<int64_t>* shape_of(const std::string& name) const {
+    const SafetensorsTensor* t = file_.find(name);
+    return t ? &t->shape : nullptr;
+  }
   // Missing tensor, wrong shape, non-float dtype and non-finite values are errors naming `name`.
   Status load(const std::string& name, const std::vector<int64_t>& shape, std::vector<float>* out);
   // As load() for the first of `names` that exists (e.g. LayerNorm "weight" or legacy "gamma").
@@ -83,7 +88,7 @@ Status open_checkpoint(const std::string& source_dir, SafetensorsFile* file);
 Status read_vocabulary(const std::string& source_dir, int vocab_size,
                        std::optional<Vocabulary>* out);
 
-// "mean" | "cls" | "pooler" -> Pooling; "" -> nullopt (the family's default).
+// "mean" | "cls" | "pooler" | "max" -> Pooling; "" -> nullopt (the family's default).
 Status parse_pooling_option(const std::string& pooling, std::optional<Pooling>* out);
 
 // Family readers. `config` is the parsed config.json; `pooling` nullopt = family default.
@@ -91,6 +96,32 @@ Status read_bert_source(const std::string& source_dir, const nlohmann::json& con
                         std::optional<Pooling> pooling, SourceModel* out);
 Status read_torch_encoder_source(const std::string& source_dir, const nlohmann::json& config,
                                  std::optional<Pooling> pooling, SourceModel* out);
+
+// ---- Task heads (head_classifier.cpp).
+
+// Loads a classifier linear `<source>.weight` [num_labels, hidden] + `<source>.bias` into
+// out->tensors as head.classifier.*; *num_labels is its row count.
+Status load_head_classifier(TensorLoader& loader, const std::string& source, int hidden, SourceModel* out,
+                            int* num_labels);
+
+// Hugging Face's task-head keys of a config.json object (id2label, label2id, num_labels,
+// problem_type): marked as read in `r` whether or not the model has a head. With a head
+// (head->kind set, `num_labels` from the classifier's weight), fills head->labels, problem_type
+// and score_function the way transformers' pipelines do: id2label when present, else LABEL_0 ...
+// (transformers' own default names); problem_type null -> regression for one label, else
+// single_label; scores: sigmoid for multi_label or one label, else softmax; token classification
+// always softmax. Labels that do not match the classifier, unknown problem types and malformed
+// id2label are errors.
+Status read_head_labels(ConfigReader& r, const nlohmann::json& config, int num_labels, HeadSpec* head);
+
+// ---- sentence-transformers packages (sentence_transformers.cpp).
+
+// When `source_dir` is a sentence-transformers package (modules.json, or a 1_Pooling/config.json
+// alone): the Pooling module's mode (mean, cls, max; *pooling is left alone when `pooling_chosen`)
+// and whether a Normalize module follows it. Modules encrt cannot reproduce (Dense, other
+// pooling modes, ...) are errors that name them. Without such files: nothing changes.
+Status read_sentence_transformers(const std::string& source_dir, int hidden_size, bool pooling_chosen,
+                                  Pooling* pooling, bool* normalize);
 
 // The PyTorch-tutorial sinusoidal table [max_len, d_model], computed in fp32 as PyTorch does.
 std::vector<float> sinusoidal_position_table(int max_len, int d_model);

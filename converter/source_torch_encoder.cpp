@@ -9,6 +9,12 @@
 //   optional, with nn.TransformerEncoderLayer's defaults: activation ("relu" | "gelu"; "relu"),
 //             norm_first (false), layer_norm_eps (1e-5); positional_encoding ("sinusoidal", the
 //             only kind)
+//   task head, optional, as in the encoder family's design documents: a top-level linear
+//             `classifier` (nn.Linear(d_model, num_classes), a text classifier on the pooled
+//             output: mean pooling, or --pooling cls / max) or `tag_classifier` (nn.Linear(d_model,
+//             num_tags), a per-token tagger for NER); its labels from Hugging Face's keys
+//             id2label ({"0": "O", "1": "B-PER", ...}; absent: LABEL_0, LABEL_1, ...), and
+//             problem_type (single_label_classification, multi_label_classification, regression)
 #include <cmath>
 #include <string>
 #include <vector>
@@ -22,8 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-Status read_torch_config(const json& config, SourceConfig* cfg) {
-  ConfigReader r(config, "config.json");
+Status read_torch_config(SourceConfig* cfg, ConfigReader& r) {
   Status st = r.require({"vocab_size", "d_model", "nhead", "num_layers", "dim_feedforward",
                          "max_len", "embedding_scale"});
   if (!st) return st;
@@ -31,7 +36,7 @@ Status read_torch_config(const json& config, SourceConfig* cfg) {
   cfg->layer_norm_eps = 1e-5f;
   bool norm_first = false, scale_embeddings = false;
   std::string activation = "relu", positional = "sinusoidal";
-  r.ignore({"model_type"});
+  r.ignore({"model_type", "id2label", "label2id", "num_labels", "problem_type"});  // the head's: read later
   if (!(st = r.get_positive_int("vocab_size", &cfg->vocab_size))) return st;
   if (!(st = r.get_positive_int("d_model", &cfg->hidden_size))) return st;
   if (!(st = r.get_positive_int("nhead", &cfg->num_heads))) return st;
@@ -74,7 +79,8 @@ Status read_torch_config(const json& config, SourceConfig* cfg) {
 Status read_torch_encoder_source(const std::string& source_dir, const json& config,
                                  std::optional<Pooling> pooling, SourceModel* out) {
   SourceConfig cfg;
-  Status st = read_torch_config(config, &cfg);
+  ConfigReader r(config, "config.json");
+  Status st = read_torch_config(&cfg, r);
   if (!st) return st;
   cfg.pooling = pooling.value_or(Pooling::kMean);
   if (cfg.pooling == Pooling::kPooler)
@@ -140,6 +146,19 @@ Status read_torch_encoder_source(const std::string& source_dir, const json& conf
   if (!unused.empty())
     return invalid_model("unexpected tensor '" + unused.front() + "' in " + file.origin() +
                          " (not part of an nn.TransformerEncoder with this config.json)");
+
+  const bool classifier = loader.has("classifier.weight"), tagger = loader.has("tag_classifier.weight");
+  if (classifier && tagger)
+    return invalid_model(file.origin() + " holds both a classifier and a tag_classifier; a model has one task head");
+  int num_labels = 0;
+  if (classifier || tagger) {
+    cfg.head.kind = classifier ? HeadKind::kSequenceClassification : HeadKind::kTokenClassification;
+    cfg.head.pooling = cfg.pooling;
+    if (!(st = load_head_classifier(loader, classifier ? "classifier" : "tag_classifier", cfg.hidden_size, out,
+                                    &num_labels)))
+      return st;
+  }
+  if (!(st = read_head_labels(r, config, num_labels, &cfg.head))) return st;
 
   out->config = cfg;
   out->metadata = {{"source", source_dir}, {"source_family", "torch_encoder"}};

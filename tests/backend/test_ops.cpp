@@ -331,10 +331,16 @@ std::unique_ptr<OpProblem> rows_problem(OpKind kind, bool with_mask, backend::Sh
     add_op(p.get(), kind, {x}, {x}, plan::RowsParams{H});
     return p;
   }
+  if (kind == OpKind::kL2Normalize) {
+    const int x = f32_input(p.get(), "x", Rows::kSequences, H, -4.0f, 4.0f, 63, nonfinite);
+    const int y = p->add_buffer("y", DType::kF32, Rows::kSequences, static_cast<size_t>(H) * sizeof(float));
+    add_op(p.get(), kind, {x}, {y}, plan::RowsParams{H});
+    return p;
+  }
   const int x = f32_input(p.get(), "x", Rows::kTokens, H, -4.0f, 4.0f, 62, nonfinite);
   const int mask = with_mask ? mask_input(p.get()) : -1;
   const int y = p->add_buffer("pooled", DType::kF32, Rows::kSequences, static_cast<size_t>(H) * sizeof(float));
-  add_op(p.get(), kind, kind == OpKind::kPoolMean ? std::vector<int>{x, mask} : std::vector<int>{x}, {y},
+  add_op(p.get(), kind, kind != OpKind::kPoolFirst ? std::vector<int>{x, mask} : std::vector<int>{x}, {y},
          plan::RowsParams{H});
   return p;
 }
@@ -451,5 +457,28 @@ TEST_CASE("conformance: pooling and tanh", "[conformance][ops]") {
       check_problem(*rows_problem(OpKind::kPoolMean, false, run, nonfinite));
       check_problem(*rows_problem(OpKind::kPoolFirst, false, run, nonfinite));
       check_problem(*rows_problem(OpKind::kTanh, false, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kPoolMax, true, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kPoolMax, false, run, nonfinite));
+      check_problem(*rows_problem(OpKind::kL2Normalize, false, run, nonfinite));
     }
+}
+
+// A head's scores: softmax, sigmoid and identity over rows of 1, 3 and 19 labels per sequence or
+// per token, with the argmax label ids (i32, compared bit for bit).
+TEST_CASE("conformance: scores", "[conformance][ops]") {
+  for (backend::Shape run : kRuns)
+    for (bool nonfinite : {false, true})
+      for (int N : {1, 3, 19})
+        for (auto function : {detail::ScoreFunction::kSoftmax, detail::ScoreFunction::kSigmoid, detail::ScoreFunction::kIdentity})
+          for (Rows rows : {Rows::kSequences, Rows::kTokens}) {
+            auto p = problem("scores N=" + std::to_string(N) + " function " + std::to_string(static_cast<int>(function)) +
+                                 (rows == Rows::kTokens ? " per token" : " per sequence"),
+                             run);
+            p->nonfinite = nonfinite;
+            const int z = f32_input(p.get(), "logits", rows, N, -6.0f, 6.0f, 64 + N, nonfinite);
+            const int s = p->add_buffer("scores", DType::kF32, rows, static_cast<size_t>(N) * sizeof(float));
+            const int labels = p->add_buffer("labels", DType::kI32, rows, sizeof(int32_t));
+            add_op(p.get(), OpKind::kScores, {z}, {s, labels}, plan::ScoresParams{N, function});
+            check_problem(*p);
+          }
 }

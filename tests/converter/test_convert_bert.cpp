@@ -195,7 +195,7 @@ TEST_CASE("bert: f32 conversion writes the expected file", "[converter][bert]") 
   const LoadedModel m(o.output_path);
   REQUIRE(m.verifies());
   const fb::Model* model = m.model();
-  CHECK(model->format_version() == names::kFormatVersion);
+  CHECK(model->format_version() == names::kFormatVersionEncoderOnly);  // no head, max pooling or normalize
   const fb::Config* c = model->config();
   CHECK(c->architecture() == fb::Architecture::Bert);
   CHECK(c->vocab_size() == V);
@@ -539,12 +539,17 @@ TEST_CASE("bert: checkpoint errors", "[converter][bert]") {
   }
   SECTION("bad pooling choices") {
     write_checkpoint(dir, bert_config(), src);
-    expect(StatusCode::kInvalidArgument, {"unknown pooling 'max'"}, "max");
+    expect(StatusCode::kInvalidArgument, {"unknown pooling 'sum'"}, "sum");
     ::mkdir((dir + "/1_Pooling").c_str(), 0777);
     write_text(dir + "/1_Pooling/config.json",
                R"({"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": false,
                    "pooling_mode_max_tokens": true})");
-    expect(StatusCode::kUnsupported, {"max_tokens"});
+    REQUIRE(read_source(dir, "", &model).is_ok());
+    CHECK(model.config.pooling == Pooling::kMax);
+    write_text(dir + "/1_Pooling/config.json",
+               R"({"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": false,
+                   "pooling_mode_mean_sqrt_len_tokens": true})");
+    expect(StatusCode::kUnsupported, {"mean_sqrt_len_tokens"});
     REQUIRE(read_source(dir, "cls", &model).is_ok());  // an explicit choice overrides the file
     CHECK(model.config.pooling == Pooling::kCls);
   }

@@ -143,6 +143,54 @@ TEST_CASE("run() with a src mask allocates nothing", "[alloc][src_mask]") {
   }
 }
 
+TEST_CASE("run() of a model with a task head allocates nothing", "[alloc][heads]") {
+  // A token classifier (logits, scores and labels for every token) and a classifier on BERT's
+  // pooler next to a mean-pooled output, in every weight type.
+  for (const char* name : {"bert_token", "bert_seq_single"}) {
+    const std::string dir = std::string(ENCRT_FIXTURES_DIR) + "/heads/" + name;
+    npy::Int32Array ids, mask, types;
+    REQUIRE(npy::read_int32(dir + "/ids.npy", &ids).is_ok());
+    REQUIRE(npy::read_int32(dir + "/mask.npy", &mask).is_ok());
+    REQUIRE(npy::read_int32(dir + "/token_type_ids.npy", &types).is_ok());
+    const int batch = static_cast<int>(ids.shape[0]), seq = static_cast<int>(ids.shape[1]);
+    for (auto type : {converter::WeightType::kF32, converter::WeightType::kF16, converter::WeightType::kI8}) {
+      converter::ConvertOptions copt;
+      copt.source_dir = dir;
+      copt.weight_type = type;
+      copt.calibration_threads = 1;
+      copt.output_path = test::tmp_path(std::string("alloc_head_") + name + "." + converter::weight_type_name(type) + ".encrt");
+      REQUIRE(converter::convert(copt).is_ok());
+      std::unique_ptr<Model> model;
+      REQUIRE(Model::load(copt.output_path, &model).is_ok());
+      for (const std::string& backend : backends_built()) {
+        INFO(name << " " << converter::weight_type_name(type) << " backend " << backend);
+        SessionOptions opt;
+        opt.backend = backend;
+        opt.max_batch = batch;
+        opt.max_seq = seq;
+        opt.threads = 2;
+        std::unique_ptr<Session> session;
+        REQUIRE(Session::create(*model, opt, &session).is_ok());
+        Inputs in{batch, seq, ids.data.data(), mask.data.data(), types.data.data()};
+        REQUIRE(session->run(in).is_ok());
+        const size_t xnn_before = xnnpack_allocations();
+        const long cuda_before = cuda_allocations();
+        g_allocations = 0;
+        g_counting = true;
+        const Status s1 = session->run(in);
+        in.seq = seq - 1;
+        const Status s2 = session->run(in);
+        g_counting = false;
+        REQUIRE(s1.is_ok());
+        REQUIRE(s2.is_ok());
+        CHECK(g_allocations.load() == 0);
+        CHECK(xnnpack_allocations() == xnn_before);
+        CHECK(cuda_allocations() == cuda_before);
+      }
+    }
+  }
+}
+
 TEST_CASE("the allocation counter sees allocations", "[alloc]") {
   g_allocations = 0;
   g_counting = true;

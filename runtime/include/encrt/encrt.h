@@ -214,6 +214,34 @@ ENCRT_API encrt_status encrt_session_output_info(const encrt_session* session, c
 ENCRT_API encrt_status encrt_session_copy_output(const encrt_session* session, const char* name, void* dst,
                                                  size_t capacity);
 
+/* ---- Task heads. A model converted from a checkpoint with a classifier has a head, and its
+ * sessions have the outputs "logits" and "scores" (f32 [batch, num_labels] for a sequence
+ * classifier, [batch, seq, num_labels] for a token classifier) and, for single-label heads,
+ * "labels" (i32 [batch] or [batch, seq]: each row's best label id); read them with
+ * encrt_session_output_info / encrt_session_copy_output. */
+typedef enum encrt_head_kind {
+  ENCRT_HEAD_SEQUENCE_CLASSIFICATION = 0, /* logits from a pooling of the last hidden state */
+  ENCRT_HEAD_TOKEN_CLASSIFICATION = 1,    /* logits for every token (NER tags) */
+} encrt_head_kind;
+
+/* Set struct_size = sizeof(encrt_head_info). The strings stay valid while the model lives. */
+typedef struct encrt_head_info {
+  size_t struct_size;
+  encrt_head_kind kind;
+  const char* problem_type;   /* "single_label" | "multi_label" | "regression" */
+  const char* score_function; /* how "scores" come from "logits": "softmax" | "sigmoid" | "identity" */
+  const char* pooling;        /* sequence classification: the pooling the classifier reads */
+  int num_labels;
+} encrt_head_info;
+
+/* *has_head = 1 when the model has a task head, else 0. */
+ENCRT_API encrt_status encrt_model_has_head(const encrt_model* model, int* has_head);
+/* The model's head; ENCRT_UNSUPPORTED (with a message) when it has none. */
+ENCRT_API encrt_status encrt_model_head(const encrt_model* model, encrt_head_info* info);
+/* The name of label `label_id` (id2label), valid while the model lives; ENCRT_INVALID_ARGUMENT for
+ * an id outside 0..num_labels-1, ENCRT_UNSUPPORTED when the model has no head. */
+ENCRT_API encrt_status encrt_model_head_label(const encrt_model* model, int label_id, const char** label);
+
 #ifdef __cplusplus
 }
 #endif

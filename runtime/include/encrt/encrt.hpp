@@ -49,12 +49,26 @@ struct ModelConfig {
   int type_vocab_size = 0;
   bool embedding_norm = false;
   bool final_norm = false;
-  std::string pooling;             // "mean" | "cls" | "pooler"
+  std::string pooling;             // "mean" | "cls" | "pooler" | "max"
   std::string attention_precision; // "float" | "int8"
   // Sliding-window (local) attention: > 0, each query attends only the keys within ±window of
   // its position (and the masks still apply); 0: every key (`encrt convert --attention-window`).
   int attention_window = 0;
   int head_dim() const { return num_heads > 0 ? hidden_size / num_heads : 0; }
+  bool normalize = false;          // the pooled output is L2-normalized (sentence-transformers' Normalize)
+};
+
+// The task head of a model file: a classifier after the encoder (Model::head()). A session of a
+// model with a head has the outputs "logits", "scores" and, for single-label heads, "labels".
+struct HeadInfo {
+  std::string kind;            // "sequence_classification" | "token_classification"
+  std::string problem_type;    // "single_label" | "multi_label" | "regression"
+  // How "scores" come from "logits": "softmax" (over a row's labels), "sigmoid" (each logit on
+  // its own: multi-label, and one-logit relevance / cross-encoder heads) or "identity".
+  std::string score_function;
+  std::string pooling;         // sequence classification: the pooling the classifier reads
+  std::vector<std::string> labels;  // id2label: the name of each label id
+  int num_labels() const { return static_cast<int>(labels.size()); }
 };
 
 struct TensorInfo {
@@ -84,6 +98,10 @@ class ENCRT_API Model {
   size_t file_size() const;
   // Token strings by id, empty when the file carries no vocabulary.
   const std::vector<std::string>& vocabulary() const;
+  // Whether the file has a task head, and what it is (kUnsupported, naming the model's outputs,
+  // when it has none).
+  bool has_head() const;
+  Status head(HeadInfo* out) const;
 
   struct Impl;  // the library's own (opaque here)
 
@@ -253,8 +271,15 @@ struct Inputs {
 
 // An output of the last run, by name:
 //   "hidden"     [batch, seq, hidden]  the last hidden state
-//   "pooled"     [batch, hidden]       the model's pooling (mean, CLS or pooler)
+//   "pooled"     [batch, hidden]       the model's pooling (mean, CLS, pooler or max; L2-normalized
+//                                      when ModelConfig::normalize)
 //   "attention"  [batch, heads, seq, seq] probabilities of SessionOptions::attention_layer
+// and, for a model with a task head (HeadInfo), f32 [batch, num_labels] for a sequence classifier
+// or [batch, seq, num_labels] for a token classifier:
+//   "logits"     the classifier's outputs
+//   "scores"     the logits through HeadInfo::score_function (softmax probabilities, sigmoids)
+//   "labels"     i32 [batch] or [batch, seq], single-label heads only: each row's best label id
+//                (the first of equal logits)
 struct OutputInfo {
   std::string name;
   DType dtype = DType::kF32;
@@ -332,7 +357,8 @@ class ENCRT_API Session {
   // As run(), calling `observer` after every op (this path may allocate; it is not for serving).
   Status run(const Inputs& inputs, const OpObserver& observer);
 
-  // The outputs this session produces ("hidden", "pooled", and "attention" when asked for).
+  // The outputs this session produces ("hidden", "pooled", "attention" when asked for, and the
+  // head's "logits", "scores", "labels").
   std::vector<std::string> output_names() const;
   // An output of the last successful run (kInvalidArgument for an unknown name or before a run).
   Status output(const std::string& name, OutputInfo* info) const;

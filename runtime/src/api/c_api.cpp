@@ -115,6 +115,7 @@ encrt_status encrt_model_load(const char* path, encrt_model** out_model) {
   if (!path) return null_argument("path");
   auto handle = std::make_unique<encrt_model>();
   if (encrt_status s = to_c(encrt::Model::load(path, &handle->model)); s != ENCRT_OK) return s;
+  if (handle->model->has_head()) handle->model->head(&handle->head);
   *out_model = handle.release();
   return ENCRT_OK;
 }
@@ -372,6 +373,42 @@ encrt_status encrt_session_copy_output(const encrt_session* session, const char*
   if (!name) return null_argument("name");
   if (!dst) return null_argument("dst");
   return to_c(session->session->copy_output(name, dst, capacity));
+}
+
+encrt_status encrt_model_has_head(const encrt_model* model, int* has_head) {
+  if (!model) return null_argument("model");
+  if (!has_head) return null_argument("has_head");
+  *has_head = model->model->has_head() ? 1 : 0;
+  return ENCRT_OK;
+}
+
+encrt_status encrt_model_head(const encrt_model* model, encrt_head_info* info) {
+  if (!model) return null_argument("model");
+  if (!info) return null_argument("info");
+  if (info->struct_size < sizeof(encrt_head_info))
+    return to_c(encrt::invalid_argument("encrt_head_info.struct_size is too small (set it to sizeof(encrt_head_info))"));
+  encrt::HeadInfo unused;
+  if (encrt_status s = to_c(model->model->head(&unused)); s != ENCRT_OK) return s;
+  const encrt::HeadInfo& h = model->head;
+  info->kind = h.kind == "token_classification" ? ENCRT_HEAD_TOKEN_CLASSIFICATION : ENCRT_HEAD_SEQUENCE_CLASSIFICATION;
+  info->problem_type = h.problem_type.c_str();
+  info->score_function = h.score_function.c_str();
+  info->pooling = h.pooling.c_str();
+  info->num_labels = h.num_labels();
+  return ENCRT_OK;
+}
+
+encrt_status encrt_model_head_label(const encrt_model* model, int label_id, const char** label) {
+  if (!model) return null_argument("model");
+  if (!label) return null_argument("label");
+  encrt::HeadInfo unused;
+  if (encrt_status s = to_c(model->model->head(&unused)); s != ENCRT_OK) return s;
+  const encrt::HeadInfo& h = model->head;
+  if (label_id < 0 || label_id >= h.num_labels())
+    return to_c(encrt::invalid_argument("label id " + std::to_string(label_id) + " is outside 0.." +
+                                        std::to_string(h.num_labels() - 1)));
+  *label = h.labels[static_cast<size_t>(label_id)].c_str();
+  return ENCRT_OK;
 }
 
 }  // extern "C"

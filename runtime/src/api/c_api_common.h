@@ -11,6 +11,7 @@
 
 struct encrt_model {
   std::unique_ptr<encrt::Model> model;
+  encrt::HeadInfo head;  // for the const char* the C API hands out (empty without a head)
 };
 
 namespace encrt::capi {

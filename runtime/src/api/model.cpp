@@ -33,6 +33,17 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
 const ModelConfig& Model::config() const { return impl_->config; }
 size_t Model::file_size() const { return impl_->size; }
 const std::vector<std::string>& Model::vocabulary() const { return impl_->vocabulary; }
+bool Model::has_head() const { return impl_->head.kind != detail::HeadKind::kNone; }
+
+Status Model::head(HeadInfo* out) const {
+  if (!out) return invalid_argument("Model::head: out is null");
+  if (!has_head())
+    return unsupported("this model has no task head (it gives hidden and pooled outputs); convert a checkpoint with a "
+                       "classifier (BertForSequenceClassification, BertForTokenClassification, a torch_encoder with "
+                       "classifier or tag_classifier) to get one");
+  *out = impl_->head_info;
+  return Status::ok();
+}
 
 std::vector<TensorInfo> Model::tensors() const {
   std::vector<TensorInfo> out;

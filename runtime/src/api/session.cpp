@@ -153,6 +153,9 @@ std::vector<std::string> Session::output_names() const {
 Status Session::output(const std::string& name, OutputInfo* info) const {
   if (!info) return invalid_argument("Session::output: info is null");
   const plan::NamedTensor* t = impl_->graph.output(name);
+  if (!t && (name == "logits" || name == "scores" || name == "labels") && impl_->model->head.kind == detail::HeadKind::kNone)
+    return invalid_argument("output '" + name + "' needs a task head, and this model has none (its outputs: hidden, pooled" +
+                       std::string(impl_->graph.output("attention") ? ", attention" : "") + ")");
   if (!t) {
     std::string names;
     for (const std::string& n : output_names()) names += (names.empty() ? "" : ", ") + n;

@@ -47,7 +47,7 @@ struct LayerView {
   NormView attn_norm, ffn_norm;
 };
 
-enum class Pooling : uint8_t { kMean, kCls, kPooler };
+enum class Pooling : uint8_t { kMean, kCls, kPooler, kMax };
 
 // The encoder's structure in the runtime's terms (ModelConfig keeps the names for display).
 struct EncoderSpec {
@@ -61,7 +61,20 @@ struct EncoderSpec {
   float layer_norm_eps = 1e-12f;
   float embedding_scale = 1.0f;
   int attention_window = 0;  // > 0: sliding-window attention (keys within ±window)
+  bool normalize = false;  // the pooled output is L2-normalized
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
+};
+
+// The task head (schema Head) in the runtime's terms; kind kNone: the file has none.
+enum class HeadKind : uint8_t { kNone, kSequenceClassification, kTokenClassification };
+enum class ScoreFunction : uint8_t { kSoftmax, kSigmoid, kIdentity };
+struct HeadView {
+  HeadKind kind = HeadKind::kNone;
+  ScoreFunction scores = ScoreFunction::kSoftmax;
+  bool argmax_labels = false;  // single-label: the "labels" output holds each row's best label id
+  Pooling pooling = Pooling::kMean;  // kSequenceClassification: what the classifier reads
+  LinearView classifier;             // [num_labels, hidden]
+  int num_labels() const { return classifier.N; }
 };
 
 // The tokenizer settings of the file's vocabulary (schema Vocabulary), validated.
@@ -86,6 +99,8 @@ struct ModelImpl {
   NormView embedding_norm, final_norm;
   std::vector<LayerView> layers;
   LinearView pooler;
+  HeadView head;
+  HeadInfo head_info;  // the same for the public API (labels, names)
 };
 
 // Verifies `data` as a .encrt buffer and fills `impl` (everything but `file`).

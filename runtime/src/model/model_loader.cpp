@@ -207,6 +207,56 @@ Status check_config(const fb::Config* c) {
   return Status::ok();
 }
 
+const char* pooling_name(fb::Pooling p) {
+  switch (p) {
+    case fb::Pooling::Mean: return "mean";
+    case fb::Pooling::Cls: return "cls";
+    case fb::Pooling::Pooler: return "pooler";
+    case fb::Pooling::Max: return "max";
+  }
+  return "unknown";
+}
+
+Pooling runtime_pooling(fb::Pooling p) {
+  switch (p) {
+    case fb::Pooling::Mean: return Pooling::kMean;
+    case fb::Pooling::Cls: return Pooling::kCls;
+    case fb::Pooling::Pooler: return Pooling::kPooler;
+    case fb::Pooling::Max: return Pooling::kMax;
+  }
+  return Pooling::kMean;
+}
+
+// The head table's enums and labels (its classifier is checked with the other tensors).
+Status check_head(const fb::Head* h) {
+  if (h->kind() < fb::HeadKind::MIN || h->kind() > fb::HeadKind::MAX) return invalid_model("head kind has an unknown value");
+  if (h->problem_type() < fb::ProblemType::MIN || h->problem_type() > fb::ProblemType::MAX)
+    return invalid_model("head problem_type has an unknown value");
+  if (h->score_function() < fb::ScoreFunction::MIN || h->score_function() > fb::ScoreFunction::MAX)
+    return invalid_model("head score_function has an unknown value");
+  if (h->pooling() < fb::Pooling::MIN || h->pooling() > fb::Pooling::MAX) return invalid_model("head pooling has an unknown value");
+  if (!h->labels() || h->labels()->size() < 1 || h->labels()->size() > (1u << 16))
+    return invalid_model("the head has " + std::to_string(h->labels() ? h->labels()->size() : 0) +
+                         " labels (it needs 1..65536: its classifier's outputs)");
+  for (const flatbuffers::String* label : *h->labels())
+    if (!label) return invalid_model("the head has a null label");
+  return Status::ok();
+}
+
+HeadInfo to_head_info(const fb::Head* h) {
+  HeadInfo info;
+  info.kind = h->kind() == fb::HeadKind::TokenClassification ? "token_classification" : "sequence_classification";
+  info.problem_type = h->problem_type() == fb::ProblemType::SingleLabel  ? "single_label"
+                      : h->problem_type() == fb::ProblemType::MultiLabel ? "multi_label"
+                                                                         : "regression";
+  info.score_function = h->score_function() == fb::ScoreFunction::Softmax   ? "softmax"
+                        : h->score_function() == fb::ScoreFunction::Sigmoid ? "sigmoid"
+                                                                            : "identity";
+  info.pooling = pooling_name(h->pooling());
+  for (const flatbuffers::String* label : *h->labels()) info.labels.push_back(label->str());
+  return info;
+}
+
 ModelConfig to_model_config(const fb::Config* c) {
   ModelConfig m;
   m.architecture = c->architecture() == fb::Architecture::Bert ? "bert" : "torch_encoder";
@@ -224,7 +274,8 @@ ModelConfig to_model_config(const fb::Config* c) {
   m.type_vocab_size = c->type_vocab_size();
   m.embedding_norm = c->embedding_norm();
   m.final_norm = c->final_norm();
-  m.pooling = c->pooling() == fb::Pooling::Mean ? "mean" : c->pooling() == fb::Pooling::Cls ? "cls" : "pooler";
+  m.pooling = pooling_name(c->pooling());
+  m.normalize = c->normalize();
   m.attention_precision = c->attention_precision() == fb::AttentionPrecision::Int8 ? "int8" : "float";
   m.attention_window = c->attention_window();
   return m;
@@ -243,9 +294,8 @@ EncoderSpec to_encoder_spec(const fb::Config* c) {
   e.pre_norm = c->norm_placement() == fb::NormPlacement::PreNorm;
   e.embedding_norm = c->embedding_norm();
   e.final_norm = c->final_norm();
-  e.pooling = c->pooling() == fb::Pooling::Mean  ? Pooling::kMean
-              : c->pooling() == fb::Pooling::Cls ? Pooling::kCls
-                                                 : Pooling::kPooler;
+  e.pooling = runtime_pooling(c->pooling());
+  e.normalize = c->normalize();
   e.int8_attention = c->attention_precision() == fb::AttentionPrecision::Int8;
   e.layer_norm_eps = c->layer_norm_eps();
   e.embedding_scale = c->embedding_scale();
@@ -271,6 +321,9 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
                          " is not supported (this build reads up to " + std::to_string(names::kFormatVersion) + ")");
   const fb::Config* c = root->config();
   if (Status s = check_config(c); !s) return invalid_model(where + s.message());
+  const fb::Head* head = root->head();
+  if (head)
+    if (Status s = check_head(head); !s) return invalid_model(where + s.message());
 
   impl->data = data;
   impl->size = size;
@@ -304,7 +357,22 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
     if (s) s = v.norm(n(names::kFfnNormWeight), n(names::kFfnNormBias), H, &L.ffn_norm);
     if (!s) return fail(s);
   }
-  if (impl->spec.pooling == Pooling::kPooler)
+  if (head) {
+    HeadView& h = impl->head;
+    h.kind = head->kind() == fb::HeadKind::TokenClassification ? HeadKind::kTokenClassification
+                                                               : HeadKind::kSequenceClassification;
+    h.scores = head->score_function() == fb::ScoreFunction::Softmax   ? ScoreFunction::kSoftmax
+               : head->score_function() == fb::ScoreFunction::Sigmoid ? ScoreFunction::kSigmoid
+                                                                      : ScoreFunction::kIdentity;
+    h.argmax_labels = head->problem_type() == fb::ProblemType::SingleLabel;
+    h.pooling = runtime_pooling(head->pooling());
+    impl->head_info = to_head_info(head);
+    const int labels = static_cast<int>(head->labels()->size());
+    if (Status s = v.linear(names::kHeadClassifierWeight, names::kHeadClassifierBias, labels, H, &h.classifier); !s)
+      return fail(s);
+  }
+  const bool head_reads_pooler = impl->head.kind == HeadKind::kSequenceClassification && impl->head.pooling == Pooling::kPooler;
+  if (impl->spec.pooling == Pooling::kPooler || head_reads_pooler)
     if (Status s = v.linear(names::kPoolerWeight, names::kPoolerBias, H, H, &impl->pooler); !s) return fail(s);
 
   if (const fb::Vocabulary* vocab = root->vocabulary(); vocab && vocab->tokens()) {

@@ -12,8 +12,9 @@
 //   layers.L.ffn.down.{weight,bias}        [hidden, ffn], [hidden]
 //   layers.L.ffn.norm.{weight,bias}        [hidden]
 //   final_norm.{weight,bias}               [hidden]  (if final_norm)
-//   pooler.{weight,bias}                   [hidden, hidden], [hidden]  (if pooling == Pooler)
-// Linear weights (*.weight of qkv/out/up/down/pooler) are packed: F32/F16 PanelN16, I8 PanelN16K4.
+//   pooler.{weight,bias}                   [hidden, hidden], [hidden]  (if pooling or the head's pooling == Pooler)
+//   head.classifier.{weight,bias}          [num_labels, hidden], [num_labels]  (if the model has a head)
+// Linear weights (*.weight of qkv/out/up/down/pooler/head.classifier) are packed: F32/F16 PanelN16, I8 PanelN16K4.
 // Biases and norm parameters are always F32 RowMajor.
 #pragma once
 
@@ -45,7 +46,14 @@ constexpr const char* kFinalNormBias = "final_norm.bias";
 constexpr const char* kPoolerWeight = "pooler.weight";
 constexpr const char* kPoolerBias = "pooler.bias";
 
-// The format version this build writes and the newest it reads.
-constexpr unsigned kFormatVersion = 1;
+constexpr const char* kHeadClassifierWeight = "head.classifier.weight";
+constexpr const char* kHeadClassifierBias = "head.classifier.bias";
+
+// The newest format version this build reads. The converter writes the lowest version that
+// describes a file: 1 for an encoder alone (older runtimes read it as before), 2 for a file with
+// a task head, max pooling or a normalized pooled output (which a version-1 runtime would
+// misread or silently ignore).
+constexpr unsigned kFormatVersion = 2;
+constexpr unsigned kFormatVersionEncoderOnly = 1;
 
 }  // namespace encrt::names

@@ -39,26 +39,74 @@ class GraphBuilder {
     if (spec_.final_norm) x = layer_norm("final_norm", -1, x, &model_.final_norm, /*in_place=*/false);
     output("hidden", x, {{Dim::kBatch}, {Dim::kSeq}, {Dim::kFixed, H}});
 
-    int pooled = -1;
-    if (spec_.pooling == detail::Pooling::kMean) {
+    const int raw = pool(spec_.pooling, x, spec_.normalize ? "pooled.unnormalized" : "pooled", "pool");
+    int pooled = raw;
+    if (spec_.normalize) {
       pooled = sequences_f32("pooled", H);
-      add(OpKind::kPoolMean, "pool.mean", -1, {x, mask}, {pooled}, RowsParams{H});
-    } else {
-      const int first = sequences_f32(spec_.pooling == detail::Pooling::kCls ? "pooled" : "pool.first_token", H);
-      add(OpKind::kPoolFirst, "pool.first_token", -1, {x}, {first}, RowsParams{H});
-      pooled = first;
-      if (spec_.pooling == detail::Pooling::kPooler) {
-        pooled = linear("pooler", -1, first, model_.pooler, kernels::Activation::kNone, -1, "pooled", Rows::kSequences);
-        add(OpKind::kTanh, "pooler.tanh", -1, {pooled}, {pooled}, RowsParams{H});
-      }
+      add(OpKind::kL2Normalize, "pool.normalize", -1, {raw}, {pooled}, RowsParams{H});
     }
     output("pooled", pooled, {{Dim::kBatch}, {Dim::kFixed, H}});
     if (probs_ >= 0)
       output("attention", probs_, {{Dim::kBatch}, {Dim::kFixed, spec_.heads}, {Dim::kSeq}, {Dim::kSeq}});
+    if (model_.head.kind != detail::HeadKind::kNone) head(x, spec_.pooling == model_.head.pooling ? raw : -1);
     return std::move(g_);
   }
 
  private:
+  // [batch, hidden] rows of `x` pooled as `pooling` says, into a new buffer `out_name`.
+  int pool(detail::Pooling pooling, int x, const std::string& out_name, const std::string& label) {
+    const int H = spec_.hidden;
+    switch (pooling) {
+      case detail::Pooling::kMean: {
+        const int out = sequences_f32(out_name, H);
+        add(OpKind::kPoolMean, label + ".mean", -1, {x, mask_}, {out}, RowsParams{H});
+        return out;
+      }
+      case detail::Pooling::kMax: {
+        const int out = sequences_f32(out_name, H);
+        add(OpKind::kPoolMax, label + ".max", -1, {x, mask_}, {out}, RowsParams{H});
+        return out;
+      }
+      case detail::Pooling::kCls:
+      case detail::Pooling::kPooler:
+        break;
+    }
+    const bool cls = pooling == detail::Pooling::kCls;
+    const int first = sequences_f32(cls ? out_name : label + ".first_token", H);
+    add(OpKind::kPoolFirst, label + ".first_token", -1, {x}, {first}, RowsParams{H});
+    if (cls) return first;
+    const int pooled = linear(label + "er", -1, first, model_.pooler, kernels::Activation::kNone, -1, out_name,
+                              Rows::kSequences);
+    add(OpKind::kTanh, label + "er.tanh", -1, {pooled}, {pooled}, RowsParams{H});
+    return pooled;
+  }
+
+  // The task head: the classifier on the pooled rows (a sequence classifier: `pooled`, or its own
+  // pooling when -1) or on every token's row of `hidden`, then its scores and labels.
+  void head(int hidden, int pooled) {
+    const detail::HeadView& h = model_.head;
+    head_ = true;
+    const bool tokens = h.kind == detail::HeadKind::kTokenClassification;
+    int in = hidden;
+    if (!tokens) in = pooled >= 0 ? pooled : pool(h.pooling, hidden, "head.pooled", "head.pool");
+    const Rows rows = tokens ? Rows::kTokens : Rows::kSequences;
+    const int N = h.num_labels();
+    const int logits = linear("head.classifier", -1, in, h.classifier, kernels::Activation::kNone, -1, "logits", rows);
+    const int scores = buffer("scores", DType::kF32, rows, static_cast<size_t>(N) * sizeof(float));
+    const int labels = h.argmax_labels ? buffer("labels", DType::kI32, rows, sizeof(int32_t)) : -1;
+    add(OpKind::kScores, "head.scores", -1, {logits}, {scores, labels}, ScoresParams{N, h.scores});
+    std::vector<Dim> shape = {{Dim::kBatch}};
+    if (tokens) shape.push_back({Dim::kSeq});
+    shape.push_back({Dim::kFixed, N});
+    output("logits", logits, shape);
+    output("scores", scores, shape);
+    if (labels >= 0) {
+      shape.pop_back();
+      output("labels", labels, shape);
+    }
+    head_ = false;
+  }
+
   // Post-norm (BERT, nn.TransformerEncoderLayer default): x = LN(x + attn(x)); x = LN(x + ffn(x)).
   int post_norm_layer(int l, int x) {
     const detail::LayerView& L = model_.layers[static_cast<size_t>(l)];
@@ -175,6 +223,7 @@ class GraphBuilder {
     op.inputs = std::move(inputs);
     op.outputs = std::move(outputs);
     op.params = params;
+    op.head = head_;
     g_.ops.push_back(std::move(op));
   }
 
@@ -186,6 +235,7 @@ class GraphBuilder {
   int src_mask_bool_ = -1;
   int src_mask_float_ = -1;
   int probs_ = -1;
+  bool head_ = false;  // building the task head's ops
 };
 
 }  // namespace

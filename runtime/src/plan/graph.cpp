@@ -13,6 +13,9 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::kPoolFirst: return "pool_first";
     case OpKind::kTanh: return "tanh";
     case OpKind::kCopy: return "copy";
+    case OpKind::kPoolMax: return "pool_max";
+    case OpKind::kL2Normalize: return "l2_normalize";
+    case OpKind::kScores: return "scores";
   }
   return "unknown";
 }

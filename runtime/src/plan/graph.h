@@ -27,8 +27,11 @@ enum class OpKind : uint8_t {
   kPoolFirst,  // hidden rows -> [batch, hidden], the first token of each sequence
   kTanh,       // in place
   kCopy,       // a buffer into its mirror in another memory (inserted by placement)
+  kPoolMax,    // hidden rows -> [batch, hidden], per channel the largest over real tokens
+  kL2Normalize,  // rows -> rows divided by their L2 norm (at least 1e-12)
+  kScores,     // logit rows -> scores (softmax, sigmoid or identity) + optional argmax label ids
 };
-constexpr int kOpKindCount = 9;
+constexpr int kOpKindCount = 12;
 const char* op_kind_name(OpKind kind);
 
 // How many rows of a buffer a run uses, as a function of its (batch, seq). kPairs: one row per
@@ -104,8 +107,12 @@ struct CopyParams {
   int from_memory = kHostMemory;
   int to_memory = kHostMemory;
 };
+struct ScoresParams {
+  int width = 0;  // labels per row
+  detail::ScoreFunction function = detail::ScoreFunction::kSoftmax;
+};
 using OpParams = std::variant<EmbedParams, LayerNormParams, QuantizeParams, LinearParams, AttentionParams,
-                              RowsParams, CopyParams>;
+                              RowsParams, CopyParams, ScoresParams>;
 
 // Operand slots of each kind (-1 in a slot: an optional operand that is absent):
 //   kEmbed      in: [ids, token_types]                 out: [x]
@@ -117,6 +124,9 @@ using OpParams = std::variant<EmbedParams, LayerNormParams, QuantizeParams, Line
 //   kPoolFirst  in: [x]                                out: [pooled]
 //   kTanh       in: [x]                                out: [x]
 //   kCopy       in: [src]                              out: [dst]
+//   kPoolMax    in: [x, mask]                          out: [pooled]
+//   kL2Normalize in: [x]                               out: [y]
+//   kScores     in: [logits]                           out: [scores, labels]  (labels: i32, optional)
 namespace slot {
 constexpr int kX = 0;
 constexpr int kEmbedTokenTypes = 1;
@@ -125,6 +135,7 @@ constexpr int kQuantizeScale = 1, kQuantizeZeroPoint = 2;
 constexpr int kAttentionMask = 1, kAttentionProbs = 1;
 constexpr int kAttentionSrcMaskBool = 2, kAttentionSrcMaskFloat = 3;
 constexpr int kPoolMask = 1;
+constexpr int kScoresLabels = 1;
 }  // namespace slot
 
 struct Op {
@@ -135,6 +146,7 @@ struct Op {
   std::vector<int> outputs;
   int scratch = -1;  // workspace the op's backend asked for at plan time (kFixed bytes)
   OpParams params;
+  bool head = false;  // an op of the task head (after the encoder's hidden and pooled outputs)
 
   int in(int s) const { return s < static_cast<int>(inputs.size()) ? inputs[static_cast<size_t>(s)] : -1; }
   int out(int s) const { return s < static_cast<int>(outputs.size()) ? outputs[static_cast<size_t>(s)] : -1; }
@@ -147,7 +159,7 @@ struct Graph {
   std::vector<Op> ops;
   std::vector<NamedTensor> inputs;   // "input_ids", "attention_mask", "token_type_ids",
                                      // "src_mask_bool", "src_mask_float" (SessionOptions::src_mask)
-  std::vector<NamedTensor> outputs;  // "hidden", "pooled", "attention"
+  std::vector<NamedTensor> outputs;  // "hidden", "pooled", "attention", "logits", "scores", "labels"
 
   const NamedTensor* input(const std::string& name) const;
   const NamedTensor* output(const std::string& name) const;

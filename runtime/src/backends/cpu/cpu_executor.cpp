@@ -68,6 +68,9 @@ class OpRunner {
       case OpKind::kPoolFirst: pool_first(op); break;
       case OpKind::kTanh: tanh_in_place(op); break;
       case OpKind::kCopy: break;  // never placed here: supports() refuses it
+      case OpKind::kPoolMax: pool_max(op); break;
+      case OpKind::kL2Normalize: l2_normalize(op); break;
+      case OpKind::kScores: scores(op); break;
     }
   }
 
@@ -254,6 +257,76 @@ class OpRunner {
     float* out = buf<float>(op.out(0));
     for (int b = 0; b < batch_; ++b)
       std::memcpy(out + static_cast<size_t>(b) * H, x + static_cast<size_t>(b) * seq_ * H, sizeof(float) * H);
+  }
+
+  // sentence-transformers' max pooling: padding counts as -1e9, so a sequence with a real token
+  // gets the largest of its real tokens; one without any (an all-zero mask) gets zeros, as mean
+  // pooling does.
+  void pool_max(const Op& op) {
+    const int H = op.p<plan::RowsParams>().width, S = seq_;
+    const float* x = buf<const float>(op.in(plan::slot::kX));
+    const int32_t* mask = buf<const int32_t>(op.in(plan::slot::kPoolMask));
+    float* out = buf<float>(op.out(0));
+    for (int b = 0; b < batch_; ++b) {
+      float* o = out + static_cast<size_t>(b) * H;
+      bool any = false;
+      for (int t = 0; t < S; ++t) {
+        if (mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
+        const float* row = x + (static_cast<size_t>(b) * S + t) * H;
+        if (!any) std::memcpy(o, row, sizeof(float) * H);
+        else
+          for (int i = 0; i < H; ++i) o[i] = row[i] > o[i] || std::isnan(row[i]) ? row[i] : o[i];  // NaN wins, as in torch.max
+        any = true;
+      }
+      if (!any) std::fill(o, o + H, 0.0f);
+    }
+  }
+
+  // torch.nn.functional.normalize(x, p=2, dim=1): x / max(||x||, 1e-12).
+  void l2_normalize(const Op& op) {
+    const int H = op.p<plan::RowsParams>().width, M = rows_of(op.out(0));
+    const float* x = buf<const float>(op.in(plan::slot::kX));
+    float* y = buf<float>(op.out(0));
+    for (int r = 0; r < M; ++r) {
+      const float* xr = x + static_cast<size_t>(r) * H;
+      float* yr = y + static_cast<size_t>(r) * H;
+      double sum = 0.0;
+      for (int i = 0; i < H; ++i) sum += static_cast<double>(xr[i]) * xr[i];
+      const float norm = std::max(static_cast<float>(std::sqrt(sum)), 1e-12f);
+      for (int i = 0; i < H; ++i) yr[i] = xr[i] / norm;
+    }
+  }
+
+  // A head's scores per row of logits, and (single-label heads) the first largest logit's id.
+  void scores(const Op& op) {
+    const plan::ScoresParams& p = op.p<plan::ScoresParams>();
+    const int N = p.width, M = rows_of(op.in(plan::slot::kX));
+    const float* logits = buf<const float>(op.in(plan::slot::kX));
+    float* out = buf<float>(op.out(0));
+    int32_t* labels = buf<int32_t>(op.out(plan::slot::kScoresLabels));
+    for (int r = 0; r < M; ++r) {
+      const float* z = logits + static_cast<size_t>(r) * N;
+      float* s = out + static_cast<size_t>(r) * N;
+      int best = 0;
+      for (int i = 1; i < N; ++i)
+        if (z[i] > z[best] || (std::isnan(z[i]) && !std::isnan(z[best]))) best = i;
+      if (labels) labels[r] = best;
+      switch (p.function) {
+        case detail::ScoreFunction::kSoftmax: {
+          const float top = z[best];
+          double sum = 0.0;
+          for (int i = 0; i < N; ++i) sum += std::exp(static_cast<double>(z[i]) - top);
+          for (int i = 0; i < N; ++i) s[i] = static_cast<float>(std::exp(static_cast<double>(z[i]) - top) / sum);
+          break;
+        }
+        case detail::ScoreFunction::kSigmoid:
+          for (int i = 0; i < N; ++i) s[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(z[i]))));
+          break;
+        case detail::ScoreFunction::kIdentity:
+          std::memcpy(s, z, sizeof(float) * N);
+          break;
+      }
+    }
   }
 
   void tanh_in_place(const Op& op) {

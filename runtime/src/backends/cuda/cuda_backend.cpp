@@ -183,6 +183,9 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
     case OpKind::kTanh:
       return true;
     case OpKind::kQuantize:
+    case OpKind::kPoolMax:
+    case OpKind::kL2Normalize:
+    case OpKind::kScores:
       return false;
     case OpKind::kEmbed: {
       const plan::EmbedParams& e = op.p<plan::EmbedParams>();
@@ -205,12 +208,19 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
   return false;
 }
 
+// Ops after the encoder's outputs that stay on the CPU backend: max pooling, normalization and a
+// task head's ops read [batch, hidden] or [batch, seq, hidden] rows copied to the host once, not
+// activations at every layer (and the head's small classifier is no work for a GPU).
+bool tail_op(const Op& op) {
+  return op.head || op.kind == OpKind::kPoolMax || op.kind == OpKind::kL2Normalize || op.kind == OpKind::kScores;
+}
+
 bool supports(const void*, const plan::Graph& g, const Op& op) {
   const DType model = model_dtype(g);
   if (model != DType::kF32 && model != DType::kF16) return false;
   for (const Op& o : g.ops)
-    if (!op_supported(g, o, model)) return false;
-  return op_supported(g, op, model);
+    if (!tail_op(o) && !op_supported(g, o, model)) return false;
+  return !tail_op(op) && op_supported(g, op, model);
 }
 
 // fp16 models keep their activations in fp16 on the device; the named outputs stay fp32 (what
@@ -543,6 +553,9 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
                                        ptr(a, op.out(0)), elem_of(a, op.out(0)), s),
                          "tanh kernel");
     case OpKind::kQuantize:
+    case OpKind::kPoolMax:
+    case OpKind::kL2Normalize:
+    case OpKind::kScores:
       break;
   }
   return internal_error("cuda: op '" + op.label + "' of a kind this backend does not run");
@@ -694,7 +707,11 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kPoolMean: return "mean pooling kernel";
     case OpKind::kPoolFirst: return "first-token kernel";
     case OpKind::kTanh: return "tanh kernel";
-    case OpKind::kQuantize: break;
+    case OpKind::kQuantize:
+    case OpKind::kPoolMax:
+    case OpKind::kL2Normalize:
+    case OpKind::kScores:
+      break;
   }
   return "";
 }
