@@ -11,6 +11,9 @@ int cmd_tokenize(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 int cmd_similarity(int argc, char** argv);
 int cmd_search(int argc, char** argv);
+int cmd_classify(int argc, char** argv);
+int cmd_ner(int argc, char** argv);
+int cmd_rerank(int argc, char** argv);
 int cmd_attention(int argc, char** argv);
 
 }  // namespace encrt::cli

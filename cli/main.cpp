@@ -24,7 +24,11 @@ void usage(FILE* out) {
                "  embed   MODEL (TEXT... | --file FILE) [-o OUT.npy] [--json]\n"
                "  similarity MODEL TEXT TEXT [TEXT ...] [--matrix] [--json]\n"
                "  search  MODEL --corpus FILE (--query TEXT | --queries FILE) [-k K] [--cache FILE.npy] [--json]\n"
-               "  (embed, similarity, search: [--max-batch B] [--max-seq S] [--no-truncate] [--verbose])\n"
+               "  classify MODEL (TEXT... | --file FILE) [--pair TEXT2 | --pair-file FILE2] [--top K] [--json]\n"
+               "  ner     MODEL (TEXT... | --file FILE) [--aggregation none|simple|first|average|max] [--json]\n"
+               "  rerank  MODEL --query TEXT (PASSAGE... | --file FILE) [-k K] [--json]\n"
+               "  (embed, similarity, search, classify, ner, rerank: [--max-batch B] [--max-seq S] [--no-truncate]\n"
+               "   [--verbose])\n"
                "  attention MODEL TEXT [--layer L] [--head H | --all-heads] -o MAP.png|MAP.svg [--json]\n"
                "\n"
                "Run a command with --help for its details.\n",
@@ -55,6 +59,9 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "embed")) return encrt::cli::cmd_embed(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "similarity")) return encrt::cli::cmd_similarity(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "search")) return encrt::cli::cmd_search(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "classify")) return encrt::cli::cmd_classify(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "ner")) return encrt::cli::cmd_ner(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "rerank")) return encrt::cli::cmd_rerank(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "attention")) return encrt::cli::cmd_attention(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "encrt/encrt.hpp"
@@ -96,6 +97,89 @@ class ENCRT_API SemanticIndex {
 
  private:
   explicit SemanticIndex(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Task heads (a model converted from a checkpoint with a classifier: Model::head()).
+
+// One text's (or pair's) answer from a sequence classification head.
+struct Classification {
+  int label_id = -1;          // the label with the highest score
+  std::string label;          // its name (id2label)
+  float score = 0.0f;         // its score
+  std::vector<float> scores;  // every label's score, by id: softmax, sigmoid or the logit, as the head says
+  std::vector<float> logits;  // every label's logit, by id
+};
+
+// Texts (or pairs of texts, e.g. premise and hypothesis) to labels: sentiment, topics, intents, NLI.
+class ENCRT_API TextClassifier {
+ public:
+  // kUnsupported when the model has no sequence classification head.
+  static Status create(const Model& model, const TaskOptions& options, std::unique_ptr<TextClassifier>* out);
+  ~TextClassifier();
+  TextClassifier(const TextClassifier&) = delete;
+  TextClassifier& operator=(const TextClassifier&) = delete;
+
+  const HeadInfo& head() const;
+  Status classify(const std::vector<std::string>& texts, std::vector<Classification>* out);
+  Status classify_pairs(const std::vector<std::pair<std::string, std::string>>& pairs, std::vector<Classification>* out);
+  const TaskTimings& last_timings() const;
+
+  struct Impl;  // the library's own (opaque here)
+
+ private:
+  explicit TextClassifier(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One passage's relevance to a query, from a cross-encoder (a one-logit sequence classifier over
+// [CLS] query [SEP] passage [SEP]).
+struct RankedPassage {
+  size_t index = 0;    // the passage's place in the list given
+  float score = 0.0f;  // the head's score (sigmoid of the logit for cross-encoders converted from Hugging Face)
+  float logit = 0.0f;
+};
+
+class ENCRT_API Reranker {
+ public:
+  // kUnsupported when the model has no sequence classification head with exactly one label.
+  static Status create(const Model& model, const TaskOptions& options, std::unique_ptr<Reranker>* out);
+  ~Reranker();
+  Reranker(const Reranker&) = delete;
+  Reranker& operator=(const Reranker&) = delete;
+
+  // Every passage, most relevant first (ties: the earlier passage first).
+  Status rank(const std::string& query, const std::vector<std::string>& passages, std::vector<RankedPassage>* out);
+  const TaskTimings& last_timings() const;
+
+  struct Impl;  // the library's own (opaque here)
+
+ private:
+  explicit Reranker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Named entities with character spans, from a token classification head (BIO / IOB2 labels),
+// grouped as Hugging Face's token-classification pipeline groups them (EntityOptions).
+class ENCRT_API EntityTagger {
+ public:
+  // kUnsupported when the model has no token classification head.
+  static Status create(const Model& model, const TaskOptions& options, std::unique_ptr<EntityTagger>* out);
+  ~EntityTagger();
+  EntityTagger(const EntityTagger&) = delete;
+  EntityTagger& operator=(const EntityTagger&) = delete;
+
+  const HeadInfo& head() const;
+  // out: one list per text; each entity's start/end are UTF-8 byte offsets into its text. The
+  // token scores are the softmax of the logits, as the pipeline computes them.
+  Status tag(const std::vector<std::string>& texts, const EntityOptions& options,
+             std::vector<std::vector<Entity>>* out);
+  const TaskTimings& last_timings() const;
+
+  struct Impl;  // the library's own (opaque here)
+
+ private:
+  explicit EntityTagger(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
