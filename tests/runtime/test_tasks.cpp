@@ -3,6 +3,7 @@
 // refused as asked, nearest() ranks exactly, and SemanticIndex finds a corpus sentence itself.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -246,4 +247,126 @@ TEST_CASE("tasks C API: embeddings equal the C++ API's; NULLs and small buffers 
   encrt_embedder_free(nullptr);
   encrt_embedder_free(e);
   encrt_model_free(m);
+}
+
+namespace {
+
+std::unique_ptr<Model> head_model(const std::string& fixture) {
+  const std::string path =
+      test::checkpoint_with_vocab("heads/" + fixture, "tasks_" + fixture, kVocab, R"({"do_lower_case": true})");
+  std::unique_ptr<Model> m;
+  REQUIRE(Model::load(path, &m).is_ok());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("head tasks: each needs its own kind of head, and says so", "[tasks][heads][bad-input]") {
+  std::unique_ptr<TextClassifier> classifier;
+  Status s = TextClassifier::create(model(), TaskOptions{}, &classifier);  // bert_plain: no head
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK_THAT(s.message(), Catch::Contains("head"));
+  CHECK(classifier == nullptr);
+  const std::unique_ptr<Model> token = head_model("bert_token");
+  const std::unique_ptr<Model> multi = head_model("bert_seq_multi");
+  s = TextClassifier::create(*token, TaskOptions{}, &classifier);
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK_THAT(s.message(), Catch::Contains("sequence_classification") && Catch::Contains("token_classification"));
+  std::unique_ptr<EntityTagger> tagger;
+  CHECK(EntityTagger::create(*multi, TaskOptions{}, &tagger).code() == StatusCode::kUnsupported);
+  std::unique_ptr<Reranker> reranker;
+  s = Reranker::create(*multi, TaskOptions{}, &reranker);  // 4 labels, not a cross-encoder
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK_THAT(s.message(), Catch::Contains("4 labels"));
+  CHECK(TextClassifier::create(*multi, TaskOptions{}, nullptr).code() == StatusCode::kInvalidArgument);
+  TaskOptions too_long;
+  too_long.max_seq = multi->config().max_seq_len + 1;
+  CHECK(TextClassifier::create(*multi, too_long, &classifier).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("TextClassifier: labels are the best scores, and chunking changes nothing", "[tasks][heads]") {
+  for (const char* fixture : {"bert_seq_single", "bert_seq_multi"}) {
+    INFO(fixture);
+    const std::unique_ptr<Model> m = head_model(fixture);
+    HeadInfo head;
+    REQUIRE(m->head(&head).is_ok());
+    std::vector<std::vector<Classification>> runs;
+    for (int max_batch : {1, 3, 16}) {
+      TaskOptions o;
+      o.max_batch = max_batch;
+      std::unique_ptr<TextClassifier> c;
+      REQUIRE(TextClassifier::create(*m, o, &c).is_ok());
+      CHECK(c->head().labels == head.labels);
+      runs.emplace_back();
+      REQUIRE(c->classify(kTexts, &runs.back()).is_ok());
+      REQUIRE(runs.back().size() == kTexts.size());
+      std::vector<Classification> pairs;
+      REQUIRE(c->classify_pairs({{"the cat", "sat on the mat"}, {"", "a dog"}}, &pairs).is_ok());
+      CHECK(pairs.size() == 2);
+    }
+    for (const std::vector<Classification>& run : runs)
+      for (size_t t = 0; t < kTexts.size(); ++t) {
+        const Classification& c = run[t];
+        REQUIRE(c.scores.size() == static_cast<size_t>(head.num_labels()));
+        CHECK(c.label == head.labels[static_cast<size_t>(c.label_id)]);
+        CHECK(c.score == *std::max_element(c.scores.begin(), c.scores.end()));
+        double sum = 0;
+        for (size_t k = 0; k < c.scores.size(); ++k) {
+          sum += c.scores[k];
+          const double want = head.score_function == "softmax" ? 0.0 : 1.0 / (1.0 + std::exp(-c.logits[k]));
+          if (head.score_function == "sigmoid") CHECK(c.scores[k] == Approx(want).margin(1e-6));
+        }
+        if (head.score_function == "softmax") CHECK(sum == Approx(1.0).margin(1e-5));
+        for (size_t k = 0; k < c.logits.size(); ++k) CHECK(c.logits[k] == Approx(runs[0][t].logits[k]).margin(1e-5));
+      }
+  }
+}
+
+TEST_CASE("Reranker and EntityTagger: orders, spans and texts that are too long", "[tasks][heads]") {
+  const std::unique_ptr<Model> cross = head_model("bert_cross_encoder");
+  std::unique_ptr<Reranker> r;
+  REQUIRE(Reranker::create(*cross, TaskOptions{}, &r).is_ok());
+  std::vector<RankedPassage> ranked;
+  REQUIRE(r->rank("the cat", kTexts, &ranked).is_ok());
+  REQUIRE(ranked.size() == kTexts.size());
+  std::vector<bool> seen(kTexts.size(), false);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (i) CHECK(ranked[i - 1].score >= ranked[i].score);
+    CHECK(ranked[i].score == Approx(1.0 / (1.0 + std::exp(-ranked[i].logit))).margin(1e-6));
+    seen.at(ranked[i].index) = true;
+  }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](bool b) { return b; }));
+  REQUIRE(r->rank("the cat", {}, &ranked).is_ok());
+  CHECK(ranked.empty());
+
+  const std::unique_ptr<Model> token = head_model("bert_token");
+  TaskOptions o;
+  o.max_batch = 2;
+  std::unique_ptr<EntityTagger> tagger;
+  REQUIRE(EntityTagger::create(*token, o, &tagger).is_ok());
+  std::vector<std::vector<Entity>> entities;
+  for (EntityAggregation a : {EntityAggregation::kNone, EntityAggregation::kSimple, EntityAggregation::kFirst,
+                              EntityAggregation::kAverage, EntityAggregation::kMax}) {
+    EntityOptions eo;
+    eo.aggregation = a;
+    eo.ignore_labels.clear();  // every token's group, so that each text has some
+    REQUIRE(tagger->tag(kTexts, eo, &entities).is_ok());
+    REQUIRE(entities.size() == kTexts.size());
+    for (size_t t = 0; t < kTexts.size(); ++t) {
+      if (!kTexts[t].empty()) CHECK_FALSE(entities[t].empty());
+      for (const Entity& e : entities[t]) {
+        CHECK(e.start < e.end);
+        CHECK(e.end <= kTexts[t].size());
+        CHECK(e.word == kTexts[t].substr(e.start, e.end - e.start));
+        CHECK((e.score > 0.0f && e.score <= 1.0f));
+      }
+    }
+  }
+  o.max_seq = 6;
+  o.truncate = false;
+  REQUIRE(EntityTagger::create(*token, o, &tagger).is_ok());
+  const Status s = tagger->tag({"the cat", "the big cat sat on the small red mat"}, EntityOptions{}, &entities);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("text 1:"));
+  CHECK_FALSE(tagger->tag(kTexts, EntityOptions{}, nullptr).is_ok());
 }

@@ -25,10 +25,15 @@ std::string tmp_path(const std::string& file) { return tmp_dir() + "/" + file; }
 
 std::string bert_plain_with_vocab(const std::string& name, const std::vector<std::string>& vocab,
                                   const std::string& tokenizer_config) {
+  return checkpoint_with_vocab("bert_plain", name, vocab, tokenizer_config);
+}
+
+std::string checkpoint_with_vocab(const std::string& fixture, const std::string& name,
+                                  const std::vector<std::string>& vocab, const std::string& tokenizer_config) {
   namespace fs = std::filesystem;
   const fs::path dir = tmp_path(name);
   fs::create_directories(dir);
-  const fs::path src = std::string(ENCRT_FIXTURES_DIR) + "/bert_plain";
+  const fs::path src = std::string(ENCRT_FIXTURES_DIR) + "/" + fixture;
   for (const char* f : {"config.json", "model.safetensors"})
     fs::copy_file(src / f, dir / f, fs::copy_options::overwrite_existing);
   {

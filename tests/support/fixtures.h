@@ -47,5 +47,8 @@ std::string tmp_path(const std::string& file);
 // text tokenizes; returns its path. REQUIREs success.
 std::string bert_plain_with_vocab(const std::string& name, const std::vector<std::string>& vocab,
                                   const std::string& tokenizer_config = "{}");
+// The same for any checkpoint folder under tests/fixtures (e.g. "heads/bert_token").
+std::string checkpoint_with_vocab(const std::string& fixture, const std::string& name,
+                                  const std::vector<std::string>& vocab, const std::string& tokenizer_config = "{}");
 
 }  // namespace encrt::test
