@@ -370,3 +370,95 @@ TEST_CASE("Reranker and EntityTagger: orders, spans and texts that are too long"
   CHECK_THAT(s.message(), Catch::Contains("text 1:"));
   CHECK_FALSE(tagger->tag(kTexts, EntityOptions{}, nullptr).is_ok());
 }
+
+TEST_CASE("head tasks C API: the C++ answers through plain arrays; NULLs and small buffers refused",
+          "[tasks][heads][c-api]") {
+  encrt_task_options o;
+  encrt_task_options_init(&o);
+  std::vector<const char*> texts;
+  for (const std::string& t : kTexts) texts.push_back(t.c_str());
+
+  const std::string single =
+      test::checkpoint_with_vocab("heads/bert_seq_single", "tasks_c_single", kVocab, R"({"do_lower_case": true})");
+  encrt_model* m = nullptr;
+  REQUIRE(encrt_model_load(single.c_str(), &m) == ENCRT_OK);
+  encrt_classifier* c = nullptr;
+  REQUIRE(encrt_classifier_create(m, &o, &c) == ENCRT_OK);
+  int labels = 0;
+  REQUIRE(encrt_classifier_num_labels(c, &labels) == ENCRT_OK);
+  std::vector<int> ids(texts.size());
+  std::vector<float> scores(texts.size() * static_cast<size_t>(labels));
+  REQUIRE(encrt_classifier_classify(c, texts.data(), nullptr, texts.size(), ids.data(), scores.data(), scores.size()) ==
+          ENCRT_OK);
+  std::unique_ptr<Model> cm;
+  REQUIRE(Model::load(single, &cm).is_ok());
+  std::unique_ptr<TextClassifier> cc;
+  REQUIRE(TextClassifier::create(*cm, TaskOptions{}, &cc).is_ok());
+  std::vector<Classification> want;
+  REQUIRE(cc->classify(kTexts, &want).is_ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    CHECK(ids[i] == want[i].label_id);
+    for (int k = 0; k < labels; ++k) CHECK(scores[i * labels + k] == want[i].scores[static_cast<size_t>(k)]);
+  }
+  REQUIRE(encrt_classifier_classify(c, texts.data(), texts.data(), texts.size(), ids.data(), nullptr, 0) == ENCRT_OK);
+  CHECK(encrt_classifier_classify(c, texts.data(), nullptr, texts.size(), ids.data(), scores.data(), 2) ==
+        ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_classifier_classify(c, texts.data(), nullptr, texts.size(), nullptr, nullptr, 0) == ENCRT_INVALID_ARGUMENT);
+  const char* with_null[] = {"the cat", nullptr};
+  CHECK(encrt_classifier_classify(c, texts.data(), with_null, 2, ids.data(), nullptr, 0) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::string(encrt_last_error()).find("second_texts[1]") != std::string::npos);
+  encrt_reranker* r = nullptr;
+  CHECK(encrt_reranker_create(m, &o, &r) == ENCRT_UNSUPPORTED);  // 3 labels
+  CHECK(r == nullptr);
+  encrt_tagger* t = nullptr;
+  CHECK(encrt_tagger_create(m, &o, &t) == ENCRT_UNSUPPORTED);
+  encrt_classifier_free(c);
+  encrt_model_free(m);
+
+  const std::string cross =
+      test::checkpoint_with_vocab("heads/bert_cross_encoder", "tasks_c_cross", kVocab, R"({"do_lower_case": true})");
+  REQUIRE(encrt_model_load(cross.c_str(), &m) == ENCRT_OK);
+  REQUIRE(encrt_reranker_create(m, &o, &r) == ENCRT_OK);
+  std::vector<size_t> order(texts.size());
+  std::vector<float> rs(texts.size());
+  REQUIRE(encrt_reranker_rank(r, "the cat", texts.data(), texts.size(), order.data(), rs.data()) == ENCRT_OK);
+  for (size_t i = 1; i < rs.size(); ++i) CHECK(rs[i - 1] >= rs[i]);
+  CHECK(encrt_reranker_rank(r, nullptr, texts.data(), texts.size(), order.data(), rs.data()) == ENCRT_INVALID_ARGUMENT);
+  encrt_reranker_free(r);
+  encrt_model_free(m);
+
+  const std::string token =
+      test::checkpoint_with_vocab("heads/bert_token", "tasks_c_token", kVocab, R"({"do_lower_case": true})");
+  REQUIRE(encrt_model_load(token.c_str(), &m) == ENCRT_OK);
+  REQUIRE(encrt_tagger_create(m, &o, &t) == ENCRT_OK);
+  std::vector<encrt_entity> ents(64);
+  size_t count = 0;
+  const std::string text = "the big cat sat on the small red mat";
+  REQUIRE(encrt_tagger_tag(t, text.c_str(), "none", ents.data(), ents.size(), &count) == ENCRT_OK);
+  std::unique_ptr<Model> tm;
+  REQUIRE(Model::load(token, &tm).is_ok());
+  std::unique_ptr<EntityTagger> ct;
+  REQUIRE(EntityTagger::create(*tm, TaskOptions{}, &ct).is_ok());
+  EntityOptions eo;
+  eo.aggregation = EntityAggregation::kNone;
+  std::vector<std::vector<Entity>> want_entities;
+  REQUIRE(ct->tag({text}, eo, &want_entities).is_ok());
+  REQUIRE(count == want_entities[0].size());
+  for (size_t i = 0; i < count; ++i) {
+    CHECK(std::string(ents[i].label) == want_entities[0][i].label);
+    CHECK((ents[i].start == want_entities[0][i].start && ents[i].end == want_entities[0][i].end));
+  }
+  if (count > 0) {
+    size_t again = 0;
+    CHECK(encrt_tagger_tag(t, text.c_str(), "none", ents.data(), count - 1, &again) == ENCRT_INVALID_ARGUMENT);
+    CHECK(again == count);
+  }
+  CHECK(encrt_tagger_tag(t, text.c_str(), "loudest", ents.data(), ents.size(), &count) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tagger_tag(t, nullptr, nullptr, ents.data(), ents.size(), &count) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tagger_tag(t, text.c_str(), nullptr, ents.data(), ents.size(), nullptr) == ENCRT_INVALID_ARGUMENT);
+  encrt_tagger_free(t);
+  encrt_classifier_free(nullptr);
+  encrt_reranker_free(nullptr);
+  encrt_tagger_free(nullptr);
+  encrt_model_free(m);
+}
