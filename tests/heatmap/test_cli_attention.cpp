@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,7 +34,8 @@ const char* const kText = "The cat sat on the mat <&> \xE4\xB8\xAD";  // 中: a 
 // bert_plain (vocab_size 120) converted with a vocabulary of its size; the model's path.
 const std::string& model_with_vocab() {
   static const std::string path = [] {
-    const fs::path dir = encrt::test::tmp_path("cli_attention_model");
+    // One folder per process: ctest runs the test cases in parallel processes.
+    const fs::path dir = encrt::test::tmp_path("cli_attention_model." + std::to_string(::getpid()));
     fs::create_directories(dir);
     const fs::path src = std::string(ENCRT_FIXTURES_DIR) + "/bert_plain";
     for (const char* f : {"config.json", "model.safetensors"})
@@ -76,7 +78,9 @@ struct Run {
 Run run_cli(const std::vector<std::string>& args) {
   std::string cmd = quote(ENCRT_CLI) + " attention";
   for (const std::string& a : args) cmd += " " + quote(a);
-  const std::string out = encrt::test::tmp_path("cli_attention.stdout"), err = encrt::test::tmp_path("cli_attention.stderr");
+  const std::string tag = std::to_string(::getpid());
+  const std::string out = encrt::test::tmp_path("cli_attention.stdout." + tag);
+  const std::string err = encrt::test::tmp_path("cli_attention.stderr." + tag);
   const int status = std::system((cmd + " >" + quote(out) + " 2>" + quote(err)).c_str());
   Run r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -126,7 +130,7 @@ TEST_CASE("cli attention: the PNG is the figure of the session's probabilities",
     WARN("SKIPPED: this build has no libpng");
     return;
   }
-  const std::string png = encrt::test::tmp_path("cli_attention.png");
+  const std::string png = encrt::test::tmp_path(std::to_string(::getpid()) + ".cli_attention.png");
   fs::remove(png);
   const Run r = run_cli({model_with_vocab(), kText, "--layer", "1", "--head", "2", "-o", png});
   INFO(r.err);
@@ -158,7 +162,7 @@ TEST_CASE("cli attention: the PNG is the figure of the session's probabilities",
 }
 
 TEST_CASE("cli attention: the SVG of all heads and the JSON of the probabilities", "[heatmap][cli]") {
-  const std::string svg_path = encrt::test::tmp_path("cli_attention.svg");
+  const std::string svg_path = encrt::test::tmp_path(std::to_string(::getpid()) + ".cli_attention.svg");
   const Run r = run_cli({model_with_vocab(), kText, "--layer", "0", "--all-heads", "-o", svg_path, "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -194,7 +198,7 @@ TEST_CASE("cli attention: the SVG of all heads and the JSON of the probabilities
 }
 
 TEST_CASE("cli attention: bad requests are errors that name the problem", "[heatmap][cli][bad_input]") {
-  const std::string m = model_with_vocab(), svg = encrt::test::tmp_path("cli_attention_bad.svg");
+  const std::string m = model_with_vocab(), svg = encrt::test::tmp_path(std::to_string(::getpid()) + ".cli_attention_bad.svg");
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -223,7 +227,7 @@ TEST_CASE("cli attention: bad requests are errors that name the problem", "[heat
   CHECK(usage.exit_code == 2);
   CHECK(usage.err.find("usage: encrt attention") != std::string::npos);
   if (!heatmap::png_available()) {
-    const Run r = run_cli({m, kText, "-o", encrt::test::tmp_path("map.png")});
+    const Run r = run_cli({m, kText, "-o", encrt::test::tmp_path(std::to_string(::getpid()) + ".map.png")});
     CHECK(r.err.find("no libpng") != std::string::npos);
   }
 }
@@ -231,7 +235,7 @@ TEST_CASE("cli attention: bad requests are errors that name the problem", "[heat
 TEST_CASE("cli attention: a model without a vocabulary, and truncation", "[heatmap][cli][bad_input]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");  // no vocab.txt
   const std::string torch_model = encrt::test::convert_fixture(f, converter::WeightType::kF32);
-  const std::string svg = encrt::test::tmp_path("cli_attention_trunc.svg");
+  const std::string svg = encrt::test::tmp_path(std::to_string(::getpid()) + ".cli_attention_trunc.svg");
   Run r = run_cli({torch_model, kText, "-o", svg});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("cannot turn text into tokens") != std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,7 +32,9 @@ std::string bert_plain_with_vocab(const std::string& name, const std::vector<std
 std::string checkpoint_with_vocab(const std::string& fixture, const std::string& name,
                                   const std::vector<std::string>& vocab, const std::string& tokenizer_config) {
   namespace fs = std::filesystem;
-  const fs::path dir = tmp_path(name);
+  // One folder per process: ctest runs each test case as its own process, in parallel, and two
+  // of them must not rewrite the vocabulary another one's converter is reading.
+  const fs::path dir = tmp_path(name + "." + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path src = std::string(ENCRT_FIXTURES_DIR) + "/" + fixture;
   for (const char* f : {"config.json", "model.safetensors"})
