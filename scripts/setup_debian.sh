@@ -39,4 +39,13 @@ if [[ "${ENCRT_SKIP_PYPI:-0}" != 1 ]]; then
     .venv/bin/pip install -q "transformers==4.40.2" "onnxruntime==1.20.1" "onnx==1.16.2" ||
       echo "setup: WARNING: transformers/onnxruntime could not be installed; reference checks will be skipped"
   fi
+  # sentence-transformers itself, as the reference of SentenceTransformer.encode: its 2.7 release
+  # works with Debian's torch 1.13; --no-deps keeps pip from replacing torch, so its imports
+  # (scikit-learn, scipy, joblib, threadpoolctl) are pinned here by hand.
+  if ! .venv/bin/python -c "import sentence_transformers" 2>/dev/null; then
+    echo "setup: installing sentence-transformers 2.7.0 into .venv"
+    .venv/bin/pip install -q --no-deps "sentence-transformers==2.7.0" "scikit-learn==1.3.2" "scipy==1.11.4" \
+      "joblib==1.3.2" "threadpoolctl==3.2.0" ||
+      echo "setup: WARNING: sentence-transformers could not be installed; its encode() is then reproduced from the package's config"
+  fi
 fi

@@ -93,6 +93,30 @@ def main():
               f"{err:.2e} x RMS (bar 1e-4), norms {norms.min():.7f}..{norms.max():.7f}")
         failed |= not (err <= 1e-4 and np.abs(norms - 1).max() < 1e-5)
 
+        # ---- 1b. SentenceTransformer.encode itself, text in (its own tokenization, max_seq_length),
+        # against `encrt embed` on the same text.
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            print(f"sentence-transformers is not installed ({e}): its encode() was reproduced above from the "
+                  "package's modules.json and 1_Pooling/config.json only")
+        else:
+            st = SentenceTransformer(package, device="cpu")
+            st_ref = st.encode(sentences, batch_size=16, convert_to_numpy=True).astype(np.float64)
+            corpus = os.path.join(tmp, "sentences.txt")
+            with open(corpus, "w", encoding="utf-8") as f:
+                f.write("\n".join(sentences) + "\n")
+            emb_out = os.path.join(tmp, "embed.npy")
+            run([args.encrt, "embed", model_path, "--file", corpus, "--max-seq", str(st.max_seq_length), "-o", emb_out])
+            emb = np.load(emb_out).astype(np.float64)
+            st_err = float(np.abs(emb - st_ref).max() / np.sqrt((st_ref ** 2).mean()))
+            cos = (emb * st_ref).sum(1) / np.linalg.norm(emb, axis=1) / np.linalg.norm(st_ref, axis=1)
+            ok = st_err <= 1e-4
+            print(f"SentenceTransformer.encode (sentence-transformers {__import__('sentence_transformers').__version__}) "
+                  f"vs encrt embed, {len(sentences)} texts: max |diff| {st_err:.2e} x RMS (bar 1e-4), cosine min "
+                  f"{cos.min():.7f} {'ok' if ok else 'FAILED'}")
+            failed |= not ok
+
         # ---- 2. A cross-encoder with MiniLM's vocabulary on real pairs.
         torch.manual_seed(4001)
         config = transformers.BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
