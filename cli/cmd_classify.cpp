@@ -74,7 +74,8 @@ int cmd_classify(int argc, char** argv) {
   auto ranked = [&](const Classification& c) {
     std::vector<int> order(c.scores.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.scores[static_cast<size_t>(a)] > c.scores[static_cast<size_t>(b)]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return c.scores[static_cast<size_t>(a)] > c.scores[static_cast<size_t>(b)]; });
     order.resize(std::min(order.size(), static_cast<size_t>(top)));
     return order;
   };

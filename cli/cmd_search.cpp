@@ -56,8 +56,8 @@ Status file_hash(const std::string& path, uint64_t* out) {
 
 // What the cached embeddings depend on: the model's bytes, the corpus, and the options that
 // change the numbers (length cut, backend and its options).
-Status cache_key(const std::string& model_path, const std::vector<std::string>& corpus, const TaskOptions& o,
-                 int dim, std::string* key) {
+Status cache_key(const std::string& model_path, const std::vector<std::string>& corpus, const TaskOptions& o, int dim,
+                 std::string* key) {
   uint64_t model_hash = 0;
   if (Status s = file_hash(model_path, &model_hash); !s) return s;
   Fnv1a corpus_hash;
@@ -83,7 +83,8 @@ bool read_cache(const std::string& path, const std::string& key, size_t rows, in
   return true;
 }
 
-Status write_cache(const std::string& path, const std::string& key, size_t rows, int dim, const std::vector<float>& emb) {
+Status write_cache(const std::string& path, const std::string& key, size_t rows, int dim,
+                   const std::vector<float>& emb) {
   if (Status s = npy::write_float32(path, {static_cast<int64_t>(rows), dim}, emb.data()); !s) return s;
   std::ofstream kf(path + ".key", std::ios::binary);
   kf << key;
@@ -116,8 +117,10 @@ int cmd_search(int argc, char** argv) {
   std::vector<std::string> corpus, queries;
   if (Status s = read_lines(args.get("corpus"), &corpus); !s) return fail(s);
   if (corpus.empty()) return fail(invalid_argument("--corpus " + args.get("corpus") + " has no lines"));
-  if (args.has("query")) queries.push_back(args.get("query"));
-  else if (Status s = read_lines(args.get("queries"), &queries); !s) return fail(s);
+  if (args.has("query"))
+    queries.push_back(args.get("query"));
+  else if (Status s = read_lines(args.get("queries"), &queries); !s)
+    return fail(s);
   TaskOptions options;
   if (Status s = apply_task_args(args, &options); !s) return fail(s);
   const std::string model_path = args.positional()[0];
@@ -157,8 +160,8 @@ int cmd_search(int argc, char** argv) {
     if (json) {
       std::printf("%s\n  {\"query\": %s, \"hits\": [", q ? "," : "", json_string(queries[q]).c_str());
       for (size_t h = 0; h < hits.size(); ++h)
-        std::printf("%s{\"index\": %zu, \"score\": %.7f, \"text\": %s}", h ? ", " : "", hits[h].index,
-                    hits[h].score, json_string(index->sentence(hits[h].index)).c_str());
+        std::printf("%s{\"index\": %zu, \"score\": %.7f, \"text\": %s}", h ? ", " : "", hits[h].index, hits[h].score,
+                    json_string(index->sentence(hits[h].index)).c_str());
       std::printf("]}");
     } else {
       std::printf("%squery: %s\n", q ? "\n" : "", queries[q].c_str());

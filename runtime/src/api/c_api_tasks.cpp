@@ -1,11 +1,10 @@
 // encrt/tasks.h over encrt/tasks.hpp.
-#include "encrt/tasks.h"
-
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "api/c_api_common.h"
+#include "encrt/tasks.h"
 #include "encrt/tasks.hpp"
 
 struct encrt_classifier {
@@ -152,8 +151,9 @@ encrt_status encrt_classifier_classify(encrt_classifier* classifier, const char*
   if (count > 0 && !label_ids) return null_argument("label_ids");
   const size_t labels = static_cast<size_t>(classifier->classifier->head().num_labels());
   if (scores && scores_capacity < count * labels)
-    return to_c(encrt::invalid_argument("encrt_classifier_classify: scores_capacity " + std::to_string(scores_capacity) +
-                                        ", " + std::to_string(count * labels) + " needed"));
+    return to_c(encrt::invalid_argument("encrt_classifier_classify: scores_capacity " +
+                                        std::to_string(scores_capacity) + ", " + std::to_string(count * labels) +
+                                        " needed"));
   std::vector<std::string> first, second;
   if (encrt_status st = read_texts(texts, count, "texts", &first); st != ENCRT_OK) return st;
   encrt::Status s;
@@ -202,7 +202,8 @@ encrt_status encrt_reranker_rank(encrt_reranker* reranker, const char* query, co
   return ENCRT_OK;
 }
 
-encrt_status encrt_tagger_create(const encrt_model* model, const encrt_task_options* options, encrt_tagger** out_tagger) {
+encrt_status encrt_tagger_create(const encrt_model* model, const encrt_task_options* options,
+                                 encrt_tagger** out_tagger) {
   if (!out_tagger) return null_argument("out_tagger");
   *out_tagger = nullptr;
   encrt::TaskOptions o;

@@ -4,12 +4,12 @@
 #include <cmath>
 
 #include "encrt/tasks.hpp"
-#include "tasks/head_runner.h"
+#include "tasks/task_runner.h"
 
 namespace encrt {
 
 struct EntityTagger::Impl {
-  tasks::HeadRunner runner;
+  tasks::TaskRunner runner;
   std::vector<float> probs;  // one row's [tokens, labels]
 };
 
@@ -20,7 +20,8 @@ Status EntityTagger::create(const Model& model, const TaskOptions& options, std:
   if (!out) return invalid_argument("EntityTagger::create: out is null");
   out->reset();
   auto impl = std::make_unique<Impl>();
-  if (Status s = impl->runner.init(model, options, "token_classification", "EntityTagger"); !s) return s;
+  if (Status s = impl->runner.init(model, options, "EntityTagger", "token_classification", tasks::head_outputs()); !s)
+    return s;
   out->reset(new EntityTagger(std::move(impl)));
   return Status::ok();
 }
@@ -44,11 +45,12 @@ Status EntityTagger::tag(const std::vector<std::string>& texts, const EntityOpti
       const size_t at = static_cast<size_t>(r) * seq * n;
       m.probs.resize(e.size() * n);
       if (head.score_function == "softmax") {
-        std::copy_n(m.runner.scores().begin() + static_cast<std::ptrdiff_t>(at), e.size() * n, m.probs.begin());
+        std::copy_n(m.runner.output(tasks::kScores).begin() + static_cast<std::ptrdiff_t>(at), e.size() * n,
+                    m.probs.begin());
       } else {
         // The pipeline's softmax of the logits, whatever the head's own score function.
         for (size_t t = 0; t < e.size(); ++t) {
-          const float* l = m.runner.logits().data() + at + t * n;
+          const float* l = m.runner.output(tasks::kLogits).data() + at + t * n;
           float* p = m.probs.data() + t * n;
           const float top = *std::max_element(l, l + n);
           float sum = 0.0f;

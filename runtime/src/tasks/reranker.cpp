@@ -2,12 +2,12 @@
 #include <algorithm>
 
 #include "encrt/tasks.hpp"
-#include "tasks/head_runner.h"
+#include "tasks/task_runner.h"
 
 namespace encrt {
 
 struct Reranker::Impl {
-  tasks::HeadRunner runner;
+  tasks::TaskRunner runner;
   std::vector<std::pair<std::string, std::string>> pairs;
 };
 
@@ -18,7 +18,8 @@ Status Reranker::create(const Model& model, const TaskOptions& options, std::uni
   if (!out) return invalid_argument("Reranker::create: out is null");
   out->reset();
   auto impl = std::make_unique<Impl>();
-  if (Status s = impl->runner.init(model, options, "sequence_classification", "Reranker"); !s) return s;
+  if (Status s = impl->runner.init(model, options, "Reranker", "sequence_classification", tasks::head_outputs()); !s)
+    return s;
   if (impl->runner.head().num_labels() != 1) {
     return Status(StatusCode::kUnsupported, "Reranker needs a one-logit (cross-encoder) head; the model's has " +
                                                 std::to_string(impl->runner.head().num_labels()) +
@@ -41,15 +42,14 @@ Status Reranker::rank(const std::string& query, const std::vector<std::string>& 
     for (int r = 0; r < m.runner.batch().batch(); ++r) {
       RankedPassage& p = (*out)[first + static_cast<size_t>(r)];
       p.index = first + static_cast<size_t>(r);
-      p.logit = m.runner.logits()[static_cast<size_t>(r)];
-      p.score = m.runner.scores()[static_cast<size_t>(r)];
+      p.logit = m.runner.output(tasks::kLogits)[static_cast<size_t>(r)];
+      p.score = m.runner.output(tasks::kScores)[static_cast<size_t>(r)];
     }
     return Status::ok();
   });
   if (!s) return s;
-  std::stable_sort(out->begin(), out->end(), [](const RankedPassage& a, const RankedPassage& b) {
-    return a.score > b.score;
-  });
+  std::stable_sort(out->begin(), out->end(),
+                   [](const RankedPassage& a, const RankedPassage& b) { return a.score > b.score; });
   return Status::ok();
 }
 

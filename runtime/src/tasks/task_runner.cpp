@@ -1,4 +1,4 @@
-#include "tasks/head_runner.h"
+#include "tasks/task_runner.h"
 
 #include <chrono>
 
@@ -11,13 +11,18 @@ long long steady_now_ns() {
 
 double ms_since_steady(long long start_ns) { return static_cast<double>(steady_now_ns() - start_ns) * 1e-6; }
 
-Status HeadRunner::init(const Model& model, const TaskOptions& options, const std::string& kind, const char* task) {
-  if (Status s = model.head(&head_); !s) return Status(StatusCode::kUnsupported, std::string(task) + ": " + s.message());
-  if (head_.kind != kind) {
-    return Status(StatusCode::kUnsupported, std::string(task) + " needs a " + kind + " head; the model's is " +
-                                                head_.kind);
+Status TaskRunner::init(const Model& model, const TaskOptions& options, const char* task, const std::string& head_kind,
+                        std::vector<std::string> outputs) {
+  if (!head_kind.empty()) {
+    if (Status s = model.head(&head_); !s)
+      return Status(StatusCode::kUnsupported, std::string(task) + ": " + s.message());
+    if (head_.kind != head_kind) {
+      return Status(StatusCode::kUnsupported,
+                    std::string(task) + " needs a " + head_kind + " head; the model's is " + head_.kind);
+    }
+    if (head_.num_labels() < 1)
+      return Status(StatusCode::kInvalidModel, std::string(task) + ": the head has no labels");
   }
-  if (head_.num_labels() < 1) return Status(StatusCode::kInvalidModel, std::string(task) + ": the head has no labels");
   if (options.max_batch < 1) return invalid_argument(std::string(task) + ": max_batch must be >= 1");
   const int model_max = model.config().max_seq_len;
   if (options.max_seq < 0 || options.max_seq > model_max) {
@@ -25,6 +30,9 @@ Status HeadRunner::init(const Model& model, const TaskOptions& options, const st
                             std::to_string(model_max) + " (the model's max_seq_len; 0 = that)");
   }
   options_ = options;
+  outputs_ = std::move(outputs);
+  values_.assign(outputs_.size(), {});
+  hidden_size_ = model.config().hidden_size;
   encode_.max_length = options.max_seq > 0 ? options.max_seq : model_max;
   encode_.truncate = options.truncate;
   encode_.truncation = options.truncation;
@@ -38,16 +46,16 @@ Status HeadRunner::init(const Model& model, const TaskOptions& options, const st
   return Session::create(model, so, &session_);
 }
 
-Status HeadRunner::run_chunk() {
+Status TaskRunner::run_chunk() {
   const long long t0 = steady_now_ns();
   timings_.tokens += batch_.real_tokens();
   if (Status s = session_->run(batch_.inputs()); !s) return s;
-  for (auto [name, dst] : {std::pair<const char*, std::vector<float>*>{"logits", &logits_}, {"scores", &scores_}}) {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
     OutputInfo info;
-    if (Status s = session_->output(name, &info); !s) return s;
-    if (info.dtype != DType::kF32) return Status(StatusCode::kInternal, std::string("head output ") + name + " is not f32");
-    dst->resize(info.bytes / sizeof(float));
-    if (Status s = session_->copy_output(name, dst->data(), info.bytes); !s) return s;
+    if (Status s = session_->output(outputs_[i], &info); !s) return s;
+    if (info.dtype != DType::kF32) return Status(StatusCode::kInternal, "output " + outputs_[i] + " is not f32");
+    values_[i].resize(info.bytes / sizeof(float));
+    if (Status s = session_->copy_output(outputs_[i], values_[i].data(), info.bytes); !s) return s;
   }
   timings_.run_ms += ms_since_steady(t0);
   ++timings_.runs;
