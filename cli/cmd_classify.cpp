@@ -2,9 +2,7 @@
 // a sequence classification head's label and scores for each text (or pair of texts).
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <numeric>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -25,11 +23,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_classify(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert({"file", "pair", "pair-file", "top", "truncation"});
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert("help");
-  Args args(valued, flags);
+  Args args = task_command_args({"file", "pair", "pair-file", "top", "truncation"}, {});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   std::vector<std::string> texts, seconds;
   if (!args.positional().empty()) texts.assign(args.positional().begin() + 1, args.positional().end());

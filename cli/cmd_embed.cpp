@@ -2,8 +2,6 @@
 // model's pooling, unit length), one per text.
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -25,11 +23,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_embed(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert({"file", "out"});
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert("help");
-  Args args(valued, flags, {{"-o", "--out"}});
+  Args args = task_command_args({"file", "out"}, {}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   const bool usage_error = args.positional().empty() || (args.positional().size() == 1) != args.has("file");
   if (args.has("help") || usage_error) {

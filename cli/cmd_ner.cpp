@@ -1,8 +1,6 @@
 // encrt ner MODEL (TEXT... | --file FILE) [--aggregation none|simple|first|average|max] [--json]:
 // named entities with their labels, scores and character spans, from a token classification head.
 #include <cstdio>
-#include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,11 +21,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_ner(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert({"file", "aggregation"});
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert({"help", "keep-o"});
-  Args args(valued, flags);
+  Args args = task_command_args({"file", "aggregation"}, {"keep-o"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   std::vector<std::string> texts;
   if (!args.positional().empty()) texts.assign(args.positional().begin() + 1, args.positional().end());

@@ -1,8 +1,6 @@
 // encrt rerank MODEL --query TEXT (PASSAGE... | --file FILE) [-k K] [--json]: passages sorted by
 // a cross-encoder's relevance to the query.
 #include <cstdio>
-#include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,11 +21,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_rerank(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert({"query", "file", "top-k", "truncation"});
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert("help");
-  Args args(valued, flags, {{"-k", "--top-k"}});
+  Args args = task_command_args({"query", "file", "top-k", "truncation"}, {}, {{"-k", "--top-k"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   std::vector<std::string> passages;
   if (!args.positional().empty()) passages.assign(args.positional().begin() + 1, args.positional().end());

@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -94,11 +92,7 @@ Status write_cache(const std::string& path, const std::string& key, size_t rows,
 }  // namespace
 
 int cmd_search(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert({"corpus", "query", "queries", "top-k", "cache"});
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert("help");
-  Args args(valued, flags, {{"-k", "--top-k"}});
+  Args args = task_command_args({"corpus", "query", "queries", "top-k", "cache"}, {}, {{"-k", "--top-k"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("corpus") ||
       args.has("query") == args.has("queries")) {

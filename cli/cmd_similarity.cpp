@@ -1,8 +1,6 @@
 // encrt similarity MODEL TEXT TEXT [TEXT ...] [--json]: the cosine similarity of the texts'
 // sentence embeddings, the first text against each other one, or every pair with --matrix.
 #include <cstdio>
-#include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,11 +21,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_similarity(int argc, char** argv) {
-  std::set<std::string> valued(std::begin(kTaskValued), std::end(kTaskValued));
-  valued.insert("file");
-  std::set<std::string> flags(std::begin(kTaskFlags), std::end(kTaskFlags));
-  flags.insert({"help", "matrix"});
-  Args args(valued, flags);
+  Args args = task_command_args({"file"}, {"matrix"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   std::vector<std::string> texts;
   if (!args.positional().empty()) texts.assign(args.positional().begin() + 1, args.positional().end());

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <set>
 
 #include "cli/backend_args.h"
 
@@ -13,6 +15,16 @@ const char* const kTaskUsage =
     "  --max-batch: texts per run (default 16); --max-seq: tokens per text, [CLS]/[SEP] included\n"
     "  (default: the model's max_seq_len); a longer text is cut there unless --no-truncate, which\n"
     "  makes it an error; --json: machine-readable output; --verbose: timings on stderr";
+
+Args task_command_args(std::initializer_list<const char*> valued, std::initializer_list<const char*> flags,
+                       std::map<std::string, std::string> aliases) {
+  std::set<std::string> v(std::begin(kTaskValued), std::end(kTaskValued));
+  v.insert(valued.begin(), valued.end());
+  std::set<std::string> f(std::begin(kTaskFlags), std::end(kTaskFlags));
+  f.insert(flags.begin(), flags.end());
+  f.insert("help");
+  return Args(std::move(v), std::move(f), std::move(aliases));
+}
 
 Status apply_task_args(const Args& args, TaskOptions* options) {
   if (Status s = args.get_int("max-batch", options->max_batch, &options->max_batch); !s) return s;

@@ -3,6 +3,8 @@
 // a file, and writing JSON strings.
 #pragma once
 
+#include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,10 @@ namespace encrt::cli {
 inline const char* const kTaskValued[] = {"max-batch", "max-seq", "threads", "backend", "isa", "backend-options"};
 inline const char* const kTaskFlags[] = {"no-truncate", "no-graphs", "verbose", "json"};
 extern const char* const kTaskUsage;
+
+// An Args for a text command: the task options and flags (and --help), plus the command's own.
+Args task_command_args(std::initializer_list<const char*> valued, std::initializer_list<const char*> flags = {},
+                       std::map<std::string, std::string> aliases = {});
 
 Status apply_task_args(const Args& args, TaskOptions* options);
 

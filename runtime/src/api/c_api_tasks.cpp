@@ -57,6 +57,20 @@ encrt_status read_texts(const char* const* texts, size_t count, const char* what
   return ENCRT_OK;
 }
 
+// Creates a task handle: `member` of a new Handle made by Task::create, released into *out.
+template <typename Handle, typename Task>
+encrt_status create_task(const encrt_model* model, const encrt_task_options* options, Handle** out, const char* what,
+                         std::unique_ptr<Task> Handle::*member) {
+  if (!out) return null_argument(what);
+  *out = nullptr;
+  encrt::TaskOptions o;
+  if (encrt_status st = to_task_options(model, options, &o); st != ENCRT_OK) return st;
+  auto handle = std::make_unique<Handle>();
+  if (encrt::Status s = Task::create(*model->model, o, &((*handle).*member)); !s) return to_c(s);
+  *out = handle.release();
+  return ENCRT_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -74,14 +88,7 @@ void encrt_task_options_init(encrt_task_options* options) {
 
 encrt_status encrt_embedder_create(const encrt_model* model, const encrt_task_options* options,
                                    encrt_embedder** out_embedder) {
-  if (!out_embedder) return null_argument("out_embedder");
-  *out_embedder = nullptr;
-  encrt::TaskOptions o;
-  if (encrt_status st = to_task_options(model, options, &o); st != ENCRT_OK) return st;
-  auto handle = std::make_unique<encrt_embedder>();
-  if (encrt::Status s = encrt::TextEmbedder::create(*model->model, o, &handle->embedder); !s) return to_c(s);
-  *out_embedder = handle.release();
-  return ENCRT_OK;
+  return create_task(model, options, out_embedder, "out_embedder", &encrt_embedder::embedder);
 }
 
 void encrt_embedder_free(encrt_embedder* embedder) { delete embedder; }
@@ -125,14 +132,7 @@ encrt_status encrt_nearest(const float* corpus, size_t count, int dim, const flo
 
 encrt_status encrt_classifier_create(const encrt_model* model, const encrt_task_options* options,
                                      encrt_classifier** out_classifier) {
-  if (!out_classifier) return null_argument("out_classifier");
-  *out_classifier = nullptr;
-  encrt::TaskOptions o;
-  if (encrt_status st = to_task_options(model, options, &o); st != ENCRT_OK) return st;
-  auto handle = std::make_unique<encrt_classifier>();
-  if (encrt::Status s = encrt::TextClassifier::create(*model->model, o, &handle->classifier); !s) return to_c(s);
-  *out_classifier = handle.release();
-  return ENCRT_OK;
+  return create_task(model, options, out_classifier, "out_classifier", &encrt_classifier::classifier);
 }
 
 void encrt_classifier_free(encrt_classifier* classifier) { delete classifier; }
@@ -175,14 +175,7 @@ encrt_status encrt_classifier_classify(encrt_classifier* classifier, const char*
 
 encrt_status encrt_reranker_create(const encrt_model* model, const encrt_task_options* options,
                                    encrt_reranker** out_reranker) {
-  if (!out_reranker) return null_argument("out_reranker");
-  *out_reranker = nullptr;
-  encrt::TaskOptions o;
-  if (encrt_status st = to_task_options(model, options, &o); st != ENCRT_OK) return st;
-  auto handle = std::make_unique<encrt_reranker>();
-  if (encrt::Status s = encrt::Reranker::create(*model->model, o, &handle->reranker); !s) return to_c(s);
-  *out_reranker = handle.release();
-  return ENCRT_OK;
+  return create_task(model, options, out_reranker, "out_reranker", &encrt_reranker::reranker);
 }
 
 void encrt_reranker_free(encrt_reranker* reranker) { delete reranker; }
@@ -204,14 +197,7 @@ encrt_status encrt_reranker_rank(encrt_reranker* reranker, const char* query, co
 
 encrt_status encrt_tagger_create(const encrt_model* model, const encrt_task_options* options,
                                  encrt_tagger** out_tagger) {
-  if (!out_tagger) return null_argument("out_tagger");
-  *out_tagger = nullptr;
-  encrt::TaskOptions o;
-  if (encrt_status st = to_task_options(model, options, &o); st != ENCRT_OK) return st;
-  auto handle = std::make_unique<encrt_tagger>();
-  if (encrt::Status s = encrt::EntityTagger::create(*model->model, o, &handle->tagger); !s) return to_c(s);
-  *out_tagger = handle.release();
-  return ENCRT_OK;
+  return create_task(model, options, out_tagger, "out_tagger", &encrt_tagger::tagger);
 }
 
 void encrt_tagger_free(encrt_tagger* tagger) { delete tagger; }
