@@ -98,10 +98,12 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
   bool any_real = false;
   for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
 
+  bool v_finite = true;  // every real key's V scale is finite (the reference's non-finite rule)
   for (int j = 0; j < S; ++j) {
     const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
     t.sk[j] = quantize_symmetric(row + H, D, D16, t.k + static_cast<size_t>(j) * D16);
     t.sv[j] = quantize_symmetric(row + 2 * H, D, D16, t.v + static_cast<size_t>(j) * D16);
+    if (!mask || mask[j] != 0) v_finite &= t.sv[j] <= kFloatMax;
   }
   for (int i = 0; i < S; ++i) {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
@@ -115,10 +117,18 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
     const float sq_scaled = sq * a.scale;
     scores(t, S, D16, mask);
     float max_score = -INFINITY;
+    bool finite = v_finite;
     for (int j = 0; j < S; ++j) {
       if (mask && mask[j] == 0) continue;
       t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j];
+      finite &= std::fabs(t.p[j]) <= kFloatMax;
       max_score = max_score < t.p[j] ? t.p[j] : max_score;
+    }
+    if (!finite) {
+      for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
+      if (probs)
+        for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
+      continue;
     }
     float sum = 0.0f;
     for (int j = 0; j < S; ++j) {
@@ -130,14 +140,16 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
     for (int j = 0; j < S; ++j) {
       t.p[j] *= inv_sum;
       if (probs) probs[j] = t.p[j];
+      if (mask && mask[j] == 0) continue;
       t.p[j] *= t.sv[j];
       pmax = pmax < t.p[j] ? t.p[j] : pmax;
     }
-    const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+    const float sp = pmax / 255.0f >= kFloatMinNormal ? pmax / 255.0f : 1.0f;
     const float inv_sp = 1.0f / sp;
     // P·V: acc[d] += u_j · v_j,d, with u_j <= 255 and v in [-127, 127] widened to int16.
     std::memset(t.acc, 0, sizeof(int32_t) * static_cast<size_t>(D16));
     for (int j = 0; j < S; ++j) {
+      if (mask && mask[j] == 0) continue;
       const int32_t u = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
       if (u == 0) continue;
       const int16_t u16 = static_cast<int16_t>(u);

@@ -277,15 +277,31 @@ template <int NV>
 constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr, pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>, pv_tile<4, NV>};
 
 // Softmax of row r over the real keys, then u = rint(w · 255 / max w) into t.u[r] and s_p into
-// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row.
-void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, float* probs_row) {
+// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row. A row with a
+// non-finite score, or any row when v_finite is false (an infinite V scale), gets s_p = NaN and
+// u = 0, so NaN outputs, and NaN probabilities (the reference's rule, kernel_types.h).
+void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, bool v_finite, float* probs_row) {
   float* s = t.scores + r * dm.score_ld;
   const int nv = ceil_div(real, 8);
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
-  __m256 mx = neg_inf;
-  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(s + 8 * c));
-  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(s + 8 * (nv - 1)), tail));
+  const __m256 sign = _mm256_set1_ps(-0.0f), largest = _mm256_set1_ps(kFloatMax);
+  __m256 mx = neg_inf, not_finite = _mm256_setzero_ps();  // |score| > FLT_MAX or NaN, per lane
+  for (int c = 0; c < nv; ++c) {
+    __m256 sc = _mm256_load_ps(s + 8 * c);
+    if (c == nv - 1) sc = _mm256_blendv_ps(neg_inf, sc, tail);
+    mx = _mm256_max_ps(mx, sc);
+    const __m256 bad = _mm256_cmp_ps(_mm256_andnot_ps(sign, sc), largest, _CMP_NLE_UQ);
+    not_finite = _mm256_or_ps(not_finite, c == nv - 1 ? _mm256_and_ps(bad, tail) : bad);
+  }
+  int16_t* u = t.u + r * dm.u_ld;
+  if (!v_finite || _mm256_movemask_ps(not_finite) != 0) {
+    t.s_p[r] = kQuietNaN;
+    std::memset(u, 0, sizeof(int16_t) * 8 * nv);
+    if (probs_row)
+      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
+    return;
+  }
   const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(mx));
 
   __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
@@ -304,11 +320,12 @@ void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, flo
   }
   const float inv_sum = 1.0f / reduce_add_avx2(sum);
   const float w_max = reduce_max_avx2(wmax);
-  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that max is 0 (then every u is 0).
+  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that is below the smallest normal
+  // float (then every u is 0). Else w_max >= p_max, so 255 / w_max is finite.
   const float p_max = w_max * inv_sum;
-  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
-  const __m256 to_u = _mm256_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
-  int16_t* u = t.u + r * dm.u_ld;
+  const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
+  t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
+  const __m256 to_u = _mm256_set1_ps(tiny ? 0.0f : 255.0f / w_max);
   for (int c = 0; c < nv; ++c) {
     // rint in the current rounding mode (half to even), as the reference's nearbyint.
     const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), to_u));
@@ -356,6 +373,8 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
 
   quantize_keys(hd, dm, t, real);
   quantize_values(hd, dm, t, real);
+  bool v_finite = true;
+  for (int j = 0; j < real; ++j) v_finite &= t.v_scale[j] <= kFloatMax;
   const int pairs = ceil_div(real, 2);
   for (int i0 = 0, rows = 0; i0 < S; i0 += rows) {
     rows = next_tile_rows(S - i0, kRows);
@@ -373,7 +392,7 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
         kScoreTiles<1>[rows](dm, t, c0);
     }
     for (int r = 0; r < rows; ++r)
-      softmax_quantize_row(dm, t, r, real, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+      softmax_quantize_row(dm, t, r, real, v_finite, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)
         kPvTiles<2>[rows](hd, dm, t, i0, p0, pairs);
