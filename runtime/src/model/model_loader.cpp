@@ -101,14 +101,21 @@ class Validator {
     const int8_t* w = reinterpret_cast<const int8_t*>(t.data()->data());
     const int32_t* sums = t.column_sums()->data();
     const int K4 = (K + kernels::kPanelK - 1) / kernels::kPanelK;
-    int32_t panel_sums[kernels::kPanelN];
+    // Per panel: the sums of each of a group's 64 byte positions over the whole groups (contiguous,
+    // so the loop vectorizes), then of the 4 positions of each column; |Σ| <= 128 · K, no overflow.
+    constexpr int kGroupBytes = kernels::kPanelN * kernels::kPanelK;
+    const int whole = K / kernels::kPanelK;
+    int32_t position_sums[kGroupBytes], panel_sums[kernels::kPanelN];
     for (int p = 0; p * kernels::kPanelN < N; ++p) {
-      std::fill(panel_sums, panel_sums + kernels::kPanelN, 0);
-      for (int g = 0; g < K4; ++g) {
-        const int8_t* group = w + (static_cast<size_t>(p) * K4 + g) * kernels::kPanelN * kernels::kPanelK;
-        const int depth = std::min(kernels::kPanelK, K - g * kernels::kPanelK);
-        for (int c = 0; c < kernels::kPanelN; ++c)
-          for (int i = 0; i < depth; ++i) panel_sums[c] += group[c * kernels::kPanelK + i];  // |Σ| <= 128 · K
+      const int8_t* panel = w + static_cast<size_t>(p) * K4 * kGroupBytes;
+      std::fill(position_sums, position_sums + kGroupBytes, 0);
+      for (int g = 0; g < whole; ++g)
+        for (int b = 0; b < kGroupBytes; ++b) position_sums[b] += panel[static_cast<size_t>(g) * kGroupBytes + b];
+      for (int c = 0; c < kernels::kPanelN; ++c) {
+        panel_sums[c] = 0;
+        for (int i = 0; i < kernels::kPanelK; ++i) panel_sums[c] += position_sums[c * kernels::kPanelK + i];
+        for (int i = 0; i < K - whole * kernels::kPanelK; ++i)  // the last, partial group
+          panel_sums[c] += panel[static_cast<size_t>(whole) * kGroupBytes + c * kernels::kPanelK + i];
       }
       const int columns = std::min(kernels::kPanelN, N - p * kernels::kPanelN);
       for (int c = 0; c < columns; ++c) {
