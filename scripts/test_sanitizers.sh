@@ -3,9 +3,9 @@
 # the library with clang as well as GCC) under AddressSanitizer + UndefinedBehaviorSanitizer in
 # build-asan, and runs every Catch2 suite there: at the CPU's best kernel level and at
 # ENCRT_ISA=scalar (the reference kernels), then the backend conformance suite at every level
-# this CPU runs. Then a ThreadSanitizer build in build-tsan runs the tests that start threads
-# ([threads]: sessions on several threads at once, a session handed between threads, the CPU
-# backend's thread pool). No recovery (-fno-sanitize-recover=all, halt_on_error): the first
+# this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
+# sessions on several threads at once, a session handed between threads, the CPU backend's
+# thread pool). No recovery (-fno-sanitize-recover=all, halt_on_error): the first
 # finding ends the run with an error. The Python end-to-end checks are left to the Release build
 # (scripts/run_tests.sh); so are benchmarks, CUDA and XNNPACK, which the sanitizer builds leave out
 # to stay small (XNNPACK's own code is not instrumented anyway).
@@ -25,7 +25,7 @@ jobs=$(nproc)
 common=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1"
   -DENCRT_BUILD_BENCHMARKS=OFF -DENCRT_WITH_CUDA=OFF -DENCRT_WITH_XNNPACK=OFF
   -DENCRT_PYTHON=/nonexistent)
-suites=(encrt_kernel_tests encrt_runtime_tests encrt_converter_tests encrt_heatmap_tests)
+suites=(encrt_kernel_tests encrt_runtime_tests encrt_converter_tests encrt_heatmap_tests encrt_thread_tests)
 
 if [[ $which == all || $which == asan ]]; then
   start=$SECONDS
@@ -48,11 +48,11 @@ fi
 if [[ $which == all || $which == tsan ]]; then
   start=$SECONDS
   cmake -S . -B build-tsan "${common[@]}" -DENCRT_SANITIZE_THREAD=ON >/dev/null
-  cmake --build build-tsan -j "$jobs" --target encrt_runtime_tests
+  cmake --build build-tsan -j "$jobs" --target encrt_thread_tests
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   for isa in best scalar; do
-    echo "tsan ($isa kernels): encrt_runtime_tests [threads]"
-    if [[ $isa == scalar ]]; then ENCRT_ISA=scalar build-tsan/bin/encrt_runtime_tests '[threads]'; else build-tsan/bin/encrt_runtime_tests '[threads]'; fi
+    echo "tsan ($isa kernels): encrt_thread_tests"
+    if [[ $isa == scalar ]]; then ENCRT_ISA=scalar build-tsan/bin/encrt_thread_tests; else build-tsan/bin/encrt_thread_tests; fi
   done
   echo "tsan: $((SECONDS - start)) s"
 fi

@@ -1,6 +1,6 @@
 // Threads: one model shared by sessions that run at the same time on several threads, one session
 // handed from thread to thread, and the CPU backend's own thread pool. Every result must be bit
-// for bit the single-threaded run's. scripts/test_sanitizers.sh runs these ([threads]) under
+// for bit the single-threaded run's. scripts/test_sanitizers.sh runs this suite under
 // ThreadSanitizer, where a data race fails the run even when the bits happen to agree.
 // (Catch2's assertions are not thread-safe: the threads only record, the test thread checks.)
 #include <catch2/catch.hpp>
