@@ -32,6 +32,12 @@ inline size_t panel_i8_size(int N, int K) {
   return static_cast<size_t>(round_up(N, kPanelN)) * round_up(K, kPanelK);
 }
 
+// Limits the kernels test values against (constants, not std::numeric_limits calls: the ISA
+// kernel files avoid inline std:: functions, x86_avx2_common.h explains why).
+constexpr float kFloatMax = 3.40282347e+38f;       // the largest finite float
+constexpr float kFloatMinNormal = 1.17549435e-38f;  // 2^-126: its reciprocal is finite
+constexpr float kQuietNaN = __builtin_nanf("");
+
 enum class Activation : uint8_t { kNone = 0, kRelu = 1, kGelu = 2 };
 
 // What a GEMM does with each accumulated value before storing it:
@@ -85,7 +91,8 @@ struct QuantizedRows {
 
 // Int8 weights: W packed PanelN16K4, w_scale[n] per output channel, w_sum[n] = Σ_k W(n, k).
 //   acc[m, n] = (Σ_k q[m, k] * W(n, k) - zero_point[m] * w_sum[n]) * scale[m] * w_scale[n]
-// The integer part is exact (int32); the float part is evaluated in that order.
+// The integer part is exact in int32 (modulo 2^32 past K = 32,896, where 2 · 255 · 128 · K
+// exceeds it; every kernel wraps alike); the float part is evaluated in that order.
 using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                             const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                             const GemmEpilogue& ep);
@@ -103,6 +110,14 @@ using GemmU8S8WorkspaceFn = size_t (*)(int K);
 // rint rounds half to even (the default rounding mode, as cvtps2dq does); a NaN input quantizes to
 // 0 (as cvtps2dq's integer indefinite value does after the clamp). Bytes k in
 // [K, round_up(K, 4)) are set to zero_point.
+// Rows the formula cannot quantize, decided from the per-row scalars alone (so every ISA gives the
+// same bits), before anything is converted to an integer:
+//   1 / scale not finite (hi == lo, or a range below 255 · 2^-128): as hi == lo, scale = 1,
+//     zero_point = 0, q = 0: the values are all within 2^-120 of zero;
+//   scale not finite (a ±inf value, or a range wider than the largest float): scale = NaN,
+//     zero_point = 0, q = 0, so every output computed from the row is NaN, as fp32 arithmetic
+//     would make it non-finite (rather than finite numbers from an infinite input).
+// NaN values are skipped by lo and hi, so a NaN does not make a row non-finite.
 using QuantizeRowsU8Fn = void (*)(int M, int K, const float* X, int ldx, const float* multipliers,
                                   uint8_t* Q, int ldq, float* scale, int32_t* zero_point);
 
@@ -164,5 +179,16 @@ using AttentionScratchFn = size_t (*)(int seq, int head_dim);
 // Q, K, V rows of one head quantized symmetric int8 per token (scale = max|x| / 127),
 // S = int32 Q·Kᵀ · (scale_q · scale) · scale_k, softmax in fp32, probabilities times V's
 // per-token scale quantized per query row to uint8 (scale = row max / 255), P·V in int32.
+// Non-finite rows, the same in every int8 attention kernel: a query row whose score against some
+// real key is NaN or ±inf (an infinite Q or K value, or a product past float's range), or whose
+// head has a real key whose V scale is infinite, gets NaN outputs and NaN probabilities over its
+// real keys; NaN values inside Q, K and V quantize to 0 as in the activation quantizer. A row whose
+// largest p · s_v is below 255 · 2^-126 gets s_p = 1 (every u is then 0). The kernels whose
+// scores are not the reference's bit for bit (x86) can decide differently only for scores within
+// their rounding of float's limit. With pair masks or a window, only the scores of the pairs the
+// query attends count (a masked pair's score is -inf by definition), while an infinite V scale of
+// any real key still makes every row of the head NaN, masked or not. A NaN row's probabilities
+// are NaN over every real key (the x86 kernels leave those of keys outside a window-only block's
+// key range at 0).
 
 }  // namespace encrt::kernels

@@ -1,6 +1,7 @@
 // Loading a .encrt buffer: FlatBuffers verification (every offset and length is in bounds), then
 // encrt's semantic checks (config values, every tensor the graph needs present with the right
 // shape, dtype, layout and size). Only after both does anything read the data.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -92,6 +93,41 @@ class Validator {
     return Status::ok();
   }
 
+  // The column sums of an int8 PanelN16K4 weight against the weights they summarize: the GEMMs
+  // subtract zero_point · w_sum[n] from Σ q · W(n, k), so a sum that is not Σ_k W(n, k) gives
+  // wrong outputs (and, as the file gave it, any int32: the product overflowed). One pass over
+  // the panels, in memory order.
+  Status column_sums(const fb::Tensor& t, int N, int K) const {
+    const int8_t* w = reinterpret_cast<const int8_t*>(t.data()->data());
+    const int32_t* sums = t.column_sums()->data();
+    const int K4 = (K + kernels::kPanelK - 1) / kernels::kPanelK;
+    // Per panel: the sums of each of a group's 64 byte positions over the whole groups (contiguous,
+    // so the loop vectorizes), then of the 4 positions of each column; |Σ| <= 128 · K, no overflow.
+    constexpr int kGroupBytes = kernels::kPanelN * kernels::kPanelK;
+    const int whole = K / kernels::kPanelK;
+    int32_t position_sums[kGroupBytes], panel_sums[kernels::kPanelN];
+    for (int p = 0; p * kernels::kPanelN < N; ++p) {
+      const int8_t* panel = w + static_cast<size_t>(p) * K4 * kGroupBytes;
+      std::fill(position_sums, position_sums + kGroupBytes, 0);
+      for (int g = 0; g < whole; ++g)
+        for (int b = 0; b < kGroupBytes; ++b) position_sums[b] += panel[static_cast<size_t>(g) * kGroupBytes + b];
+      for (int c = 0; c < kernels::kPanelN; ++c) {
+        panel_sums[c] = 0;
+        for (int i = 0; i < kernels::kPanelK; ++i) panel_sums[c] += position_sums[c * kernels::kPanelK + i];
+        for (int i = 0; i < K - whole * kernels::kPanelK; ++i)  // the last, partial group
+          panel_sums[c] += panel[static_cast<size_t>(whole) * kGroupBytes + c * kernels::kPanelK + i];
+      }
+      const int columns = std::min(kernels::kPanelN, N - p * kernels::kPanelN);
+      for (int c = 0; c < columns; ++c) {
+        const int n = p * kernels::kPanelN + c;
+        if (panel_sums[c] != sums[n])
+          return invalid_model("tensor '" + t.name()->str() + "': column sum " + std::to_string(n) + " is " +
+                               std::to_string(sums[n]) + ", but its weights sum to " + std::to_string(panel_sums[c]));
+      }
+    }
+    return Status::ok();
+  }
+
   Status per_channel(const fb::Tensor& t, size_t n, bool need_sums) const {
     const std::string name = t.name()->str();
     if (!t.scales() || t.scales()->size() != n)
@@ -125,6 +161,7 @@ class Validator {
     if (Status s = check(*t, {N, K}, t->dtype(), layout); !s) return s;
     if (t->dtype() == fb::DType::I8) {
       if (Status s = per_channel(*t, static_cast<size_t>(N), true); !s) return s;
+      if (Status s = column_sums(*t, N, K); !s) return s;
       out->scales = t->scales()->data();
       out->column_sums = t->column_sums()->data();
       if (const auto* m = t->activation_multipliers()) {
@@ -166,6 +203,21 @@ class Validator {
  private:
   const fb::Model* root_;
 };
+
+// FlatBuffers 2.0.8's verifier checks a vector's 4-byte length for alignment, not its elements:
+// a crafted file can place a vector of 8-byte scalars 4 bytes off, and reading it (as FlatBuffers'
+// accessors do, by plain loads) is then a misaligned load, undefined behaviour. Every vector of
+// 8-byte elements in the schema is checked here, before anything reads one. (Tensor.shape is the
+// only one; a new [long], [ulong] or [double] field must be added.)
+Status check_vector_alignment(const fb::Model* root) {
+  if (!root->tensors()) return Status::ok();
+  for (const fb::Tensor* t : *root->tensors()) {
+    if (t->shape() && reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0)
+      return invalid_model("tensor '" + (t->name() ? t->name()->str() : std::string()) +
+                           "': its shape is not 8-byte aligned (a corrupt or crafted file)");
+  }
+  return Status::ok();
+}
 
 Status check_config(const fb::Config* c) {
   auto positive = [](int v, int limit, const char* what) -> Status {
@@ -316,6 +368,7 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
   if (!fb::VerifyModelBuffer(verifier))
     return invalid_model(where + "FlatBuffers verification failed (truncated or corrupt file)");
   const fb::Model* root = fb::GetModel(data);
+  if (Status s = check_vector_alignment(root); !s) return invalid_model(where + s.message());
   if (root->format_version() == 0 || root->format_version() > names::kFormatVersion)
     return invalid_model(where + "format version " + std::to_string(root->format_version()) +
                          " is not supported (this build reads up to " + std::to_string(names::kFormatVersion) + ")");

@@ -91,7 +91,8 @@ inline float quantize_symmetric(const float* x, int D, int D16, int8_t* q) {
 // max P' / 255; acc[d] += u_j · v_j,d (u_j <= 255, v in [-127, 127] widened to int16), then
 // out = float(acc) · s_p.
 inline void accumulate_pv(const I8AttentionScratch& t, int j_lo, int j_hi, int D, int D16, float pmax, float* out) {
-  const float sp = pmax > 0.0f ? pmax / 255.0f : 1.0f;
+  // s_p = 1 below float's smallest normal (the reference's rule: 1 / s_p must not overflow).
+  const float sp = pmax / 255.0f >= kFloatMinNormal ? pmax / 255.0f : 1.0f;
   const float inv_sp = 1.0f / sp;
   std::memset(t.acc, 0, sizeof(int32_t) * static_cast<size_t>(D16));
   for (int j = j_lo; j < j_hi; ++j) {
@@ -118,15 +119,23 @@ inline void accumulate_pv(const I8AttentionScratch& t, int j_lo, int j_hi, int D
 // keys outside have score -inf there, exp 0 and add exactly 0 to every sum, so leaving them out
 // changes no bit.
 inline void masked_row(const I8AttentionScratch& t, const PairMask& pm, int i, int j_lo, int j_hi, int S, int D, int D16,
-                       float sq_scaled, const int32_t* mask, float* out, float* probs) {
+                       float sq_scaled, const int32_t* mask, bool v_finite, float* out, float* probs) {
   float max_score = -INFINITY;
+  bool finite = v_finite;  // every real key's V scale, and the scores of the pairs the query attends
   for (int j = j_lo; j < j_hi; ++j) {
     if (mask && mask[j] == 0) {
       t.p[j] = -INFINITY;
       continue;
     }
     t.p[j] = pm.apply(i, j, static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j]);
+    if (t.p[j] != -INFINITY) finite &= std::fabs(t.p[j]) <= kFloatMax;
     max_score = max_score < t.p[j] ? t.p[j] : max_score;
+  }
+  if (!finite) {
+    for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
+    if (probs)
+      for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
+    return;
   }
   const float shift = max_score == -INFINITY ? 0.0f : max_score;
   float sum = 0.0f;
@@ -161,10 +170,12 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
   bool any_real = false;
   for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
 
+  bool v_finite = true;  // every real key's V scale is finite (the reference's non-finite rule)
   for (int j = 0; j < S; ++j) {
     const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
     t.sk[j] = quantize_symmetric(row + H, D, D16, t.k + static_cast<size_t>(j) * D16);
     t.sv[j] = quantize_symmetric(row + 2 * H, D, D16, t.v + static_cast<size_t>(j) * D16);
+    if (!mask || mask[j] != 0) v_finite &= t.sv[j] <= kFloatMax;
   }
   for (int i = 0; i < S; ++i) {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
@@ -181,15 +192,23 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
       int j_lo, j_hi;
       pm.queries_for_keys(i, i, &j_lo, &j_hi);  // symmetric: the keys within ±window of i
       scores(t, j_lo, j_hi, D16, mask);
-      masked_row(t, pm, i, j_lo, j_hi, S, D, D16, sq_scaled, mask, out, probs);
+      masked_row(t, pm, i, j_lo, j_hi, S, D, D16, sq_scaled, mask, v_finite, out, probs);
       continue;
     }
     scores(t, 0, S, D16, mask);
     float max_score = -INFINITY;
+    bool finite = v_finite;
     for (int j = 0; j < S; ++j) {
       if (mask && mask[j] == 0) continue;
       t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j];
+      finite &= std::fabs(t.p[j]) <= kFloatMax;
       max_score = max_score < t.p[j] ? t.p[j] : max_score;
+    }
+    if (!finite) {
+      for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
+      if (probs)
+        for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
+      continue;
     }
     float sum = 0.0f;
     for (int j = 0; j < S; ++j) {
@@ -201,6 +220,7 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
     for (int j = 0; j < S; ++j) {
       t.p[j] *= inv_sum;
       if (probs) probs[j] = t.p[j];
+      if (mask && mask[j] == 0) continue;
       t.p[j] *= t.sv[j];
       pmax = pmax < t.p[j] ? t.p[j] : pmax;
     }

@@ -35,14 +35,15 @@ void qu8_quantize_rows__neon(int M, int K, const float* X, int ldx, const float*
       lo = v < lo ? v : lo;
       hi = hi < v ? v : hi;
     }
-    if (hi == lo) {
-      scale[m] = 1.0f;
+    const float s = (hi - lo) / 255.0f;
+    const float inv = 1.0f / s;
+    // The reference's rows without a usable range, from the same scalars (kernel_types.h).
+    if (!(inv <= kFloatMax) || !(s <= kFloatMax)) {
+      scale[m] = inv <= kFloatMax ? kQuietNaN : 1.0f;
       zero_point[m] = 0;
       std::memset(q, 0, static_cast<size_t>(Kp));
       continue;
     }
-    const float s = (hi - lo) / 255.0f;
-    const float inv = 1.0f / s;
     const float zp_f = std::nearbyint(-lo * inv);
     const int32_t zp = static_cast<int32_t>(zp_f < 0.0f ? 0.0f : zp_f > 255.0f ? 255.0f : zp_f);
     const float32x4_t vinv = vdupq_n_f32(inv), vzp = vdupq_n_f32(static_cast<float>(zp));

@@ -113,10 +113,14 @@ void gemm_u8s8(int M, int N, int K, const QuantizedRows& A, const int8_t* W, con
   for (int m = 0; m < M; ++m) {
     const uint8_t* q = A.data + static_cast<size_t>(m) * A.ld;
     for (int n = 0; n < N; ++n) {
-      int32_t acc = 0;
-      for (int k = 0; k < K; ++k) acc += static_cast<int32_t>(q[k]) * W[panel_i8_index(n, k, K)];
-      acc -= A.zero_point[m] * w_sum[n];
-      const float value = static_cast<float>(acc) * A.scale[m] * w_scale[n];
+      // Modulo 2^32 in unsigned arithmetic (defined), as the SIMD kernels' 32-bit adds and
+      // multiplies: with column sums that match the weights (the loader checks them) the exact
+      // value only leaves int32 past K = 32,896 (2 · 255 · 128 · K > 2^31).
+      uint32_t acc = 0;
+      for (int k = 0; k < K; ++k)
+        acc += static_cast<uint32_t>(static_cast<int32_t>(q[k]) * W[panel_i8_index(n, k, K)]);
+      acc -= static_cast<uint32_t>(A.zero_point[m]) * static_cast<uint32_t>(w_sum[n]);
+      const float value = static_cast<float>(static_cast<int32_t>(acc)) * A.scale[m] * w_scale[n];
       store(ep, value, m, n, C, ldc);
     }
   }

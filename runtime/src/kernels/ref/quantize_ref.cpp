@@ -21,14 +21,16 @@ void quantize_rows_u8(int M, int K, const float* X, int ldx, const float* multip
       lo = std::min(lo, x(k));
       hi = std::max(hi, x(k));
     }
-    if (hi == lo) {
-      scale[m] = 1.0f;
+    const float s = (hi - lo) / 255.0f;
+    const float inv = 1.0f / s;
+    // The rows the formula cannot take (kernel_types.h): no range (or one too small for 1 / s),
+    // and a range that is not finite.
+    if (!(inv <= kFloatMax) || !(s <= kFloatMax)) {
+      scale[m] = inv <= kFloatMax ? kQuietNaN : 1.0f;
       zero_point[m] = 0;
       std::memset(q, 0, static_cast<size_t>(Kp));
       continue;
     }
-    const float s = (hi - lo) / 255.0f;
-    const float inv = 1.0f / s;
     const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo * inv), 0.0f, 255.0f));
     for (int k = 0; k < K; ++k) {
       const float v = std::nearbyint(x(k) * inv) + static_cast<float>(zp);

@@ -278,15 +278,31 @@ template <int NV>
 constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr, pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>, pv_tile<4, NV>};
 
 // Softmax of row r over the real keys, then u = rint(w · 255 / max w) into t.u[r] and s_p into
-// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row.
-void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, float* probs_row) {
+// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row. A row with a
+// non-finite score, or any row when v_finite is false (an infinite V scale), gets s_p = NaN and
+// u = 0, so NaN outputs, and NaN probabilities (the reference's rule, kernel_types.h).
+void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, bool v_finite, float* probs_row) {
   float* s = t.scores + r * dm.score_ld;
   const int nv = ceil_div(real, 8);
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
-  __m256 mx = neg_inf;
-  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(s + 8 * c));
-  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(s + 8 * (nv - 1)), tail));
+  const __m256 sign = _mm256_set1_ps(-0.0f), largest = _mm256_set1_ps(kFloatMax);
+  __m256 mx = neg_inf, not_finite = _mm256_setzero_ps();  // |score| > FLT_MAX or NaN, per lane
+  for (int c = 0; c < nv; ++c) {
+    __m256 sc = _mm256_load_ps(s + 8 * c);
+    if (c == nv - 1) sc = _mm256_blendv_ps(neg_inf, sc, tail);
+    mx = _mm256_max_ps(mx, sc);
+    const __m256 bad = _mm256_cmp_ps(_mm256_andnot_ps(sign, sc), largest, _CMP_NLE_UQ);
+    not_finite = _mm256_or_ps(not_finite, c == nv - 1 ? _mm256_and_ps(bad, tail) : bad);
+  }
+  int16_t* u = t.u + r * dm.u_ld;
+  if (!v_finite || _mm256_movemask_ps(not_finite) != 0) {
+    t.s_p[r] = kQuietNaN;
+    std::memset(u, 0, sizeof(int16_t) * 8 * nv);
+    if (probs_row)
+      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
+    return;
+  }
   const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(mx));
 
   __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
@@ -305,11 +321,12 @@ void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, flo
   }
   const float inv_sum = 1.0f / reduce_add_avx2(sum);
   const float w_max = reduce_max_avx2(wmax);
-  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that max is 0 (then every u is 0).
+  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that is below the smallest normal
+  // float (then every u is 0). Else w_max >= p_max, so 255 / w_max is finite.
   const float p_max = w_max * inv_sum;
-  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
-  const __m256 to_u = _mm256_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
-  int16_t* u = t.u + r * dm.u_ld;
+  const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
+  t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
+  const __m256 to_u = _mm256_set1_ps(tiny ? 0.0f : 255.0f / w_max);
   for (int c = 0; c < nv; ++c) {
     // rint in the current rounding mode (half to even), as the reference's nearbyint.
     const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), to_u));
@@ -321,10 +338,11 @@ void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, flo
 
 // With pair masks or a window (kernel_types.h): softmax_quantize_row over the key slots
 // [c_lo, c_hi) of the query tile (c_lo a multiple of 16) with row r's scores masked first (-inf
-// where query i may not attend). A masked key's weight is exactly 0 (its V scale never enters);
-// a row without a key gets sum 0, u = 0 and zero probabilities.
+// where query i may not attend). A masked key's weight is exactly 0; a row without a key gets
+// sum 0, u = 0 and zero probabilities. The reference's non-finite rule: a NaN or infinite score
+// of a pair the query attends, or v_finite false, gives s_p = NaN, u = 0 and NaN probabilities.
 void softmax_quantize_row_pairs(const Dims& dm, const Scratch& t, int r, int i, const PairMask& pm, int c_lo, int c_hi,
-                                float* probs_row) {
+                                bool v_finite, int real, float* probs_row) {
   float* s = t.scores + r * dm.score_ld;
   if (!pm.blocked && !pm.bias) {  // a window alone: the row's keys are one run of the sorted list
     int lo, hi;
@@ -335,6 +353,16 @@ void softmax_quantize_row_pairs(const Dims& dm, const Scratch& t, int r, int i, 
     for (int j = c_lo; j < c_hi; ++j) s[j] = pm.apply(i, t.keys[j], s[j]);
   }
   const int nv = ceil_div(c_hi - c_lo, 8);
+  bool finite = v_finite;
+  for (int j = c_lo; j < c_hi; ++j)
+    if (s[j] != -INFINITY) finite &= std::fabs(s[j]) <= kFloatMax;
+  if (!finite) {
+    t.s_p[r] = kQuietNaN;
+    std::memset(t.u + r * dm.u_ld + c_lo, 0, sizeof(int16_t) * 8 * nv);
+    if (probs_row)
+      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
+    return;
+  }
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(c_hi - c_lo - 8 * (nv - 1)));
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
   __m256 mx = neg_inf;
@@ -364,8 +392,10 @@ void softmax_quantize_row_pairs(const Dims& dm, const Scratch& t, int r, int i, 
   const float inv_sum = total == 0.0f ? 0.0f : 1.0f / total;
   const float w_max = reduce_max_avx2(wmax);
   const float p_max = w_max * inv_sum;
-  t.s_p[r] = p_max > 0.0f ? p_max / 255.0f : 1.0f;
-  const __m256 to_u = _mm256_set1_ps(p_max > 0.0f ? 255.0f / w_max : 0.0f);
+  // s_p = 1 where p_max / 255 is below the smallest normal float (the reference's rule).
+  const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
+  t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
+  const __m256 to_u = _mm256_set1_ps(tiny ? 0.0f : 255.0f / w_max);
   int16_t* u = t.u + r * dm.u_ld;
   for (int c = 0; c < nv; ++c) {
     const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + c_lo + 8 * c), to_u));
@@ -413,6 +443,8 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
 
   quantize_keys(hd, dm, t, real);
   quantize_values(hd, dm, t, real);
+  bool v_finite = true;
+  for (int j = 0; j < real; ++j) v_finite &= t.v_scale[j] <= kFloatMax;
   const int pairs = ceil_div(real, 2);
   const PairMask pm = pair_mask_of(a, b);
   // Pair masks or a window: every probability starts at 0 (a window leaves most pairs unwritten).
@@ -442,7 +474,8 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
           kScoreTiles<1>[rows](dm, t, c0);
       }
       for (int r = 0; r < rows; ++r)
-        softmax_quantize_row_pairs(dm, t, r, i0 + r, pm, c_lo, hi, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+        softmax_quantize_row_pairs(dm, t, r, i0 + r, pm, c_lo, hi, v_finite, real,
+                                   probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
       for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
         if (dm.dim_panels - p0 >= 2)
           kPvTiles<2>[rows](hd, dm, t, i0, p0, c_lo / 2, ceil_div(hi, 2));
@@ -458,7 +491,7 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
         kScoreTiles<1>[rows](dm, t, c0);
     }
     for (int r = 0; r < rows; ++r)
-      softmax_quantize_row(dm, t, r, real, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+      softmax_quantize_row(dm, t, r, real, v_finite, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)
         kPvTiles<2>[rows](hd, dm, t, i0, p0, 0, pairs);

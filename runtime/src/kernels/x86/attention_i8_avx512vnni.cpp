@@ -583,6 +583,10 @@ void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n
 
   // t_j = 255 · 2^(y_j - W) → u_j, and Σ_j t_j · 2^-E / s_v,j (one partial sum per key of a
   // group: four independent FMA chains).
+  // Queries with a non-finite y for some real key (a NaN or infinite score, or an infinite V
+  // scale, which makes C infinite): NaN outputs and probabilities, the reference's rule.
+  __mmask16 not_finite = 0;
+  const __m512 largest = _mm512_set1_ps(kFloatMax);
   const int groups = slots / 4;
   __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   for (int g = s_lo / 4; g < groups; ++g) {
@@ -590,9 +594,11 @@ void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n
 #pragma GCC unroll 4
     for (int kk = 0; kk < 4; ++kk) {
       const int j = 4 * g + kk;
+      const __m512 yj = _mm512_load_ps(t.y + static_cast<size_t>(j) * kLanes);
+      if (j < real) not_finite |= _mm512_cmp_ps_mask(_mm512_abs_ps(yj), largest, _CMP_NLE_UQ);
       // y - W as an FMA (the same rounding as a subtraction): the FMA pipes have room here, the
       // add pipes do not.
-      const __m512 tj = exp2_x255_avx512(_mm512_fmsub_ps(_mm512_load_ps(t.y + static_cast<size_t>(j) * kLanes), _mm512_set1_ps(1.0f), w));
+      const __m512 tj = exp2_x255_avx512(_mm512_fmsub_ps(yj, _mm512_set1_ps(1.0f), w));
       sums[kk] = _mm512_fmadd_ps(tj, _mm512_set1_ps(t.v_inv[j]), sums[kk]);
       // rint in the current rounding mode (half to even), as the reference's nearbyint; tj <= 255.
       packed = _mm512_or_si512(packed, _mm512_slli_epi32(_mm512_cvtps_epi32(tj), 8 * kk));
@@ -608,10 +614,11 @@ void query_block(const Head& hd, const Dims& dm, const Scratch& t, int i0, int n
   const float* s_p = t.s_p;
   const __m512 sum = _mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3]));
   const __m512 inv_sum = _mm512_maskz_div_ps(live, _mm512_set1_ps(1.0f), sum);
-  _mm512_store_ps(t.s_p, _mm512_mul_ps(inv_sum, _mm512_set1_ps(inv_scale_up)));
+  _mm512_store_ps(t.s_p, _mm512_mask_blend_ps(not_finite, _mm512_mul_ps(inv_sum, _mm512_set1_ps(inv_scale_up)),
+                                               _mm512_set1_ps(kQuietNaN)));
   if (probs_block) {
     alignas(64) float inv[kLanes];
-    _mm512_store_ps(inv, inv_sum);
+    _mm512_store_ps(inv, _mm512_mask_blend_ps(not_finite, inv_sum, _mm512_set1_ps(kQuietNaN)));
     for (int r = 0; r < n; ++r)
       for (int j = s_lo; j < slots && j < real; ++j) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] *= inv[r];
   }

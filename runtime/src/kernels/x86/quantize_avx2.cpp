@@ -41,14 +41,15 @@ void qu8_quantize_rows__avx2(int M, int K, const float* X, int ldx, const float*
     }
     const float lo = reduce_min_avx2(_mm256_min_ps(lo0, lo1));
     const float hi = reduce_max_avx2(_mm256_max_ps(hi0, hi1));
-    if (hi == lo) {
-      scale[m] = 1.0f;
+    const float s = (hi - lo) / 255.0f;
+    const float inv = 1.0f / s;
+    // The reference's rows without a usable range, from the same scalars (kernel_types.h).
+    if (!(inv <= kFloatMax) || !(s <= kFloatMax)) {
+      scale[m] = inv <= kFloatMax ? kQuietNaN : 1.0f;
       zero_point[m] = 0;
       std::memset(q, 0, static_cast<size_t>(Kp));
       continue;
     }
-    const float s = (hi - lo) / 255.0f;
-    const float inv = 1.0f / s;
     const int32_t zp = static_cast<int32_t>(clamp_float(round_current_mode(-lo * inv), 0.0f, 255.0f));
 
     const __m256 vinv = _mm256_set1_ps(inv);

@@ -9,7 +9,9 @@
 // would refuse (a tdpbusd whose tile shapes do not fit, or whose three tiles are not distinct;
 // an invalid configuration; a tile instruction outside a configuration), any tile load that
 // reads past a caller's buffer, and any tile store into one. The native kernel is held to the
-// reference in test_simd_gemm.cpp where the CPU has AMX; there is none here, so that waits.
+// reference in test_simd_gemm.cpp where the CPU has AMX; there is none here, so that waits. The
+// kernel code is built in emulated_u8s8_amx_avx512.cpp (emulated_kernels.h says why); the
+// emulation and the tests here have no ISA flags.
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)
@@ -25,7 +27,8 @@
 
 #include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
-#include "kernels/x86/gemm_u8s8_amx.h"
+#include "emulated_kernels.h"
+#include "kernels/x86/x86_kernels.h"
 
 namespace {
 
@@ -41,7 +44,7 @@ void require(bool ok, const std::string& what) {
 }
 
 // Palette 1: 8 tiles of at most 16 rows × 64 bytes (CPUID leaf 1DH on every AMX CPU so far).
-class EmulatedTiles {
+class EmulatedTiles : public test::TileOperations {
  public:
   static constexpr int kTiles = 8, kMaxRows = 16, kMaxRowBytes = 64;
 
@@ -54,9 +57,7 @@ class EmulatedTiles {
   // LDTILECFG m512: the palette, start_row, per tile colsb (bytes per row, uint16 at 16 + 2t) and
   // rows (uint8 at 48 + t); reserved bytes (2-15) zero; a tile is either unused (0 rows, 0
   // bytes) or has both; palette 1 names tiles 0-7 only. Every tile's data becomes zero.
-  void load_config(const x86::amx::TileConfig& config) {
-    uint8_t raw[64];
-    std::memcpy(raw, &config, sizeof raw);
+  void load_config(const uint8_t (&raw)[64]) override {
     require(raw[0] == 1, "ldtilecfg: palette " + std::to_string(raw[0]) + ", not 1");
     require(raw[1] == 0, "ldtilecfg: start_row is not 0");
     for (int i = 2; i < 16; ++i) require(raw[i] == 0, "ldtilecfg: reserved byte " + std::to_string(i) + " not 0");
@@ -78,8 +79,7 @@ class EmulatedTiles {
   }
 
   // TILELOADD tmm, [base + stride·r]: rows r < tmm.rows, tmm.colsb bytes each; the rest zero.
-  template <int T>
-  void load(const void* base, size_t stride) {
+  void load(int T, const void* base, size_t stride) override {
     Tile& t = tile(T, "tileloadd");
     const uint8_t* p = static_cast<const uint8_t*>(base);
     for (int r = 0; r < kMaxRows; ++r) {
@@ -97,8 +97,7 @@ class EmulatedTiles {
   //     C.row[m].dword[n] += Σ_{i<4} ZeroExtend(A.row[m].dword[k].byte[i])
   //                               · SignExtend(B.row[k].dword[n].byte[i])   (32-bit, wrapping)
   //   and the bytes of each row past C.colsb, and the rows past C.rows, become zero.
-  template <int kC, int kA, int kB>
-  void dpbusd() {
+  void dpbusd(int kC, int kA, int kB) override {
     require(kC != kA && kA != kB && kC != kB, "tdpbusd: its three tiles must be distinct");
     Tile& c = tile(kC, "tdpbusd (C)");
     const Tile& a = tile(kA, "tdpbusd (A)");
@@ -125,8 +124,7 @@ class EmulatedTiles {
   }
 
   // TILESTORED [base + stride·r], tmm: rows r < tmm.rows, tmm.colsb bytes each.
-  template <int T>
-  void store(void* base, size_t stride) {
+  void store(int T, void* base, size_t stride) override {
     const Tile& t = tile(T, "tilestored");
     uint8_t* p = static_cast<uint8_t*>(base);
     for (int r = 0; r < t.rows; ++r) {
@@ -136,13 +134,12 @@ class EmulatedTiles {
   }
 
   // TILEZERO tmm.
-  template <int T>
-  void zero() {
+  void zero(int T) override {
     std::memset(tile(T, "tilezero").data, 0, sizeof tiles_[0].data);
   }
 
   // TILERELEASE: back to the init state (no configuration, tiles zero).
-  void release() {
+  void release() override {
     configured_ = false;
     for (Tile& t : tiles_) t = Tile{};
   }
@@ -184,6 +181,22 @@ class EmulatedTiles {
   Tile tiles_[kTiles];
   bool configured_ = false;
   std::vector<Watched> watched_;
+};
+
+// An ldtilecfg operand, field by field (Intel SDM vol. 1, "Tile Configuration"): palette 1 with
+// tmm0-7 all 16 rows × 64 bytes, the configuration the kernel loads, unless altered.
+struct TileConfigBytes {
+  uint8_t raw[64] = {};
+  TileConfigBytes() {
+    raw[0] = 1;
+    for (int t = 0; t < 8; ++t) rows(t, 16), colsb(t, 64);
+  }
+  void palette(uint8_t p) { raw[0] = p; }
+  void rows(int t, uint8_t r) { raw[48 + t] = r; }
+  void colsb(int t, uint16_t c) {
+    raw[16 + 2 * t] = static_cast<uint8_t>(c & 0xff);
+    raw[17 + 2 * t] = static_cast<uint8_t>(c >> 8);
+  }
 };
 
 constexpr float kSentinel = -777.25f;
@@ -298,7 +311,7 @@ std::vector<float> run_emulated(const Problem& p) {
   tiles.watch(p.w.data(), p.w.size(), "the weights");
   tiles.watch(c.data(), c.size() * sizeof(float), "C");
   if (ep.residual && ep.residual != c.data()) tiles.watch(p.residual.data(), p.residual.size() * sizeof(float), "the residual");
-  x86::qu8s8_amx_gemm(tiles, p.M, p.N, p.K, p.rows(), p.w.data(), p.w_sum.data(), p.w_scale.data(), c.data(), p.ldc, ep);
+  test::qu8s8_amx_gemm_emulated(tiles, p.M, p.N, p.K, p.rows(), p.w.data(), p.w_sum.data(), p.w_scale.data(), c.data(), p.ldc, ep);
   INFO(p.describe());
   CHECK(tiles.configs == 1);         // one ldtilecfg per call
   CHECK_FALSE(tiles.configured());   // and tilerelease at its end
@@ -388,46 +401,46 @@ TEST_CASE("AMX int8 GEMM code with emulated tiles: full-range bytes stay exact",
 TEST_CASE("emulated tiles refuse what the hardware refuses", "[x86][amx]") {
   // The emulation's own checks, so that a kernel bug of these kinds cannot pass silently.
   EmulatedTiles tiles;
-  CHECK_THROWS_AS(tiles.zero<0>(), TileFault);  // no configuration yet
-  x86::amx::TileConfig config = x86::amx::tile_config();
-  config.palette_id = 0;
-  CHECK_THROWS_AS(tiles.load_config(config), TileFault);
-  config = x86::amx::tile_config();
-  config.rows[3] = 17;
-  CHECK_THROWS_AS(tiles.load_config(config), TileFault);
-  config = x86::amx::tile_config();
-  config.rows[8] = 1;  // palette 1 has tmm0-7
-  config.colsb[8] = 4;
-  CHECK_THROWS_AS(tiles.load_config(config), TileFault);
-  config = x86::amx::tile_config();
-  config.colsb[6] = 32;  // B of 16 rows × 32 bytes: C (64 bytes per row) does not fit it
-  tiles.load_config(config);
-  CHECK_THROWS_AS((tiles.dpbusd<0, 4, 6>()), TileFault);
-  CHECK_NOTHROW((tiles.dpbusd<0, 4, 7>()));
-  CHECK_THROWS_AS((tiles.dpbusd<0, 0, 7>()), TileFault);  // tiles not distinct
-  config = x86::amx::tile_config();
-  config.colsb[4] = 60;  // A of 15 k-groups: B has 16 rows
-  tiles.load_config(config);
-  CHECK_THROWS_AS((tiles.dpbusd<0, 4, 6>()), TileFault);
+  CHECK_THROWS_AS(tiles.zero(0), TileFault);  // no configuration yet
+  TileConfigBytes config;
+  config.palette(0);
+  CHECK_THROWS_AS(tiles.load_config(config.raw), TileFault);
+  config = TileConfigBytes();
+  config.rows(3, 17);
+  CHECK_THROWS_AS(tiles.load_config(config.raw), TileFault);
+  config = TileConfigBytes();
+  config.rows(8, 1);  // palette 1 has tmm0-7
+  config.colsb(8, 4);
+  CHECK_THROWS_AS(tiles.load_config(config.raw), TileFault);
+  config = TileConfigBytes();
+  config.colsb(6, 32);  // B of 16 rows × 32 bytes: C (64 bytes per row) does not fit it
+  tiles.load_config(config.raw);
+  CHECK_THROWS_AS((tiles.dpbusd(0, 4, 6)), TileFault);
+  CHECK_NOTHROW((tiles.dpbusd(0, 4, 7)));
+  CHECK_THROWS_AS((tiles.dpbusd(0, 0, 7)), TileFault);  // tiles not distinct
+  config = TileConfigBytes();
+  config.colsb(4, 60);  // A of 15 k-groups: B has 16 rows
+  tiles.load_config(config.raw);
+  CHECK_THROWS_AS((tiles.dpbusd(0, 4, 6)), TileFault);
   // Loads past a watched buffer, stores into one.
-  tiles.load_config(x86::amx::tile_config());
+  tiles.load_config(TileConfigBytes().raw);
   std::vector<uint8_t> buffer(16 * 64 - 1);
   tiles.watch(buffer.data(), buffer.size(), "buffer");
-  CHECK_THROWS_AS(tiles.load<4>(buffer.data(), 64), TileFault);
-  CHECK_NOTHROW(tiles.load<4>(buffer.data(), 63));
-  CHECK_THROWS_AS(tiles.store<0>(buffer.data(), 64), TileFault);
+  CHECK_THROWS_AS(tiles.load(4, buffer.data(), 64), TileFault);
+  CHECK_NOTHROW(tiles.load(4, buffer.data(), 63));
+  CHECK_THROWS_AS(tiles.store(0, buffer.data(), 64), TileFault);
   // tdpbusd's arithmetic on one known row: A = bytes 1..64 (u8), B row k = -(k + 1) in byte i of
   // every column: C[0][n] = Σ_k Σ_i (4k + i + 1) · -(k + 1).
   alignas(64) uint8_t a[16][64] = {}, b[16][64] = {};
   for (int i = 0; i < 64; ++i) a[0][i] = static_cast<uint8_t>(i + 1);
   for (int k = 0; k < 16; ++k)
     for (int i = 0; i < 64; ++i) b[k][i] = static_cast<uint8_t>(-(k + 1));
-  tiles.zero<0>();
-  tiles.load<4>(a, 64);
-  tiles.load<6>(b, 64);
-  tiles.dpbusd<0, 4, 6>();
+  tiles.zero(0);
+  tiles.load(4, a, 64);
+  tiles.load(6, b, 64);
+  tiles.dpbusd(0, 4, 6);
   alignas(64) int32_t c[16][16];
-  tiles.store<0>(c, 64);
+  tiles.store(0, c, 64);
   int32_t want = 0;
   for (int k = 0; k < 16; ++k)
     for (int i = 0; i < 4; ++i) want += (4 * k + i + 1) * -(k + 1);
@@ -436,14 +449,14 @@ TEST_CASE("emulated tiles refuse what the hardware refuses", "[x86][amx]") {
   // 255 · -128 · 64 per dpbusd, accumulated 2^11 times: wraps modulo 2^32 as the hardware does.
   std::memset(a, 255, sizeof a);
   std::memset(b, 0x80, sizeof b);
-  tiles.zero<1>();
-  tiles.load<4>(a, 64);
-  tiles.load<6>(b, 64);
-  for (int i = 0; i < 2048; ++i) tiles.dpbusd<1, 4, 6>();
-  tiles.store<1>(c, 64);
+  tiles.zero(1);
+  tiles.load(4, a, 64);
+  tiles.load(6, b, 64);
+  for (int i = 0; i < 2048; ++i) tiles.dpbusd(1, 4, 6);
+  tiles.store(1, c, 64);
   CHECK(c[15][15] == static_cast<int32_t>(static_cast<uint32_t>(-255 * 128 * 64) * 2048u));
   tiles.release();
-  CHECK_THROWS_AS(tiles.load<4>(a, 64), TileFault);
+  CHECK_THROWS_AS(tiles.load(4, a, 64), TileFault);
 }
 
 #endif  // ENCRT_ARCH_X86

@@ -2,7 +2,8 @@
 // emulated vpdpbusd: every int32 lane adds its four u8 × s8 products. This checks the kernel's
 // tiling, tails, epilogue and panel addressing bit for bit against ref::gemm_u8s8 on any AVX2
 // CPU, including those without AVX-VNNI where the native kernel cannot run; the native kernel is
-// held to the same reference in test_simd_gemm.cpp where the CPU has AVX-VNNI.
+// held to the same reference in test_simd_gemm.cpp where the CPU has AVX-VNNI. The kernel code is
+// built in emulated_u8s8_vnni_avx2.cpp (emulated_kernels.h says why).
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)
@@ -13,30 +14,9 @@
 
 #include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
-#include "kernels/x86/gemm_u8s8_vnni_ymm.h"
-
-namespace {
+#include "emulated_kernels.h"
 
 using namespace encrt::kernels;
-
-struct EmulatedDot {
-  static void dpbusd(__m256i& acc, __m256i a_u8, __m256i w_s8) {
-    alignas(32) uint8_t a[32];
-    alignas(32) int8_t w[32];
-    alignas(32) int32_t c[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(a), a_u8);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(w), w_s8);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(c), acc);
-    for (int lane = 0; lane < 8; ++lane) {
-      uint32_t sum = static_cast<uint32_t>(c[lane]);  // vpdpbusd wraps modulo 2^32
-      for (int j = 0; j < 4; ++j) sum += static_cast<uint32_t>(a[4 * lane + j] * w[4 * lane + j]);
-      c[lane] = static_cast<int32_t>(sum);
-    }
-    acc = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
-  }
-};
-
-}  // namespace
 
 TEST_CASE("AVX-VNNI int8 GEMM code with emulated vpdpbusd matches ref::gemm_u8s8 bit for bit",
           "[x86][gemm][u8s8]") {
@@ -75,7 +55,7 @@ TEST_CASE("AVX-VNNI int8 GEMM code with emulated vpdpbusd matches ref::gemm_u8s8
         std::vector<float> want(static_cast<size_t>(M) * ldc, -5.0f), got(want);
         ref::gemm_u8s8(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(), want.data(), ldc, GemmEpilogue{});
         std::vector<float> plain(want);
-        x86::qu8s8_vnni_ymm_gemm<EmulatedDot>(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(), got.data(),
+        test::qu8s8_vnni_ymm_gemm_emulated(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(), got.data(),
                                               ldc, GemmEpilogue{});
         for (size_t i = 0; i < want.size(); ++i) {
           ++total;
@@ -88,7 +68,7 @@ TEST_CASE("AVX-VNNI int8 GEMM code with emulated vpdpbusd matches ref::gemm_u8s8
         // tolerances in test_simd_gemm.cpp).
         if (ep.bias) {
           std::vector<float> with_ep(static_cast<size_t>(M) * ldc, -5.0f);
-          x86::qu8s8_vnni_ymm_gemm<EmulatedDot>(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(),
+          test::qu8s8_vnni_ymm_gemm_emulated(M, N, K, rows, packed.data(), w_sum.data(), w_scale.data(),
                                                 with_ep.data(), ldc, ep);
           for (int m = 0; m < M; ++m)
             for (int n = N; n < ldc; ++n) CHECK(with_ep[static_cast<size_t>(m) * ldc + n] == -5.0f);

@@ -3,7 +3,8 @@
 // movement (the vpermw interleave of weight rows, the pair broadcasts, block conversion, the
 // even/odd split of the fp32 sums, tails and tiles) bit for bit against ref::gemm_f16_arith on any
 // AVX-512 CPU, including those without AVX512-FP16 where the native kernel cannot run; the native
-// kernel itself is held to the same reference in test_simd_gemm.cpp where the CPU has it.
+// kernel itself is held to the same reference in test_simd_gemm.cpp where the CPU has it. The
+// kernel code is built in emulated_f16_arith_avx512.cpp (emulated_kernels.h says why).
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)
@@ -14,28 +15,9 @@
 
 #include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
-#include "kernels/x86/gemm_f16_arith_avx512.h"
-
-namespace {
+#include "emulated_kernels.h"
 
 using namespace encrt::kernels;
-
-struct EmulatedFp16 {
-  using Vec = __m512i;
-  static Vec zero() { return _mm512_setzero_si512(); }
-  static Vec from_bits(__m512i v) { return v; }
-  static __m512i to_bits(Vec v) { return v; }
-  static Vec fmadd(Vec a, Vec b, Vec c) {
-    alignas(64) uint16_t av[32], bv[32], cv[32];
-    _mm512_store_si512(av, a);
-    _mm512_store_si512(bv, b);
-    _mm512_store_si512(cv, c);
-    for (int i = 0; i < 32; ++i) cv[i] = ref::half_fma(av[i], bv[i], cv[i]);
-    return _mm512_load_si512(cv);
-  }
-};
-
-}  // namespace
 
 TEST_CASE("fp16-arithmetic GEMM code with emulated vfmadd231ph matches ref::gemm_f16_arith bit for bit",
           "[x86][gemm][f16]") {
@@ -58,7 +40,7 @@ TEST_CASE("fp16-arithmetic GEMM code with emulated vfmadd231ph matches ref::gemm
         ref::pack_weights_f16(N, K, w.data(), packed.data());
         std::vector<float> want(static_cast<size_t>(M) * ldc, -7.0f), got(want);
         ref::gemm_f16_arith(M, N, K, a.data(), lda, packed.data(), want.data(), ldc, GemmEpilogue{});
-        x86::f16_arith_gemm<EmulatedFp16>(M, N, K, a.data(), lda, packed.data(), got.data(), ldc, GemmEpilogue{});
+        test::f16_arith_gemm_emulated(M, N, K, a.data(), lda, packed.data(), got.data(), ldc, GemmEpilogue{});
         for (size_t i = 0; i < want.size(); ++i) {
           ++total;
           if (got[i] != want[i] && bad++ < 3)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds encrt with clang 14 (the compiler of the Android NDK and Apple's toolchains, so CI builds
+# the library with clang as well as GCC) under AddressSanitizer + UndefinedBehaviorSanitizer in
+# build-asan, and runs every Catch2 suite there: at the CPU's best kernel level and at
+# ENCRT_ISA=scalar (the reference kernels), then the backend conformance suite at every level
+# this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
+# sessions on several threads at once, a session handed between threads, the CPU backend's
+# thread pool). No recovery (-fno-sanitize-recover=all, halt_on_error): the first
+# finding ends the run with an error. The Python end-to-end checks are left to the Release build
+# (scripts/run_tests.sh); so are benchmarks, CUDA and XNNPACK, which the sanitizer builds leave out
+# to stay small (XNNPACK's own code is not instrumented anyway).
+#   bash scripts/test_sanitizers.sh [asan|tsan]   (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+export CC=${CC:-clang-14} CXX=${CXX:-clang++-14}
+if ! command -v "$CXX" >/dev/null; then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-14 >/dev/null; } ||
+    { echo "FAILED: $CXX is not installed and could not be installed (apt-get install clang-14)"; exit 1; }
+fi
+jobs=$(nproc)
+# -O1 with line tables: reports name the line, and instrumented code compiles fast enough.
+common=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1"
+  -DENCRT_BUILD_BENCHMARKS=OFF -DENCRT_WITH_CUDA=OFF -DENCRT_WITH_XNNPACK=OFF
+  -DENCRT_PYTHON=/nonexistent)
+suites=(encrt_kernel_tests encrt_runtime_tests encrt_converter_tests encrt_heatmap_tests encrt_thread_tests)
+
+if [[ $which == all || $which == asan ]]; then
+  start=$SECONDS
+  cmake -S . -B build-asan "${common[@]}" -DENCRT_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  for isa in best scalar; do
+    for suite in "${suites[@]}"; do
+      echo "asan+ubsan ($isa kernels): $suite"
+      if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "build-asan/bin/$suite"; else "build-asan/bin/$suite"; fi
+    done
+  done
+  # The conformance suite holds every backend and level to the scalar reference; entries this
+  # CPU cannot run are skipped (exit 4), as in the Release build.
+  ctest --test-dir build-asan -R '^conformance:' -j "$jobs" --output-on-failure
+  echo "asan+ubsan: $((SECONDS - start)) s"
+fi
+
+if [[ $which == all || $which == tsan ]]; then
+  start=$SECONDS
+  cmake -S . -B build-tsan "${common[@]}" -DENCRT_SANITIZE_THREAD=ON >/dev/null
+  cmake --build build-tsan -j "$jobs" --target encrt_thread_tests
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  for isa in best scalar; do
+    echo "tsan ($isa kernels): encrt_thread_tests"
+    if [[ $isa == scalar ]]; then ENCRT_ISA=scalar build-tsan/bin/encrt_thread_tests; else build-tsan/bin/encrt_thread_tests; fi
+  done
+  echo "tsan: $((SECONDS - start)) s"
+fi
