@@ -473,7 +473,7 @@ TEST_CASE("tokenizer C API: texts, pairs and batches with their arrays", "[token
   CHECK(V(ids, ids + count) == V{kCls, kHello, kSep, kWorld, kSep});
   opt.truncation = ENCRT_TRUNCATION_ONLY_SECOND;
   CHECK(encrt_tokenizer_encode_text(tok, "hello world hello", "world", &opt, &out, &count) == ENCRT_INVALID_ARGUMENT);
-  opt.truncation = static_cast<encrt_truncation>(7);
+  opt.truncation = 7;
   CHECK(encrt_tokenizer_encode_text(tok, "a", nullptr, &opt, &out, &count) == ENCRT_INVALID_ARGUMENT);
   encrt_encode_options_init(&opt);
   opt.truncate = 0;

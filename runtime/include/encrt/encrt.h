@@ -124,7 +124,9 @@ typedef struct encrt_encode_options {
   size_t struct_size;
   int max_length;               /* tokens per text or pair, specials included; 0 (default): the model's max_seq_len */
   int truncate;                 /* 1 (default): cut longer texts; 0: a longer text or pair is ENCRT_INVALID_ARGUMENT */
-  encrt_truncation truncation;  /* default ENCRT_TRUNCATION_LONGEST_FIRST */
+  /* An encrt_truncation value (an int, so that any value a caller stores is defined to read;
+   * others are refused); default ENCRT_TRUNCATION_LONGEST_FIRST. */
+  int truncation;
 } encrt_encode_options;
 ENCRT_API void encrt_encode_options_init(encrt_encode_options* options);
 
@@ -191,7 +193,7 @@ typedef struct encrt_run_inputs {
   const int32_t* token_type_ids;
   const uint8_t* src_mask_bool;
   const float* src_mask_float;
-  encrt_src_mask_shape src_mask_shape;
+  int src_mask_shape; /* an encrt_src_mask_shape value (an int: others are refused, not undefined) */
 } encrt_run_inputs;
 
 ENCRT_API void encrt_run_inputs_init(encrt_run_inputs* inputs);

@@ -193,10 +193,13 @@ encrt_status encrt_session_run_inputs(encrt_session* session, const encrt_run_in
   if (inputs->struct_size < offsetof(encrt_run_inputs, token_type_ids) + sizeof(const int32_t*))
     return to_c(encrt::invalid_argument("encrt_run_inputs.struct_size is too small (call encrt_run_inputs_init)"));
   encrt::Inputs in{inputs->batch, inputs->seq, inputs->input_ids, inputs->attention_mask, inputs->token_type_ids};
-  if (inputs->struct_size >= offsetof(encrt_run_inputs, src_mask_shape) + sizeof(encrt_src_mask_shape)) {
+  if (inputs->struct_size >= offsetof(encrt_run_inputs, src_mask_shape) + sizeof(int)) {
     in.src_mask_bool = inputs->src_mask_bool;
     in.src_mask_float = inputs->src_mask_float;
-    in.src_mask_shape = static_cast<encrt::SrcMaskShape>(inputs->src_mask_shape);
+    // An unknown value maps to one no shape has, which run() refuses (never an out-of-range enum).
+    in.src_mask_shape = inputs->src_mask_shape == ENCRT_SRC_MASK_SEQ_SEQ         ? encrt::SrcMaskShape::kSeqSeq
+                        : inputs->src_mask_shape == ENCRT_SRC_MASK_BATCH_SEQ_SEQ ? encrt::SrcMaskShape::kBatchSeqSeq
+                                                                                  : static_cast<encrt::SrcMaskShape>(255);
   }
   return to_c(session->session->run(in));
 }
