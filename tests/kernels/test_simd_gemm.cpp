@@ -37,6 +37,7 @@
 #include "kernels/x86/x86_erf_coefficients.h"
 #include "kernels/x86/x86_kernels.h"
 #include "testable_kernels.h"
+#include "epilogue_cases.h"
 
 namespace {
 
@@ -55,25 +56,7 @@ std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
   return v;
 }
 
-enum class Residual { kNone, kSeparate, kAliasC };
-
-struct EpilogueCase {
-  bool bias;
-  Activation activation;
-  Residual residual;
-  const char* name;
-};
-
-// "plain" is always run; the others rotate over the shapes.
-const EpilogueCase kPlain = {false, Activation::kNone, Residual::kNone, "plain"};
-const EpilogueCase kRotating[] = {
-    {true, Activation::kNone, Residual::kNone, "bias"},
-    {true, Activation::kGelu, Residual::kNone, "bias+gelu"},
-    {true, Activation::kRelu, Residual::kSeparate, "bias+relu+residual"},
-    {false, Activation::kGelu, Residual::kSeparate, "gelu+residual"},
-    {true, Activation::kNone, Residual::kAliasC, "bias+residual aliasing C"},
-    {true, Activation::kGelu, Residual::kAliasC, "bias+gelu+residual aliasing C"},
-};
+using namespace encrt::kernels::test;  // EpilogueCase, kPlain, kRotating (epilogue_cases.h)
 
 const int kMs[] = {1, 3, 7, 128};
 const int kNs[] = {1, 15, 17, 64, 100};

@@ -28,6 +28,7 @@
 #include "kernels/isa.h"
 #include "kernels/ref/ref_kernels.h"
 #include "emulated_kernels.h"
+#include "epilogue_cases.h"
 #include "kernels/x86/x86_kernels.h"
 
 namespace {
@@ -201,24 +202,7 @@ struct TileConfigBytes {
 
 constexpr float kSentinel = -777.25f;
 
-enum class Residual { kNone, kSeparate, kAliasC };
-
-struct EpilogueCase {
-  bool bias;
-  Activation activation;
-  Residual residual;
-  const char* name;
-};
-
-const EpilogueCase kPlain = {false, Activation::kNone, Residual::kNone, "plain"};
-const EpilogueCase kRotating[] = {
-    {true, Activation::kNone, Residual::kNone, "bias"},
-    {true, Activation::kGelu, Residual::kNone, "bias+gelu"},
-    {true, Activation::kRelu, Residual::kSeparate, "bias+relu+residual"},
-    {false, Activation::kGelu, Residual::kSeparate, "gelu+residual"},
-    {true, Activation::kNone, Residual::kAliasC, "bias+residual aliasing C"},
-    {true, Activation::kGelu, Residual::kAliasC, "bias+gelu+residual aliasing C"},
-};
+using namespace encrt::kernels::test;  // EpilogueCase, kPlain, kRotating (epilogue_cases.h)
 
 // One int8 GEMM problem with its quantized operands, sized exactly (so that the emulation's
 // bounds checks see any read past them).
