@@ -210,3 +210,30 @@ TEST_CASE("C API: src masks through encrt_run_inputs, as the C++ API gives them"
   encrt_session_free(masked);
   encrt_model_free(model);
 }
+
+TEST_CASE("C API: model metadata by key, with the buffer's size checked", "[c-api]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  const std::string path = encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16);
+  encrt_model* model = nullptr;
+  REQUIRE(encrt_model_load(path.c_str(), &model) == ENCRT_OK);
+  char value[16];
+  size_t length = 99;
+  REQUIRE(encrt_model_metadata(model, "weight_type", value, sizeof value, &length) == ENCRT_OK);
+  CHECK(std::string(value) == "f16");
+  CHECK(length == 3);
+  // Too small (the NUL needs room too): untouched, and the length is still told.
+  std::memset(value, 'x', sizeof value);
+  length = 0;
+  CHECK(encrt_model_metadata(model, "weight_type", value, 3, &length) == ENCRT_INVALID_ARGUMENT);
+  CHECK(length == 3);
+  CHECK(value[0] == 'x');
+  CHECK(encrt_model_metadata(model, "weight_type", nullptr, 0, &length) == ENCRT_INVALID_ARGUMENT);
+  CHECK(length == 3);
+  CHECK(encrt_model_metadata(model, "no_such_key", value, sizeof value, &length) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "no_such_key") != nullptr);
+  CHECK(encrt_model_metadata(nullptr, "weight_type", value, sizeof value, &length) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_metadata(model, nullptr, value, sizeof value, &length) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_metadata(model, "weight_type", value, sizeof value, nullptr) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_metadata(model, "weight_type", nullptr, 8, &length) == ENCRT_INVALID_ARGUMENT);
+  encrt_model_free(model);
+}

@@ -244,6 +244,15 @@ ENCRT_API encrt_status encrt_model_head(const encrt_model* model, encrt_head_inf
  * an id outside 0..num_labels-1, ENCRT_UNSUPPORTED when the model has no head. */
 ENCRT_API encrt_status encrt_model_head_label(const encrt_model* model, int label_id, const char** label);
 
+/* ---- Model metadata: the file's key/value entries (`encrt inspect` lists them), e.g. "weight_type"
+ * ("f32" | "f16" | "i8": what the converter's --dtype fp32 | fp16 | int8 made), "layer_weight_types" and the
+ * calibration figures. Copies the value of `key`, NUL-terminated, to value[0..capacity) and its
+ * length (without the NUL) to *length. ENCRT_INVALID_ARGUMENT when the file has no entry `key`, or
+ * when capacity <= the length (value untouched; *length still says how long it is). value may be
+ * NULL when capacity is 0. */
+ENCRT_API encrt_status encrt_model_metadata(const encrt_model* model, const char* key, char* value, size_t capacity,
+                                            size_t* length);
+
 #ifdef __cplusplus
 }
 #endif

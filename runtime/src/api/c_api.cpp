@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -412,6 +413,25 @@ encrt_status encrt_model_head_label(const encrt_model* model, int label_id, cons
                                         std::to_string(h.num_labels() - 1)));
   *label = h.labels[static_cast<size_t>(label_id)].c_str();
   return ENCRT_OK;
+}
+
+encrt_status encrt_model_metadata(const encrt_model* model, const char* key, char* value, size_t capacity,
+                                  size_t* length) {
+  if (!model) return null_argument("model");
+  if (!key) return null_argument("key");
+  if (!length) return null_argument("length");
+  if (!value && capacity > 0) return null_argument("value");
+  for (const auto& [k, v] : model->model->metadata()) {
+    if (k != key) continue;
+    *length = v.size();
+    if (capacity <= v.size())
+      return to_c(encrt::invalid_argument("metadata '" + k + "' needs " + std::to_string(v.size() + 1) +
+                                          " bytes, capacity is " + std::to_string(capacity)));
+    std::memcpy(value, v.c_str(), v.size() + 1);
+    return ENCRT_OK;
+  }
+  *length = 0;
+  return to_c(encrt::invalid_argument(std::string("the model file has no metadata entry '") + key + "'"));
 }
 
 }  // extern "C"
