@@ -5,6 +5,7 @@ object alive, and Model.close() closes those first, as the C API requires."""
 
 class Handle:
     _free = None  # the C function that frees this kind of handle
+    _name = None  # what messages call it (default: the class name)
 
     def __init__(self):
         self._ptr = None
@@ -15,7 +16,7 @@ class Handle:
 
     def _handle(self):
         if self._ptr is None:
-            raise ValueError(f"{type(self).__name__} is closed")
+            raise ValueError(f"{self._name or type(self).__name__} is closed")
         return self._ptr
 
     def close(self):

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _lib
 from ._handle import Handle
+from ._text import one_text, text_list
 from .session import Session
 from .tasks import Classifier, Reranker, Tagger, task_options
 from .tokenizer import Tokenizer
@@ -39,6 +40,7 @@ class _ModelHandle(Handle):
     reference to this object, not to the Model: so the C model is freed only after the last of
     them, and no reference cycle leaves the order of frees to the garbage collector."""
     _free = _lib.lib.encrt_model_free
+    _name = "Model"
 
     def __init__(self, path):
         super().__init__()
@@ -266,8 +268,12 @@ class Model:
         single = isinstance(texts, str)
         if single and isinstance(pairs, str):
             pairs = [pairs]
+        items = [texts] if single else list(texts)
+        text_list(items)  # bad input is refused before the classifier is made
+        if pairs is not None:
+            text_list(pairs, "pairs")
         with self._lock:
-            out = self._task(Classifier, batch_size, max_length).classify([texts] if single else texts, pairs)
+            out = self._task(Classifier, batch_size, max_length).classify(items, pairs)
         return out[0] if single else out
 
     def ner(self, texts, aggregation="simple", batch_size=16, max_length=None):
@@ -278,8 +284,7 @@ class Model:
         classification head."""
         single = isinstance(texts, str)
         items = [texts] if single else list(texts)
-        if not items:
-            raise ValueError("texts is empty")
+        text_list(items)  # bad input is refused before the tagger is made
         with self._lock:
             tagger = self._task(Tagger, batch_size, max_length)
             out = [tagger.tag(t, aggregation) for t in items]
@@ -289,6 +294,8 @@ class Model:
         """Documents ordered by a cross-encoder's relevance to query ([CLS] query [SEP] document
         [SEP]): [{"index", "score", "text"}], most relevant first, the top_k of them (None: all);
         score is the one logit's sigmoid. UnsupportedError for a model without a one-logit head."""
+        one_text(query, "query")  # bad input is refused before the reranker is made
+        text_list(documents, "documents")
         with self._lock:
             ranked = self._task(Reranker, batch_size, max_length).rank(query, documents)
         return ranked if top_k is None else ranked[:int(top_k)]

@@ -31,7 +31,7 @@ class _Task(Handle):
         self._owner = owner  # an encrt.model._ModelHandle: kept alive while this task lives
         self._labels = labels
         ptr = ctypes.c_void_p()
-        _lib.check(type(self)._create(owner._handle(), ctypes.byref(options), ctypes.byref(ptr)), type(self).__name__)
+        _lib.check(type(self)._create(owner._handle(), ctypes.byref(options), ctypes.byref(ptr)))
         self._ptr = ptr.value
         owner.adopt(self)
 
