@@ -2,6 +2,7 @@
 # Sets up a fresh Debian 12 machine, builds encrt (Release, -Werror) and runs every test:
 # Catch2 suites (kernels against the reference, converter, runtime, golden PyTorch fixtures,
 # bad input, exported symbols), the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch,
+# the Python package (pip install . and pytest),
 # an app built against the installed library, the aarch64 suites under qemu, and the suites again
 # under the sanitizers (clang 14: ASan + UBSan, TSan).
 set -euo pipefail
@@ -10,6 +11,8 @@ bash scripts/setup_debian.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DENCRT_PYTHON="$PWD/.venv/bin/python"
 cmake --build build -j "$(nproc)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# The Python package: `pip install .` into a fresh venv, then its pytest suite (python/tests/).
+bash scripts/test_python.sh build
 # Install into a fresh prefix and link an app against it (CMake package, pkg-config; shared and
 # static), reusing build/.
 bash scripts/test_install.sh build

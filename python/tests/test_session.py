@@ -105,3 +105,35 @@ def test_head_outputs_as_transformers(convert, fx):
         top2 = np.sort(want, axis=-1)[..., -2:]
         clear = (top2[..., 1] - top2[..., 0]) > 2e-4 * np.sqrt(np.mean(want ** 2))
         assert np.array_equal(out["labels"][rows][clear], load("heads", name, "labels.npy")[rows][clear])
+
+
+def test_sessions_on_threads_give_the_single_threaded_bits(bert_plain):
+    """ctypes releases the GIL in every call: four sessions of one model run at once on four
+    threads, and one session is reused from different threads in turn; every result equals the
+    single-threaded run's bits."""
+    import threading
+    ids, mask = load("bert_plain", "ids.npy"), load("bert_plain", "mask.npy")
+    with encrt.Model(bert_plain) as model:
+        want = model.session(batch=3, seq=12).run(ids, mask)["hidden"]
+        sessions = [model.session(batch=3, seq=12) for _ in range(4)]
+        results, errors = {}, []
+
+        def work(i):
+            try:
+                results[i] = [sessions[i].run(ids, mask)["hidden"] for _ in range(20)]
+            except Exception as e:  # reported below: an exception in a thread would pass silently
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert all(np.array_equal(h, want) for runs in results.values() for h in runs)
+        shared = sessions[0]
+        for _ in range(3):
+            t = threading.Thread(target=lambda: results.__setitem__("turn", shared.run(ids, mask)["hidden"]))
+            t.start()
+            t.join()
+            assert np.array_equal(results["turn"], want)
