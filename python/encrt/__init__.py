@@ -3,7 +3,9 @@
     import encrt
     with encrt.Model("minilm.encrt") as model:
         embeddings = model.encode(["A man is eating food.", "A man is eating bread."])  # float32 [2, 384]
-        out = model.session(batch=2, seq=16).run(ids, attention_mask=mask)          # {"hidden": ..., "pooled": ...}
+        tokens = model.tokenize(["A man is eating food."])                           # int32 [1, seq] arrays
+        out = model.session(batch=2, seq=16).run(tokens["input_ids"], tokens["attention_mask"])
+        out["hidden"], out["pooled"]                                                  # [1, seq, 384], [1, 384]
 
 The package calls libencrt's C API through ctypes; errors are EncrtError subclasses carrying the
 library's own message."""

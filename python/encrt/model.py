@@ -206,26 +206,25 @@ class Model:
         normalize_embeddings=True scales each to unit length as well. Texts are cut at max_length
         tokens (None: the model's max_seq_len; sentence-transformers' own max_seq_length, 256 for
         all-MiniLM-L6-v2, is not stored in the file: pass it for the same cut on longer texts).
-        Texts are sorted by length and run batch_size at a time, each batch padded to its longest."""
+        Texts are sorted by length and run batch_size at a time, each batch padded to its longest.
+        ValueError for an empty list or anything but str."""
         single = isinstance(sentences, str)
         texts = [sentences] if single else list(sentences)
-        if not texts:
-            raise ValueError("sentences is empty")
+        text_list(texts, "sentences")  # every one a str, and at least one
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
         batch_size = min(int(batch_size), len(texts))
+        # Longest first, by characters, as sentence-transformers orders them: batches of similar
+        # lengths pad little, and the first batch plans the session for the rest.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.hidden_size), dtype=np.float32)
         with self._lock:
-            tokens = self.tokenize(texts, max_length=max_length)
-            lengths = tokens["attention_mask"].sum(axis=1)
-            order = np.argsort(-lengths, kind="stable")
-            session = self._session_for(batch_size, int(lengths.max()))
-            out = np.empty((len(texts), self.hidden_size), dtype=np.float32)
             for first in range(0, len(texts), batch_size):
                 rows = order[first:first + batch_size]
-                seq = int(lengths[rows].max())
-                pooled = session.run(tokens["input_ids"][rows, :seq], tokens["attention_mask"][rows, :seq],
-                                     tokens["token_type_ids"][rows, :seq], outputs=("pooled",))["pooled"]
-                out[rows] = pooled
+                tokens = self.tokenize([texts[i] for i in rows], max_length=max_length)
+                session = self._session_for(batch_size, tokens["input_ids"].shape[1])
+                out[rows] = session.run(tokens["input_ids"], tokens["attention_mask"], tokens["token_type_ids"],
+                                        outputs=("pooled",))["pooled"]
         if normalize_embeddings:
             # As torch.nn.functional.normalize (what sentence-transformers calls): x / max(|x|, 1e-12).
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
