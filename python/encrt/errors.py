@@ -32,8 +32,8 @@ class InternalError(EncrtError):
     status = 6
 
 
-_BY_STATUS = {cls.status: cls for cls in
-              (InvalidArgumentError, EncrtIOError, InvalidModelError, UnsupportedError, EncrtMemoryError, InternalError)}
+_BY_STATUS = {cls.status: cls for cls in (InvalidArgumentError, EncrtIOError, InvalidModelError, UnsupportedError,
+                                           EncrtMemoryError, InternalError)}
 
 
 def raise_for_status(status, message):

@@ -62,7 +62,8 @@ def test_encode_truncates_at_max_length(minilm, sentence_transformer):
 def test_tokenize_equals_bert_tokenizer_fast(minilm, minilm_dir, sentences):
     transformers = pytest.importorskip("transformers", reason="transformers is not installed")
     hf = transformers.AutoTokenizer.from_pretrained(minilm_dir)
-    texts = sentences + ["", "   ", "Ünïcödé café — naïve façade", "日本語のテキスト", "[CLS] written [SEP] inside"]
+    texts = sentences + ["", "   ", "Ünïcödé café — naïve façade", "日本語のテキスト",
+                         "[CLS] written [SEP] inside"]
     want = hf(texts, padding=True, return_tensors="np")
     got = minilm.tokenize(texts)
     for name in ("input_ids", "attention_mask", "token_type_ids"):

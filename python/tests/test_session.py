@@ -24,7 +24,8 @@ def bert_plain(convert):
 
 
 def test_bert_plain_hidden_pooled_and_attention(bert_plain):
-    ids, mask, types = load("bert_plain", "ids.npy"), load("bert_plain", "mask.npy"), load("bert_plain", "token_type_ids.npy")
+    ids, mask = load("bert_plain", "ids.npy"), load("bert_plain", "mask.npy")
+    types = load("bert_plain", "token_type_ids.npy")
     real = mask.astype(bool)
     with encrt.Model(bert_plain) as model:
         assert model.dims == encrt.ModelDims(vocab_size=120, hidden_size=32, num_heads=4, num_layers=2, max_seq_len=40)
