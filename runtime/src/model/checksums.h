@@ -32,7 +32,7 @@ struct TensorPayload {
 };
 uint64_t tensor_payload_checksum(const TensorPayload& payload);
 
-// The payload of a verified FlatBuffers tensor, and its checksum.
+// Where the payload of a verified FlatBuffers tensor lies (absent vectors: null, 0 bytes).
 TensorPayload tensor_payload(const fb::Tensor& t);
 
 // After the converter has finished a buffer whose Model carries a structure_checksum (any value,
