@@ -15,5 +15,6 @@ int cmd_classify(int argc, char** argv);
 int cmd_ner(int argc, char** argv);
 int cmd_rerank(int argc, char** argv);
 int cmd_attention(int argc, char** argv);
+int cmd_verify(int argc, char** argv);
 
 }  // namespace encrt::cli

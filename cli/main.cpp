@@ -30,6 +30,7 @@ void usage(FILE* out) {
                "  (embed, similarity, search, classify, ner, rerank: [--max-batch B] [--max-seq S] [--no-truncate]\n"
                "   [--verbose])\n"
                "  attention MODEL TEXT [--layer L] [--head H | --all-heads] -o MAP.png|MAP.svg [--json]\n"
+               "  verify  MODEL [--repeat N]\n"
                "\n"
                "Run a command with --help for its details.\n",
                encrt::version());
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "ner")) return encrt::cli::cmd_ner(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "rerank")) return encrt::cli::cmd_rerank(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "attention")) return encrt::cli::cmd_attention(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "verify")) return encrt::cli::cmd_verify(argc - 2, argv + 2);
   std::fprintf(stderr, "encrt: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;

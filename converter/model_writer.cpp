@@ -19,6 +19,7 @@
 #include "encrt_generated.h"
 #include "kernels/kernel_types.h"
 #include "kernels/ref/ref_kernels.h"
+#include "model/checksums.h"
 #include "model/tensor_names.h"
 
 namespace encrt::converter {
@@ -377,6 +378,12 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
         enc.activation_multipliers.empty() ? 0 : b.CreateVector(enc.activation_multipliers);
     const auto shape = b.CreateVector(t.shape);
     const auto name_offset = b.CreateString(name);
+    detail::TensorPayload payload;
+    payload.data = enc.data.data(), payload.data_bytes = enc.data.size();
+    payload.scales = enc.scales.data(), payload.scales_bytes = enc.scales.size() * sizeof(float);
+    payload.column_sums = enc.column_sums.data(), payload.column_sums_bytes = enc.column_sums.size() * sizeof(int32_t);
+    payload.activation_multipliers = enc.activation_multipliers.data();
+    payload.activation_multipliers_bytes = enc.activation_multipliers.size() * sizeof(float);
     fb::TensorBuilder tb(b);
     tb.add_name(name_offset);
     tb.add_shape(shape);
@@ -386,6 +393,7 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
     if (!enc.scales.empty()) tb.add_scales(scales);
     if (!enc.column_sums.empty()) tb.add_column_sums(sums);
     if (!enc.activation_multipliers.empty()) tb.add_activation_multipliers(multipliers);
+    tb.add_checksum(detail::tensor_payload_checksum(payload));
     tensor_offsets.push_back(tb.Finish());
   }
   const auto tensors = b.CreateVectorOfSortedTables(&tensor_offsets);
@@ -423,7 +431,8 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
   const bool needs_v2 = c.head.kind != HeadKind::kNone || c.normalize || c.pooling == Pooling::kMax ||
                         options.attention_window > 0;
   fb::FinishModelBuffer(b, fb::CreateModel(b, needs_v2 ? names::kFormatVersion : names::kFormatVersionEncoderOnly,
-                                           config, tensors, vocabulary, meta, head));
+                                           config, tensors, vocabulary, meta, head,
+                                           /*structure_checksum=*/0));  // a placeholder, sealed below
 
   // Our own output must verify exactly as the runtime will verify it.
   flatbuffers::Verifier verifier(b.GetBufferPointer(), b.GetSize(), 64, 1000000, true);
@@ -431,7 +440,8 @@ Status build_model(const SourceModel& src, const ConvertOptions& options, std::v
     return internal_error("the FlatBuffer built for '" + options.output_path + "' does not verify");
 
   out->assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
-  return Status::ok();
+  // The structure checksum covers the finished bytes, so it is computed last and written in place.
+  return detail::seal_structure_checksum(out->data(), out->size());
 }
 
 Status write_model(const SourceModel& src, const ConvertOptions& options) {

@@ -13,7 +13,7 @@ bad=$(printf '%s\n' "$symbols" | grep -v -E \
   -e '^(typeinfo|typeinfo name|vtable|VTT|construction vtable|guard variable|TLS init function|TLS wrapper function) for encrt::' \
   -e '^(non-)?virtual thunk to encrt::' || true)
 # The check means something only if the API is there.
-for want in encrt_model_load encrt_session_run 'encrt::Session::run(' 'encrt::Model::load(' 'encrt::Status::to_string'; do
+for want in encrt_model_load encrt_model_load_from_memory encrt_session_run 'encrt::Session::run(' 'encrt::Model::load(' 'encrt::Status::to_string'; do
   if ! printf '%s\n' "$symbols" | grep -q -F -e "$want"; then
     echo "FAIL: $lib does not export $want"
     exit 1

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -236,4 +238,118 @@ TEST_CASE("C API: model metadata by key, with the buffer's size checked", "[c-ap
   CHECK(encrt_model_metadata(model, "weight_type", value, sizeof value, nullptr) == ENCRT_INVALID_ARGUMENT);
   CHECK(encrt_model_metadata(model, "weight_type", nullptr, 8, &length) == ENCRT_INVALID_ARGUMENT);
   encrt_model_free(model);
+}
+
+namespace {
+// The bytes of a file, in a 64-byte-aligned buffer with `offset` bytes before them (0: aligned).
+struct FileInMemory {
+  FileInMemory(const std::string& path, size_t offset) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::fseek(f, 0, SEEK_END);
+    size = static_cast<size_t>(std::ftell(f));
+    std::fseek(f, 0, SEEK_SET);
+    block = static_cast<unsigned char*>(std::aligned_alloc(64, (size + offset + 63) / 64 * 64));
+    data = block + offset;
+    REQUIRE(std::fread(data, 1, size, f) == size);
+    std::fclose(f);
+  }
+  ~FileInMemory() { std::free(block); }
+  FileInMemory(const FileInMemory&) = delete;
+  FileInMemory& operator=(const FileInMemory&) = delete;
+  unsigned char* block = nullptr;
+  unsigned char* data = nullptr;
+  size_t size = 0;
+};
+
+// The pooled output of a run of the fixture on `model`.
+std::vector<float> pooled_of(const encrt_model* model, const encrt::test::Fixture& f) {
+  encrt_session_options opt;
+  encrt_session_options_init(&opt);
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  encrt_session* session = nullptr;
+  REQUIRE(encrt_session_create(model, &opt, &session) == ENCRT_OK);
+  REQUIRE(encrt_session_run(session, f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), nullptr) == ENCRT_OK);
+  const float* out = nullptr;
+  int64_t shape[4];
+  int rank = 0;
+  REQUIRE(encrt_session_output(session, ENCRT_OUTPUT_POOLED, &out, shape, &rank) == ENCRT_OK);
+  std::vector<float> pooled(out, out + shape[0] * shape[1]);
+  encrt_session_free(session);
+  return pooled;
+}
+}  // namespace
+
+TEST_CASE("C API loads a model from the caller's memory, in place", "[c-api][load-options]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  const std::string path = encrt::test::convert_fixture(f, encrt::converter::WeightType::kF32);
+  encrt_model* from_file = nullptr;
+  REQUIRE(encrt_model_load(path.c_str(), &from_file) == ENCRT_OK);
+  FileInMemory memory(path, 0);
+  encrt_model* from_memory = nullptr;
+  REQUIRE(encrt_model_load_from_memory(memory.data, memory.size, nullptr, &from_memory) == ENCRT_OK);
+  CHECK(pooled_of(from_memory, f) == pooled_of(from_file, f));
+
+  // With verification, and through encrt_model_load_ex.
+  encrt_load_options options;
+  encrt_load_options_init(&options);
+  CHECK(options.struct_size == sizeof(encrt_load_options));
+  CHECK(options.verify_checksums == 0);
+  options.verify_checksums = 1;
+  encrt_model* verified = nullptr;
+  REQUIRE(encrt_model_load_from_memory(memory.data, memory.size, &options, &verified) == ENCRT_OK);
+  CHECK(pooled_of(verified, f) == pooled_of(from_file, f));
+  encrt_model_free(verified);
+  REQUIRE(encrt_model_load_ex(path.c_str(), &options, &verified) == ENCRT_OK);
+  encrt_model_free(verified);
+  REQUIRE(encrt_model_load_ex(path.c_str(), nullptr, &verified) == ENCRT_OK);
+  encrt_model_free(verified);
+
+  // A changed byte in the caller's memory (the file's middle: inside a weight, or else in the
+  // structure) fails verification.
+  encrt_model_free(from_memory);
+  memory.data[memory.size / 2] ^= 0x20;
+  CHECK(encrt_model_load_from_memory(memory.data, memory.size, &options, &from_memory) == ENCRT_INVALID_MODEL);
+  CHECK(std::strstr(encrt_last_error(), "does not match its checksum") != nullptr);
+  CHECK(from_memory == nullptr);
+  encrt_model_free(from_file);
+}
+
+TEST_CASE("C API: load from memory and load options refuse bad arguments", "[c-api][load-options]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  const std::string path = encrt::test::convert_fixture(f, encrt::converter::WeightType::kF32);
+  encrt_model* model = reinterpret_cast<encrt_model*>(0x1);
+  FileInMemory aligned(path, 0);
+  CHECK(encrt_model_load_from_memory(nullptr, aligned.size, nullptr, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(model == nullptr);
+  CHECK(std::strstr(encrt_last_error(), "data") != nullptr);
+  CHECK(encrt_model_load_from_memory(aligned.data, 0, nullptr, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "size is 0") != nullptr);
+  CHECK(encrt_model_load_from_memory(aligned.data, aligned.size, nullptr, nullptr) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_load_from_memory(aligned.data, 7, nullptr, &model) == ENCRT_INVALID_MODEL);
+  CHECK(encrt_model_load_from_memory(aligned.data, aligned.size / 2, nullptr, &model) == ENCRT_INVALID_MODEL);
+
+  // The same bytes 8 bytes past an alignment boundary: refused, not misread.
+  FileInMemory misaligned(path, 8);
+  CHECK(encrt_model_load_from_memory(misaligned.data, misaligned.size, nullptr, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "64-byte aligned") != nullptr);
+  CHECK(model == nullptr);
+
+  encrt_load_options options;
+  encrt_load_options_init(&options);
+  options.struct_size = 1;
+  CHECK(encrt_model_load_from_memory(aligned.data, aligned.size, &options, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(std::strstr(encrt_last_error(), "struct_size") != nullptr);
+  CHECK(encrt_model_load_ex(path.c_str(), &options, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_load_ex(nullptr, nullptr, &model) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_model_load_ex(path.c_str(), nullptr, nullptr) == ENCRT_INVALID_ARGUMENT);
+  encrt_load_options_init(nullptr);
+
+  // Any nonzero value asks for verification.
+  options.struct_size = sizeof(encrt_load_options);
+  options.verify_checksums = 7;
+  aligned.data[aligned.size / 2] ^= 0x01;
+  CHECK(encrt_model_load_from_memory(aligned.data, aligned.size, &options, &model) == ENCRT_INVALID_MODEL);
+  CHECK(std::strstr(encrt_last_error(), "does not match its checksum") != nullptr);
 }

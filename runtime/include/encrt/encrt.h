@@ -252,6 +252,33 @@ ENCRT_API encrt_status encrt_model_head_label(const encrt_model* model, int labe
  * NULL when capacity is 0. */
 ENCRT_API encrt_status encrt_model_metadata(const encrt_model* model, const char* key, char* value, size_t capacity,
                                             size_t* length);
+/* ---- Loading with options, and from memory. */
+/* Set struct_size = sizeof(encrt_load_options) (encrt_load_options_init does, with the defaults)
+ * so that later versions can append fields without breaking callers. */
+typedef struct encrt_load_options {
+  size_t struct_size;
+  /* Nonzero: before the model is used, check every checksum its file carries (each tensor's and
+   * the structure's: one pass over all of its bytes, README "Model integrity"). A mismatch is
+   * ENCRT_INVALID_MODEL naming the first damaged tensor; a file without checksums (written by an
+   * older converter) is refused the same way, since verification was asked for. 0 (default): the
+   * checksums are not read. */
+  int verify_checksums;
+} encrt_load_options;
+ENCRT_API void encrt_load_options_init(encrt_load_options* options);
+
+/* As encrt_model_load, with options (NULL: the defaults, exactly encrt_model_load). */
+ENCRT_API encrt_status encrt_model_load_ex(const char* path, const encrt_load_options* options,
+                                           encrt_model** out_model);
+/* A model over the `size` bytes of a .encrt file at `data`: the caller's memory, used in place
+ * without a copy (a model received over the network needs no temporary file). The memory must stay
+ * valid and unchanged until encrt_model_free of this model (free its sessions and tokenizers
+ * first, as always). data must be 64-byte aligned, e.g. from aligned_alloc(64, ...) or
+ * posix_memalign: the file aligns every tensor's data to 64 bytes from its start and the kernels
+ * read the weights where they are. NULL data, size 0 or a misaligned buffer is
+ * ENCRT_INVALID_ARGUMENT; bytes that are no valid model are ENCRT_INVALID_MODEL. options NULL: the
+ * defaults. */
+ENCRT_API encrt_status encrt_model_load_from_memory(const void* data, size_t size, const encrt_load_options* options,
+                                                    encrt_model** out_model);
 
 #ifdef __cplusplus
 }

@@ -79,6 +79,35 @@ struct TensorInfo {
   size_t bytes = 0;    // size of the data in the file
 };
 
+// How a model is loaded (the Model::load / Model::from_buffer overloads; C: encrt_load_options).
+struct LoadOptions {
+  // Before anything uses the file, check every checksum it carries (each tensor's and the
+  // structure's; README "Model integrity"): one pass over all of its bytes. A mismatch is
+  // kInvalidModel naming the first damaged tensor; a file without checksums (older converters)
+  // is refused too, since the caller asked for verification. Off by default: the pass costs more
+  // than the rest of loading (README gives the numbers).
+  bool verify_checksums = false;
+};
+
+// Every checksum of a model file, checked (Model::verify_file / Model::verify_buffer).
+struct ChecksumReport {
+  struct Mismatch {
+    std::string tensor;     // the tensor's name; "" for the structure checksum
+    uint64_t stored = 0;    // the checksum in the file
+    uint64_t computed = 0;  // what the bytes it covers hash to
+    size_t bytes = 0;       // the bytes it covers
+  };
+  size_t tensors = 0;              // tensors in the file
+  size_t tensors_checked = 0;      // of them, those that carry a checksum
+  size_t bytes_checked = 0;        // bytes hashed (the whole file when every checksum is there)
+  bool structure_checked = false;  // the file carries its structure checksum
+  std::vector<std::string> unchecked;  // tensors without a checksum, in file order
+  std::vector<Mismatch> mismatches;    // the tensors' in file order, then the structure's
+  bool has_checksums() const { return tensors_checked > 0 || structure_checked; }
+  // Every tensor and the structure carry a checksum, and all of them match.
+  bool ok() const { return structure_checked && unchecked.empty() && mismatches.empty(); }
+};
+
 class ENCRT_API Model {
  public:
   // Maps the file read-only, runs the FlatBuffers verifier and encrt's semantic checks. Weights
@@ -87,6 +116,15 @@ class ENCRT_API Model {
   // Same over memory the caller owns; it must stay valid and unchanged while the Model (and its
   // sessions) live, and must be 64-byte aligned.
   static Status from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out);
+  // The same with load options (the overloads above use LoadOptions()).
+  static Status load(const std::string& path, const LoadOptions& options, std::unique_ptr<Model>* out);
+  static Status from_buffer(const void* data, size_t size, const LoadOptions& options, std::unique_ptr<Model>* out);
+  // Checks every checksum of a model file or buffer (64-byte aligned, as for from_buffer) and
+  // fills *report: after the FlatBuffers verifier only, without load's semantic checks, so that a
+  // file load refuses can still tell which tensor is damaged. A mismatch is no error (the report
+  // says); an unreadable file or a buffer that is no FlatBuffers model is.
+  static Status verify_file(const std::string& path, ChecksumReport* report);
+  static Status verify_buffer(const void* data, size_t size, ChecksumReport* report);
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;

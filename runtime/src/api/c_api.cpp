@@ -46,6 +46,22 @@ encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions*
   return encrt::Status::ok();
 }
 
+encrt::Status to_load_options(const encrt_load_options* in, encrt::LoadOptions* out) {
+  *out = encrt::LoadOptions();
+  if (!in) return encrt::Status::ok();
+  if (in->struct_size < offsetof(encrt_load_options, verify_checksums) + sizeof(int))
+    return encrt::invalid_argument("encrt_load_options.struct_size is too small (call encrt_load_options_init)");
+  out->verify_checksums = in->verify_checksums != 0;
+  return encrt::Status::ok();
+}
+
+// A loaded model's handle, with what the C API hands out as const char* kept in it.
+encrt_status finish_model(std::unique_ptr<encrt_model> handle, encrt_model** out_model) {
+  if (handle->model->has_head()) handle->model->head(&handle->head);
+  *out_model = handle.release();
+  return ENCRT_OK;
+}
+
 encrt_dtype to_c(encrt::DType d) {
   switch (d) {
     case encrt::DType::kF32: return ENCRT_DTYPE_F32;
@@ -111,14 +127,36 @@ const char* encrt_version(void) { return encrt::version(); }
 const char* encrt_last_error(void) { return encrt::capi::last_error(); }
 
 encrt_status encrt_model_load(const char* path, encrt_model** out_model) {
+  return encrt_model_load_ex(path, nullptr, out_model);
+}
+
+void encrt_load_options_init(encrt_load_options* options) {
+  if (!options) return;
+  *options = encrt_load_options{};
+  options->struct_size = sizeof(encrt_load_options);
+}
+
+encrt_status encrt_model_load_ex(const char* path, const encrt_load_options* options, encrt_model** out_model) {
   if (!out_model) return null_argument("out_model");
   *out_model = nullptr;
   if (!path) return null_argument("path");
+  encrt::LoadOptions opt;
+  if (encrt::Status s = to_load_options(options, &opt); !s) return to_c(s);
   auto handle = std::make_unique<encrt_model>();
-  if (encrt_status s = to_c(encrt::Model::load(path, &handle->model)); s != ENCRT_OK) return s;
-  if (handle->model->has_head()) handle->model->head(&handle->head);
-  *out_model = handle.release();
-  return ENCRT_OK;
+  if (encrt_status s = to_c(encrt::Model::load(path, opt, &handle->model)); s != ENCRT_OK) return s;
+  return finish_model(std::move(handle), out_model);
+}
+
+encrt_status encrt_model_load_from_memory(const void* data, size_t size, const encrt_load_options* options,
+                                          encrt_model** out_model) {
+  if (!out_model) return null_argument("out_model");
+  *out_model = nullptr;
+  if (!data) return null_argument("data");
+  encrt::LoadOptions opt;
+  if (encrt::Status s = to_load_options(options, &opt); !s) return to_c(s);
+  auto handle = std::make_unique<encrt_model>();
+  if (encrt_status s = to_c(encrt::Model::from_buffer(data, size, opt, &handle->model)); s != ENCRT_OK) return s;
+  return finish_model(std::move(handle), out_model);
 }
 
 void encrt_model_free(encrt_model* model) { delete model; }

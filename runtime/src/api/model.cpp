@@ -1,4 +1,5 @@
 #include "encrt/encrt.hpp"
+#include "model/checksums.h"
 #include "model/model_impl.h"
 
 namespace encrt {
@@ -8,26 +9,69 @@ const char* version() { return "0.1.0"; }
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
-Status Model::load(const std::string& path, std::unique_ptr<Model>* out) {
+Status Model::load(const std::string& path, std::unique_ptr<Model>* out) { return load(path, LoadOptions(), out); }
+
+Status Model::load(const std::string& path, const LoadOptions& options, std::unique_ptr<Model>* out) {
   if (!out) return invalid_argument("Model::load: out is null");
   auto impl = std::make_unique<Impl>();
   impl->file = std::make_unique<MappedFile>();
   if (Status s = impl->file->open(path); !s) return s;
-  if (Status s = detail::load_model_buffer(impl->file->data(), impl->file->size(), path, impl.get()); !s) return s;
+  if (Status s = detail::load_model_buffer(impl->file->data(), impl->file->size(), path, impl.get(), options); !s)
+    return s;
   out->reset(new Model(std::move(impl)));
   return Status::ok();
 }
 
 Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out) {
+  return from_buffer(data, size, LoadOptions(), out);
+}
+
+namespace {
+// The loader reads the weights in place and the file aligns each tensor's data to 64 bytes from
+// its start (schema: force_align 64), so the buffer's own start must be 64-byte aligned.
+Status check_buffer(const char* who, const void* data, size_t size) {
+  if (!data) return invalid_argument(std::string(who) + ": data is null");
+  if (size == 0) return invalid_argument(std::string(who) + ": size is 0");
+  if (const uintptr_t off = reinterpret_cast<uintptr_t>(data) % 64; off != 0)
+    return invalid_argument(std::string(who) + ": data must be 64-byte aligned (it is " + std::to_string(off) +
+                            " bytes past a multiple of 64; allocate it with aligned_alloc(64, ...) or posix_memalign)");
+  return Status::ok();
+}
+}  // namespace
+
+Status Model::from_buffer(const void* data, size_t size, const LoadOptions& options, std::unique_ptr<Model>* out) {
   if (!out) return invalid_argument("Model::from_buffer: out is null");
-  if (!data) return invalid_argument("Model::from_buffer: data is null");
-  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
-    return invalid_argument("Model::from_buffer: data must be 64-byte aligned");
+  if (Status s = check_buffer("Model::from_buffer", data, size); !s) return s;
   auto impl = std::make_unique<Impl>();
-  if (Status s = detail::load_model_buffer(static_cast<const unsigned char*>(data), size, "<buffer>", impl.get()); !s)
+  if (Status s = detail::load_model_buffer(static_cast<const unsigned char*>(data), size, "<buffer>", impl.get(), options);
+      !s)
     return s;
   out->reset(new Model(std::move(impl)));
   return Status::ok();
+}
+
+namespace {
+Status verify_checksums_of(const unsigned char* data, size_t size, const std::string& origin, ChecksumReport* report) {
+  const fb::Model* root = nullptr;
+  if (Status s = detail::verify_model_buffer(data, size, origin, &root); !s) return s;
+  detail::check_checksums(data, size, root, report);
+  return Status::ok();
+}
+}  // namespace
+
+Status Model::verify_file(const std::string& path, ChecksumReport* report) {
+  if (!report) return invalid_argument("Model::verify_file: report is null");
+  *report = ChecksumReport();
+  MappedFile file;
+  if (Status s = file.open(path); !s) return s;
+  return verify_checksums_of(file.data(), file.size(), path, report);
+}
+
+Status Model::verify_buffer(const void* data, size_t size, ChecksumReport* report) {
+  if (!report) return invalid_argument("Model::verify_buffer: report is null");
+  *report = ChecksumReport();
+  if (Status s = check_buffer("Model::verify_buffer", data, size); !s) return s;
+  return verify_checksums_of(static_cast<const unsigned char*>(data), size, "<buffer>", report);
 }
 
 const ModelConfig& Model::config() const { return impl_->config; }

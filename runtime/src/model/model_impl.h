@@ -103,9 +103,15 @@ struct ModelImpl {
   HeadInfo head_info;  // the same for the public API (labels, names)
 };
 
-// Verifies `data` as a .encrt buffer and fills `impl` (everything but `file`).
+// Verifies `data` as a .encrt buffer and fills `impl` (everything but `file`); with
+// options.verify_checksums, checks every checksum first (model/checksums.h).
 Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin,
-                         ModelImpl* impl);
+                         ModelImpl* impl, const LoadOptions& options = LoadOptions());
+
+// The first step of loading alone: the FlatBuffers verifier and the alignment of 8-byte vectors,
+// so that *root can be read safely (but nothing semantic is checked yet).
+Status verify_model_buffer(const unsigned char* data, size_t size, const std::string& origin,
+                           const fb::Model** root);
 
 }  // namespace encrt::detail
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kernels/kernel_types.h"
+#include "model/checksums.h"
 #include "model/model_impl.h"
 #include "model/tensor_names.h"
 
@@ -357,7 +358,7 @@ EncoderSpec to_encoder_spec(const fb::Config* c) {
 
 }  // namespace
 
-Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin, ModelImpl* impl) {
+Status verify_model_buffer(const unsigned char* data, size_t size, const std::string& origin, const fb::Model** out) {
   const std::string where = "'" + origin + "': ";
   if (size < 8) return invalid_model(where + "file is too small to be a model (" + std::to_string(size) + " bytes)");
   if (!fb::ModelBufferHasIdentifier(data))
@@ -369,6 +370,22 @@ Status load_model_buffer(const unsigned char* data, size_t size, const std::stri
     return invalid_model(where + "FlatBuffers verification failed (truncated or corrupt file)");
   const fb::Model* root = fb::GetModel(data);
   if (Status s = check_vector_alignment(root); !s) return invalid_model(where + s.message());
+  *out = root;
+  return Status::ok();
+}
+
+Status load_model_buffer(const unsigned char* data, size_t size, const std::string& origin, ModelImpl* impl,
+                         const LoadOptions& options) {
+  const std::string where = "'" + origin + "': ";
+  const fb::Model* root = nullptr;
+  if (Status s = verify_model_buffer(data, size, origin, &root); !s) return s;
+  // Before any check reads the data: a damaged weight is then reported as damage, by name, and not
+  // as whatever semantic check it happens to fail (an int8 weight's column sums, a scale).
+  if (options.verify_checksums) {
+    ChecksumReport report;
+    check_checksums(data, size, root, &report);
+    if (Status s = require_checksums(report, where); !s) return s;
+  }
   if (root->format_version() == 0 || root->format_version() > names::kFormatVersion)
     return invalid_model(where + "format version " + std::to_string(root->format_version()) +
                          " is not supported (this build reads up to " + std::to_string(names::kFormatVersion) + ")");
