@@ -108,16 +108,18 @@ Status choose_layout(SessionImpl* s, const Inputs& in, bool observed) {
   s->packed = false;
   const Padding mode = s->options.padding;
   if (mode == Padding::kPadded || !s->can_pack || (mode == Padding::kAuto && observed)) return Status::ok();
-  std::string why;
-  if (in.src_mask_bool || in.src_mask_float) {
-    why = "a src mask is given (it is indexed by padded positions)";
-  } else if (s->reads_first_token && in.attention_mask) {
-    for (int b = 0; b < in.batch && why.empty(); ++b)
-      if (in.attention_mask[static_cast<size_t>(b) * in.seq] == 0)
-        why = "sequence " + std::to_string(b) +
-              " starts with padding, and the model pools each sequence's first token (CLS or pooler)";
+  // What needs the padded layout; the message is built only for an error (auto allocates nothing).
+  const bool src_mask = in.src_mask_bool || in.src_mask_float;
+  int starts_padded = -1;  // a sequence whose first token is padding, when the model pools first tokens
+  if (!src_mask && s->reads_first_token && in.attention_mask)
+    for (int b = 0; b < in.batch && starts_padded < 0; ++b)
+      if (in.attention_mask[static_cast<size_t>(b) * in.seq] == 0) starts_padded = b;
+  if (src_mask || starts_padded >= 0) {
+    if (mode != Padding::kPacked) return Status::ok();
+    if (src_mask) return invalid_argument("padding=packed: a src mask is given (it is indexed by padded positions)");
+    return invalid_argument("padding=packed: sequence " + std::to_string(starts_padded) +
+                            " starts with padding, and the model pools each sequence's first token (CLS or pooler)");
   }
-  if (!why.empty()) return mode == Padding::kPacked ? invalid_argument("padding=packed: " + why) : Status::ok();
   s->layout = plan::pack_tokens(in.attention_mask, in.batch, in.seq, s->pack_offsets.data(), s->pack_source.data());
   s->packed = mode == Padding::kPacked || s->layout.tokens < in.batch * in.seq;
   return Status::ok();
