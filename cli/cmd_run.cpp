@@ -77,7 +77,7 @@ Status read_src_mask(const std::string& path, int64_t batch, int64_t seq, SrcMas
 
 int cmd_run(int argc, char** argv) {
   Args args({"ids", "mask", "token-type-ids", "src-mask", "output", "out", "attention-layer", "threads", "backend", "isa",
-             "backend-options"},
+             "backend-options", "padding"},
             {"help", "no-graphs"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("ids") || !args.has("out")) {
