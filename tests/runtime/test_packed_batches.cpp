@@ -1,11 +1,13 @@
 // Packed batches (SessionOptions::padding): a packed run computes only the real tokens, yet its
 // real-token outputs equal the padded run's bit for bit on the CPU backend (every GEMM, LayerNorm,
 // quantize and attention kernel treats rows independently and a sequence's keys in the same
-// order), on every fixture, fp32 / fp16 / int8, every kernel level this CPU runs, 1 and 2 threads;
+// order; a mask with holes: see check_equal), on every fixture, fp32 / fp16 / int8, every kernel
+// level this CPU runs, 1 and 2 threads;
 // token-level outputs have zeros at padding positions; what cannot be packed falls back (auto) or
 // is a clear error (packed).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -98,8 +100,11 @@ Result run(const Model& model, SessionOptions opt, Padding padding, const Batch&
   return r;
 }
 
-// Packed equals padded on every real token of the token-level outputs and everywhere on the
-// sentence-level ones, bit for bit; the packed run's padding positions are zero bytes.
+// Packed equals padded on every real token of the token-level outputs and on every sequence of the
+// sentence-level ones, bit for bit; the packed run's padding positions are zero bytes. A sequence
+// whose mask has holes (not right padding) shifts its keys to other SIMD lanes when packed: the
+// NEON fp32 attention's 4-lane softmax sum then rounds differently (measured: a few ulps), so its
+// float rows are held to 1e-5 x the output's RMS instead (the x86 kernels give the same bits).
 void check_equal(const Result& packed, const Result& padded, const Batch& batch) {
   INFO("packed: " << packed.status.to_string() << "; padded: " << padded.status.to_string());
   REQUIRE(packed.status.is_ok());
@@ -107,27 +112,49 @@ void check_equal(const Result& packed, const Result& padded, const Batch& batch)
   CHECK(packed.packed);
   CHECK_FALSE(padded.packed);
   REQUIRE(packed.outputs.size() == padded.outputs.size());
+  std::vector<bool> right_padded(static_cast<size_t>(batch.batch), true);
+  for (int b = 0; b < batch.batch; ++b)
+    for (int t = 1; t < batch.seq; ++t)
+      if (batch.real(b * batch.seq + t) && !batch.real(b * batch.seq + t - 1)) right_padded[static_cast<size_t>(b)] = false;
   for (const auto& [name, bytes] : padded.outputs) {
     INFO("output " << name);
     const std::vector<unsigned char>& got = packed.outputs.at(name);
     REQUIRE(got.size() == bytes.size());
     const auto rb = padded.row_bytes.find(name);
-    if (rb == padded.row_bytes.end()) {
-      CHECK(std::memcmp(got.data(), bytes.data(), bytes.size()) == 0);
-      continue;
+    const bool tokens = rb != padded.row_bytes.end();
+    const int rows = tokens ? batch.batch * batch.seq : batch.batch;
+    const size_t row_bytes = bytes.size() / static_cast<size_t>(rows);
+    const bool floats = name != "labels";
+    // The RMS of the padded run's real rows, for the tolerance of rows of sequences with holes.
+    double sum2 = 0;
+    size_t n = 0;
+    for (int row = 0; row < rows && floats; ++row) {
+      if (tokens && !batch.real(row)) continue;
+      const float* p = reinterpret_cast<const float*>(bytes.data() + static_cast<size_t>(row) * row_bytes);
+      for (size_t i = 0; i < row_bytes / sizeof(float); ++i, ++n) sum2 += static_cast<double>(p[i]) * p[i];
     }
+    const double rms = n ? std::sqrt(sum2 / static_cast<double>(n)) : 0.0;
     int real_differ = 0, padding_nonzero = 0;
-    for (int row = 0; row < batch.batch * batch.seq; ++row) {
-      const unsigned char* g = got.data() + static_cast<size_t>(row) * rb->second;
-      const unsigned char* p = bytes.data() + static_cast<size_t>(row) * rb->second;
-      if (batch.real(row)) {
-        real_differ += std::memcmp(g, p, rb->second) != 0;
+    double holes_error = 0;
+    for (int row = 0; row < rows; ++row) {
+      const unsigned char* g = got.data() + static_cast<size_t>(row) * row_bytes;
+      const unsigned char* p = bytes.data() + static_cast<size_t>(row) * row_bytes;
+      const int b = tokens ? row / batch.seq : row;
+      if (tokens && !batch.real(row)) {
+        for (size_t i = 0; i < row_bytes; ++i) padding_nonzero += g[i] != 0;
+      } else if (right_padded[static_cast<size_t>(b)] || !floats) {
+        real_differ += std::memcmp(g, p, row_bytes) != 0;
       } else {
-        for (size_t i = 0; i < rb->second; ++i) padding_nonzero += g[i] != 0;
+        const float* gf = reinterpret_cast<const float*>(g);
+        const float* pf = reinterpret_cast<const float*>(p);
+        for (size_t i = 0; i < row_bytes / sizeof(float); ++i)
+          holes_error = std::max(holes_error, static_cast<double>(std::fabs(gf[i] - pf[i])));
       }
     }
+    INFO("rows of sequences with holes: max |packed - padded| " << holes_error << ", RMS " << rms);
     CHECK(real_differ == 0);
     CHECK(padding_nonzero == 0);
+    CHECK(holes_error <= 1e-5 * rms);
   }
 }
 

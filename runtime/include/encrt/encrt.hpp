@@ -221,9 +221,9 @@ class ENCRT_API Tokenizer {
 //            ("hidden", and a token classifier's "logits", "scores", "labels") are expanded back
 //            to [batch, seq, ...] with every padding position all zero bytes (a padded run
 //            leaves meaningless values there); sentence-level outputs are those of a padded run.
-//            Real-token outputs equal the padded run's bit for bit on the CPU backend (the
-//            kernels are row-independent; tests/runtime/test_packed_batches.cpp checks every
-//            kernel level). A sequence with no real token gets zero rows and the pooled output a
+//            Real-token outputs equal the padded run's bit for bit on the CPU backend for
+//            right-padded sequences (the kernels are row-independent); a mask with holes may
+//            differ by a few ulps (NEON fp32 attention; README "Packed batches"). A sequence with no real token gets zero rows and the pooled output a
 //            padded run gives it with mean or max pooling (zeros).
 //   kPadded: every [batch, seq] position is computed, as before packing existed.
 //   kAuto:   packed when the batch has padding and the session can pack, else padded (what a
