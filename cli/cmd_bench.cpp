@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/backend_args.h"
+#include "cli/padding_arg.h"
 #include "cli/commands.h"
 #include "npy/npy.h"
 #include "encrt/encrt.hpp"
@@ -40,7 +41,7 @@ double percentile(std::vector<double> sorted, double p) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args({"batch", "seq", "threads", "iters", "warmup", "backend", "isa", "backend-options", "ids", "mask"},
+  Args args({"batch", "seq", "threads", "iters", "warmup", "backend", "isa", "backend-options", "ids", "mask", "padding"},
             {"help", "json", "profile", "no-graphs"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
@@ -48,9 +49,10 @@ int cmd_bench(int argc, char** argv) {
                  "usage: encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N]\n"
                  "                   [--ids IDS.npy [--mask MASK.npy]] [--json] [--profile]\n"
                  "                   %s\n"
+                 "                   %s\n"
                  "  Without --ids: random ids (fixed seed), every token real. With --ids: those ids\n"
                  "  ([batch, seq] int32/int64 .npy; batch and seq come from the array).\n",
-                 kBackendUsage);
+                 kBackendUsage, kPaddingUsage);
     return args.has("help") ? 0 : 2;
   }
   int batch, seq, threads, iters, warmup;
@@ -88,6 +90,7 @@ int cmd_bench(int argc, char** argv) {
   opt.max_seq = seq;
   opt.threads = threads;
   if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
+  if (Status s = apply_padding_arg(args, &opt); !s) return fail(s);
   opt.profile = args.has("profile");
   const auto t1 = std::chrono::steady_clock::now();
   std::unique_ptr<Session> session;

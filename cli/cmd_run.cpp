@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/backend_args.h"
+#include "cli/padding_arg.h"
 #include "cli/commands.h"
 #include "npy/npy.h"
 #include "encrt/encrt.hpp"
@@ -76,7 +77,7 @@ Status read_src_mask(const std::string& path, int64_t batch, int64_t seq, SrcMas
 
 int cmd_run(int argc, char** argv) {
   Args args({"ids", "mask", "token-type-ids", "src-mask", "output", "out", "attention-layer", "threads", "backend", "isa",
-             "backend-options"},
+             "backend-options", "padding"},
             {"help", "no-graphs"}, {{"-o", "--out"}});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1 || !args.has("ids") || !args.has("out")) {
@@ -86,13 +87,14 @@ int cmd_run(int argc, char** argv) {
                  "                 [--output hidden|pooled|attention|logits|scores|labels] [--attention-layer L]\n"
                  "                 [--threads T]\n"
                  "                 %s\n"
+                 "                 %s\n"
                  "  IDS/MASK/TT: int32 or int64 .npy arrays [batch, seq] (mask: 1 real token, 0 padding)\n"
                  "  M: the src mask (nn.TransformerEncoder's mask), [seq, seq] or [batch, seq, seq]: bool or 0/1\n"
                  "     (1 = may NOT attend) or float32/64 (added to the scores, -inf = may not attend)\n"
                  "  OUT: float32 .npy: hidden [batch, seq, hidden], pooled [batch, hidden],\n"
                  "       attention [batch, heads, seq, seq] of --attention-layer (default 0); a model with a task\n"
                  "       head: logits and scores [batch, labels] or [batch, seq, labels], labels (int32 .npy)\n",
-                 kBackendUsage);
+                 kBackendUsage, kPaddingUsage);
     return args.has("help") ? 0 : 2;
   }
   const std::string output = args.get("output", "hidden");
@@ -119,6 +121,7 @@ int cmd_run(int argc, char** argv) {
   opt.max_batch = static_cast<int>(batch);
   opt.max_seq = static_cast<int>(seq);
   if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
+  if (Status s = apply_padding_arg(args, &opt); !s) return fail(s);
   if (Status s = args.get_int("threads", 1, &opt.threads); !s) return fail(s);
   opt.src_mask = args.has("src-mask");
   if (output == "attention")

@@ -104,7 +104,9 @@ for cpu in default cortex-a53; do
         # would otherwise run them in fp16 arithmetic, neonfp16).
         options=(--isa neon)
         if [[ $backend == xnnpack ]]; then options=(--backend-options "fp16=$fp16"); fi
-        cli run "$model" --ids "$src/ids.npy" --mask "$src/mask.npy" --output hidden \
+        # Padded on both sides: every row is compared, and xnnpack runs padded (a packed cpu run
+        # has zeros at padding positions; tests/runtime/test_packed_batches.cpp checks packed).
+        cli run "$model" --ids "$src/ids.npy" --mask "$src/mask.npy" --output hidden --padding padded \
           --backend "$backend" "${options[@]}" --threads "$threads" -o "$o" >/dev/null
         outputs+=("$o")
       done

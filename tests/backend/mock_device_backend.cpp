@@ -209,6 +209,7 @@ const backend::BackendInterface kMockDeviceBackend = {
     /*run_profiled=*/nullptr,
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
+    /*supports_packed=*/nullptr,
 };
 
 }  // namespace encrt::conformance

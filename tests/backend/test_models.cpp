@@ -49,6 +49,7 @@ SessionOptions options_for(const test::Fixture& f, const std::string& backend, c
   o.attention_layer = f.has_probs ? 1 : -1;
   o.backend = backend;
   o.backend_options = backend_options;
+  o.padding = Padding::kPadded;  // as the op-by-op runs here; test_packed.cpp holds packed runs to padded ones
   return o;
 }
 
@@ -266,6 +267,7 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
   SessionOptions o;
   o.max_batch = batch;
   o.max_seq = seq;
+  o.padding = Padding::kPadded;  // padding rows compared too (packed: test_packed.cpp)
   o.backend = "cpu";
   o.backend_options = reference_options();
   detail::SessionImpl ref;

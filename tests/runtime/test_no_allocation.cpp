@@ -199,3 +199,33 @@ TEST_CASE("the allocation counter sees allocations", "[alloc]") {
   delete p;
   CHECK(g_allocations.load() >= 2);
 }
+
+TEST_CASE("a packed run() allocates nothing", "[alloc][packed]") {
+  const test::Fixture f = test::load_fixture("bert_plain");
+  for (auto type : {converter::WeightType::kF32, converter::WeightType::kI8}) {
+    std::unique_ptr<Model> model;
+    REQUIRE(Model::load(test::convert_fixture(f, type), &model).is_ok());
+    for (int threads : {1, 2}) {
+      INFO(converter::weight_type_name(type) << " threads " << threads);
+      SessionOptions opt;
+      opt.max_batch = f.batch;
+      opt.max_seq = f.seq;
+      opt.threads = threads;
+      opt.padding = Padding::kPacked;
+      std::unique_ptr<Session> session;
+      REQUIRE(Session::create(*model, opt, &session).is_ok());
+      Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), nullptr};
+      REQUIRE(session->run(in).is_ok());
+      g_allocations = 0;
+      g_counting = true;
+      const Status s1 = session->run(in);
+      in.batch = f.batch - 1;  // a smaller batch
+      const Status s2 = session->run(in);
+      g_counting = false;
+      REQUIRE(s1.is_ok());
+      REQUIRE(s2.is_ok());
+      CHECK(session->last_run_packed());
+      CHECK(g_allocations.load() == 0);
+    }
+  }
+}

@@ -49,6 +49,18 @@ typedef enum encrt_dtype {
 typedef struct encrt_model encrt_model;
 typedef struct encrt_session encrt_session;
 
+/* How a run lays out a batch with padding (encrt_session_options.padding; encrt::Padding in
+ * encrt.hpp says it all): PACKED computes the real tokens only (attention_mask == 1) and gives
+ * token-level outputs zeros at padding positions, PADDED every position, AUTO (default) packed
+ * when the batch has padding and the session can pack. PACKED where the session cannot pack is
+ * an error at encrt_session_create, where a run cannot (a src mask; CLS/pooler pooling of a
+ * sequence that starts with padding) an error of that run. */
+typedef enum encrt_padding {
+  ENCRT_PADDING_AUTO = 0,
+  ENCRT_PADDING_PACKED = 1,
+  ENCRT_PADDING_PADDED = 2,
+} encrt_padding;
+
 /* Session options. Set struct_size = sizeof(encrt_session_options) (encrt_session_options_init
  * does) so that later versions can append fields without breaking callers. */
 typedef struct encrt_session_options {
@@ -68,6 +80,8 @@ typedef struct encrt_session_options {
   /* Nonzero: plan for a src mask (encrt_run_inputs.src_mask_bool / src_mask_float); 0 (default):
    * a run with one is an error. Attention then runs on the CPU backend. */
   int src_mask;
+  /* An encrt_padding value (an int: others are refused); default ENCRT_PADDING_AUTO. */
+  int padding;
 } encrt_session_options;
 
 /* An output of a session's last run, by name. The strings stay valid while the session lives;

@@ -251,6 +251,30 @@ class ENCRT_API Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// How a run lays out a batch whose sequences have padding (SessionOptions::padding).
+//   kPacked: only the real tokens (attention_mask == 1) are computed: the session packs them,
+//            sequence after sequence, each keeping its original position for the position
+//            embeddings; the GEMMs, LayerNorms and quantization run on the real tokens only,
+//            attention and pooling per sequence over its own real tokens. Token-level outputs
+//            ("hidden", and a token classifier's "logits", "scores", "labels") are expanded back
+//            to [batch, seq, ...] with every padding position all zero bytes (a padded run
+//            leaves meaningless values there); sentence-level outputs are those of a padded run.
+//            Real-token outputs equal the padded run's bit for bit on the CPU backend for
+//            right-padded sequences (the kernels are row-independent); a mask with holes may
+//            differ by a few ulps (NEON fp32 attention; README "Packed batches"). A sequence with no real token gets zero rows and the pooled output a
+//            padded run gives it with mean or max pooling (zeros).
+//   kPadded: every [batch, seq] position is computed, as before packing existed.
+//   kAuto:   packed when the batch has padding and the session can pack, else padded (what a
+//            run does never changes the real-token results).
+// A session can pack when every op's backend runs packed (the CPU backend does; xnnpack and
+// cuda not yet) and the model has no attention window; the attention-probabilities output
+// (attention_layer) is padded too. Per run, a src mask, or first-token pooling (CLS, BERT's
+// pooler) with a sequence whose position 0 is padding, needs the padded layout. kPacked where
+// the session cannot pack is an error at create(); where the run cannot, an error at run()
+// naming why. An observed run (run(inputs, observer)) in kAuto runs padded, so that observers
+// see batch · seq rows.
+enum class Padding : uint8_t { kAuto = 0, kPacked = 1, kPadded = 2 };
+
 struct SessionOptions {
   int max_batch = 1;
   int max_seq = 128;
@@ -276,6 +300,8 @@ struct SessionOptions {
   // Plan for a src mask (Inputs::src_mask_bool / src_mask_float) in run(). Off, a run with one
   // is an error. Attention then stays on the CPU backend (other backends do not take the mask).
   bool src_mask = false;
+  // Packed or padded runs of batches with padding (Padding above).
+  Padding padding = Padding::kAuto;
 };
 
 // The shape of a src mask: one [seq, seq] mask for every sequence of the batch, or one per
@@ -367,7 +393,7 @@ struct OpOutput {
   int input_width;
   const float* output;        // fp32 output rows [rows, output_width], or null
   int output_width;
-  int rows;                   // batch * seq for token ops, batch for pooled ops
+  int rows;                   // batch * seq for token ops (the real tokens in a packed run), batch for pooled ops
 };
 using OpObserver = std::function<void(const OpOutput&)>;
 
@@ -420,6 +446,8 @@ class ENCRT_API Session {
   // Device time of the last successful run in ms, measured with the device's own events (a GPU
   // backend's), or -1 when no op runs on a device.
   double last_run_device_ms() const;
+  // Whether the last successful run computed the real tokens only (SessionOptions::padding).
+  bool last_run_packed() const;
   std::vector<OpProfile> profile() const;
   void reset_profile();
 

@@ -37,12 +37,18 @@ encrt::Status to_options(const encrt_session_options* in, encrt::SessionOptions*
     out->arena = in->arena;
     out->arena_size = in->arena_size;
   }
-  if (in->struct_size >= sizeof(encrt_session_options)) {
+  if (in->struct_size >= offsetof(encrt_session_options, backend_options) + sizeof(const char*)) {
     if (in->backend && *in->backend) out->backend = in->backend;
     if (in->backend_options)
       if (encrt::Status s = parse_backend_options(in->backend_options, &out->backend_options); !s) return s;
   }
   if (in->struct_size >= offsetof(encrt_session_options, src_mask) + sizeof(int)) out->src_mask = in->src_mask != 0;
+  if (in->struct_size >= offsetof(encrt_session_options, padding) + sizeof(int)) {
+    if (in->padding != ENCRT_PADDING_AUTO && in->padding != ENCRT_PADDING_PACKED && in->padding != ENCRT_PADDING_PADDED)
+      return encrt::invalid_argument("encrt_session_options.padding " + std::to_string(in->padding) +
+                                     " is none of ENCRT_PADDING_AUTO (0), ENCRT_PADDING_PACKED (1) and ENCRT_PADDING_PADDED (2)");
+    out->padding = static_cast<encrt::Padding>(in->padding);
+  }
   return encrt::Status::ok();
 }
 

@@ -30,6 +30,9 @@ Status check_options(const ModelConfig& c, const SessionOptions& o) {
       (o.attention_layer >= 0 && rows * o.max_seq * c.num_heads * 4.0 > 1e12) ||
       (o.src_mask && rows * o.max_seq * 4.0 > 1e12))
     return invalid_argument("max_batch x max_seq is too large to plan an arena for");
+  if (o.padding != Padding::kAuto && o.padding != Padding::kPacked && o.padding != Padding::kPadded)
+    return invalid_argument("padding " + std::to_string(static_cast<int>(o.padding)) +
+                            " is none of auto (0), packed (1) and padded (2)");
   if (o.arena && reinterpret_cast<uintptr_t>(o.arena) % plan::kArenaAlignment != 0)
     return invalid_argument("the caller's arena must be 64-byte aligned");
   return Status::ok();
@@ -258,6 +261,8 @@ double Session::last_run_device_ms() const {
   }
   return total;
 }
+
+bool Session::last_run_packed() const { return impl_->has_output && impl_->packed; }
 
 std::vector<OpProfile> Session::profile() const { return impl_->profile; }
 void Session::reset_profile() {

@@ -21,6 +21,7 @@
 
 #include "encrt/status.hpp"
 #include "plan/graph.h"
+#include "plan/token_layout.h"
 
 namespace encrt::backend {
 
@@ -58,6 +59,12 @@ struct RunArgs {
   // The layout of this run's src mask (inputs "src_mask_bool" / "src_mask_float", when bound):
   // true: [batch, seq, seq]; false: one [seq, seq] for every sequence.
   bool src_mask_per_sequence = false;
+  // Null: the run is padded (every buffer of token rows holds batch · seq rows). Set: a packed
+  // run (plan/token_layout.h): the graph's token-row buffers hold packed->tokens rows, sequence
+  // after sequence; attention and pooling use the per-sequence offsets, the embedding each row's
+  // original position, and the [batch, seq] inputs keep their shape. Given only to backends whose
+  // supports_packed() accepts every op of the session.
+  const plan::TokenLayout* packed = nullptr;
 };
 
 struct BackendInterface {
@@ -111,6 +118,11 @@ struct BackendInterface {
   // (optional) Device time of the last segment it ran, in ms (device events), after
   // synchronize; < 0 when unknown. Null: the backend has no clock of its own.
   double (*last_device_ms)(void* context);
+  // (optional) Whether the backend runs `op` on a packed layout (RunArgs::packed). Null: never;
+  // a session with an op on such a backend runs padded (SessionOptions::padding auto) or refuses
+  // packed at creation. Token-level outputs are expanded by the core in host memory, so a
+  // device backend that packs also needs its outputs copied to the host first.
+  bool (*supports_packed)(const void* context, const plan::Graph& graph, const plan::Op& op);
 };
 
 // True when `b` has every required entry (the registry checks each table once).

@@ -198,6 +198,46 @@ Status prepare_backends(const SessionOptions& o, SessionImpl* s) {
   return Status::ok();
 }
 
+// Whether runs of this session can be packed (plan/token_layout.h): every op on a backend that
+// runs it packed, no attention window, token-level outputs in host memory (the core expands
+// them there). The layout's arrays are sized here, so that a run allocates nothing.
+Status plan_packing(const SessionOptions& o, SessionImpl* s) {
+  s->can_pack = true;
+  s->cannot_pack.clear();
+  s->token_outputs.clear();
+  s->reads_first_token = false;
+  for (size_t i = 0; i < s->graph.ops.size() && s->can_pack; ++i) {
+    const plan::Op& op = s->graph.ops[i];
+    const BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
+    s->reads_first_token = s->reads_first_token || op.kind == plan::OpKind::kPoolFirst;
+    if (op.kind == plan::OpKind::kAttention && op.p<plan::AttentionParams>().window > 0) {
+      s->cannot_pack = "the model has an attention window (a packed sequence loses the distances to padded positions)";
+    } else if (op.kind == plan::OpKind::kAttention && op.out(plan::slot::kAttentionProbs) >= 0) {
+      s->cannot_pack = "the attention probabilities (attention_layer) are per padded position";
+    } else if (op.kind != plan::OpKind::kCopy &&
+               (!b.table->supports_packed || !b.table->supports_packed(b.context, s->graph, op))) {
+      s->cannot_pack = "backend '" + std::string(b.table->name) + "' does not run op '" + op.label + "' packed";
+    }
+    s->can_pack = s->cannot_pack.empty();
+  }
+  for (const plan::NamedTensor& t : s->graph.outputs) {
+    const plan::BufferSpec& b = s->graph.buffers[static_cast<size_t>(t.buffer)];
+    if (b.rows != plan::Rows::kTokens) continue;
+    if (b.memory != plan::kHostMemory && s->can_pack) {
+      s->can_pack = false;
+      s->cannot_pack = "output '" + t.name + "' lives in device memory";
+    }
+    s->token_outputs.push_back(t.buffer);
+  }
+  if (o.padding == Padding::kPacked && !s->can_pack)
+    return unsupported("padding=packed: this session cannot run packed batches: " + s->cannot_pack);
+  if (s->can_pack) {
+    s->pack_offsets.assign(static_cast<size_t>(o.max_batch) + 1, 0);
+    s->pack_source.assign(static_cast<size_t>(o.max_batch) * static_cast<size_t>(o.max_seq), 0);
+  }
+  return Status::ok();
+}
+
 void describe_ops(SessionImpl* s) {
   s->profile.clear();
   for (size_t i = 0; i < s->graph.ops.size(); ++i) {
@@ -233,6 +273,7 @@ backend::RunArgs SessionImpl::run_args(int first_op, int count) const {
   args.buffers = bindings.data();
   args.shape = {batch, seq};
   args.src_mask_per_sequence = src_mask_per_sequence;
+  args.packed = packed ? &layout : nullptr;
   return args;
 }
 
@@ -254,6 +295,7 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
                             "' it does not support");
     b.ops.push_back(static_cast<int>(i));
   }
+  if (Status st = plan_packing(options, s); !st) return st;
   add_scratch(options, s);
   apply_storage_dtypes(s);
   if (Status st = plan_memories(s); !st) return st;

@@ -11,6 +11,7 @@
 #include "plan/arena_planner.h"
 #include "plan/graph.h"
 #include "plan/placement.h"
+#include "plan/token_layout.h"
 
 namespace encrt::detail {
 
@@ -54,10 +55,22 @@ struct SessionImpl {
   std::vector<OpProfile> profile;   // one per op, names fixed at creation
   std::vector<double> profile_ms;   // per op, filled by a profiled run
 
+  // Packed runs (SessionOptions::padding): whether this session can run them (else why not),
+  // whether the model reads each sequence's first token, the token-level outputs the core
+  // expands to [batch, seq] after a packed run, and the layout's arrays, sized at creation.
+  bool can_pack = false;
+  std::string cannot_pack;
+  bool reads_first_token = false;
+  std::vector<int> token_outputs;
+  std::vector<int32_t> pack_offsets;  // [max_batch + 1]
+  std::vector<int32_t> pack_source;   // [max_batch * max_seq]
+  plan::TokenLayout layout;
+
   // State of the current / last run.
   int batch = 0;
   int seq = 0;
   bool src_mask_per_sequence = false;  // this run's src mask is [batch, seq, seq]
+  bool packed = false;                 // this run computes the real tokens only (`layout`)
   bool has_output = false;
 
   SessionImpl() = default;

@@ -2,6 +2,7 @@
 // where the backend keeps one), then wait for the device backends. Nothing here allocates, but
 // the observed path (calibration and debugging tools), which may copy device rows to the host.
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "session/session_impl.h"
@@ -70,7 +71,7 @@ const float* observable(SessionImpl* s, int buffer, int* width, std::vector<floa
   const MemorySpace& mem = s->memories[static_cast<size_t>(spec.memory)];
   if (mem.owner < 0) return static_cast<const float*>(data);
   const BackendSlot& b = s->backends[static_cast<size_t>(mem.owner)];
-  const size_t bytes = plan::bytes_of(spec, s->batch, s->seq);
+  const size_t bytes = plan::rows_in_run(s->graph, buffer, s->batch, s->seq, s->packed ? &s->layout : nullptr) * spec.row_bytes;
   staging->resize(bytes / sizeof(float));
   if (!b.table->copy_to_host(b.context, staging->data(), data, bytes) || (b.table->synchronize && !b.table->synchronize(b.context)))
     return nullptr;
@@ -93,11 +94,43 @@ Status run_observed(SessionImpl* s, const OpObserver& observer) {
     const float* input =
         op.kind != plan::OpKind::kQuantize && x != y ? observable(s, x, &in_width, &in_rows) : nullptr;
     const float* output = observable(s, y, &out_width, &out_rows);
-    const int rows = y >= 0 ? static_cast<int>(plan::rows_of(s->graph.buffers[static_cast<size_t>(y)], s->batch, s->seq)) : 0;
+    const int rows =
+        y >= 0 ? static_cast<int>(plan::rows_in_run(s->graph, y, s->batch, s->seq, s->packed ? &s->layout : nullptr)) : 0;
     observer(OpOutput{op.label, plan::op_kind_name(op.kind), op.layer, input, input ? in_width : 0, output,
                       output ? out_width : 0, rows});
   }
   return Status::ok();
+}
+
+// Packed or padded (SessionOptions::padding): the layout of this run, or an error when packed
+// was asked for and this batch needs the padded layout.
+Status choose_layout(SessionImpl* s, const Inputs& in, bool observed) {
+  s->packed = false;
+  const Padding mode = s->options.padding;
+  if (mode == Padding::kPadded || !s->can_pack || (mode == Padding::kAuto && observed)) return Status::ok();
+  // What needs the padded layout; the message is built only for an error (auto allocates nothing).
+  const bool src_mask = in.src_mask_bool || in.src_mask_float;
+  int starts_padded = -1;  // a sequence whose first token is padding, when the model pools first tokens
+  if (!src_mask && s->reads_first_token && in.attention_mask)
+    for (int b = 0; b < in.batch && starts_padded < 0; ++b)
+      if (in.attention_mask[static_cast<size_t>(b) * in.seq] == 0) starts_padded = b;
+  if (src_mask || starts_padded >= 0) {
+    if (mode != Padding::kPacked) return Status::ok();
+    if (src_mask) return invalid_argument("padding=packed: a src mask is given (it is indexed by padded positions)");
+    return invalid_argument("padding=packed: sequence " + std::to_string(starts_padded) +
+                            " starts with padding, and the model pools each sequence's first token (CLS or pooler)");
+  }
+  s->layout = plan::pack_tokens(in.attention_mask, in.batch, in.seq, s->pack_offsets.data(), s->pack_source.data());
+  s->packed = mode == Padding::kPacked || s->layout.tokens < in.batch * in.seq;
+  return Status::ok();
+}
+
+// After a packed run: token-level outputs back to [batch, seq] rows, padding zeroed.
+void expand_token_outputs(SessionImpl* s) {
+  if (!s->packed) return;
+  for (int buffer : s->token_outputs)
+    plan::expand_rows(s->layout, s->batch, s->seq, s->graph.buffers[static_cast<size_t>(buffer)].row_bytes,
+                      s->bindings[static_cast<size_t>(buffer)]);
 }
 
 }  // namespace
@@ -106,13 +139,19 @@ Status execute_session(SessionImpl* s, const Inputs& in, const OpObserver* obser
   s->batch = in.batch;
   s->seq = in.seq;
   s->src_mask_per_sequence = in.src_mask_shape == SrcMaskShape::kBatchSeqSeq;
+  if (Status st = choose_layout(s, in, observer != nullptr); !st) return st;
   bind_inputs(s, in);
-  if (observer) return run_observed(s, *observer);
+  if (observer) {
+    if (Status st = run_observed(s, *observer); !st) return st;
+    expand_token_outputs(s);
+    return Status::ok();
+  }
   for (const Segment& seg : s->segments)
     if (Status st = run_segment(s, seg); !st) return st;
   for (const BackendSlot& b : s->backends)
     if (b.table->synchronize)
       if (Status st = b.table->synchronize(b.context); !st) return st;
+  expand_token_outputs(s);
   return Status::ok();
 }
 

@@ -70,6 +70,13 @@ void destroy(void* c) { delete static_cast<CpuContext*>(c); }
 
 bool supports(const void*, const plan::Graph&, const plan::Op& op) { return op.kind != plan::OpKind::kCopy; }
 
+// Every op runs packed but attention that writes its probabilities ([batch, heads, seq, seq]
+// per padded position) or has a window (|i - j| counts padded positions between real tokens).
+bool supports_packed(const void*, const plan::Graph&, const plan::Op& op) {
+  if (op.kind != plan::OpKind::kAttention) return op.kind != plan::OpKind::kCopy;
+  return op.p<plan::AttentionParams>().window == 0 && op.out(plan::slot::kAttentionProbs) < 0;
+}
+
 size_t scratch_bytes(const void* c, const plan::Graph&, const plan::Op& op, backend::Shape max) {
   const size_t threads = static_cast<size_t>(ctx(c).threads);
   if (op.kind == plan::OpKind::kLinear) return linear_scratch_per_thread(ctx(c).kernels, op.p<plan::LinearParams>()) * threads;
@@ -175,6 +182,7 @@ const backend::BackendInterface kCpuBackend = {
     /*run_profiled=*/nullptr,
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
+    supports_packed,
 };
 
 }  // namespace encrt::cpu

@@ -55,7 +55,7 @@ class OpRunner {
  public:
   OpRunner(const kernels::KernelTable& kt, ThreadPool& pool, const backend::RunArgs& args)
       : kt_(kt), pool_(pool), g_(*args.graph), buffers_(args.buffers), batch_(args.shape.batch), seq_(args.shape.seq),
-        src_mask_per_sequence_(args.src_mask_per_sequence) {}
+        src_mask_per_sequence_(args.src_mask_per_sequence), packed_(args.packed) {}
 
   void run(const Op& op) {
     switch (op.kind) {
@@ -81,13 +81,21 @@ class OpRunner {
   }
   int threads() const { return pool_.threads(); }
   int row_tasks(int rows) const { return threads() == 1 ? 1 : std::min(rows, threads() * kTasksPerThread); }
-  int rows_of(int buffer) const {
-    return static_cast<int>(plan::rows_of(g_.buffers[static_cast<size_t>(buffer)], batch_, seq_));
+  int rows_of(int buffer) const { return static_cast<int>(plan::rows_in_run(g_, buffer, batch_, seq_, packed_)); }
+  // Sequence b's rows in the token-row buffers: [*first, *first + *count).
+  void sequence_rows(int b, int* first, int* count) const {
+    if (packed_) {
+      *first = packed_->offsets[b];
+      *count = packed_->offsets[b + 1] - packed_->offsets[b];
+    } else {
+      *first = b * seq_;
+      *count = seq_;
+    }
   }
 
   void embed(const Op& op) {
     const plan::EmbedParams& p = op.p<plan::EmbedParams>();
-    const int H = p.width, M = batch_ * seq_, S = seq_;
+    const int H = p.width, M = rows_of(op.out(0)), S = seq_;
     const int32_t* ids = buf<const int32_t>(op.in(plan::slot::kX));
     const int32_t* types = buf<const int32_t>(op.in(plan::slot::kEmbedTokenTypes));
     float* x = buf<float>(op.out(0));
@@ -96,10 +104,11 @@ class OpRunner {
       chunk(M, row_tasks(M), task, &r0, &r1);
       for (int r = r0; r < r1; ++r) {
         float* row = x + static_cast<size_t>(r) * H;
+        const int at = packed_ ? packed_->source[r] : r;  // the token's place in the [batch, seq] inputs
         std::fill(row, row + H, 0.0f);
-        add_table_row(kt_, *p.word, ids[r], p.scale, row);
-        add_table_row(kt_, *p.position, r % S, 1.0f, row);
-        if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[r] : 0, 1.0f, row);
+        add_table_row(kt_, *p.word, ids[at], p.scale, row);
+        add_table_row(kt_, *p.position, at % S, 1.0f, row);
+        if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[at] : 0, 1.0f, row);
       }
       if (p.norm && r1 > r0)
         kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
@@ -223,6 +232,24 @@ class OpRunner {
     const kernels::AttentionFn fn = p.int8 ? kt_.attention_i8 : kt_.attention_f32;
     unsigned char* scratch = buf<unsigned char>(op.scratch);
     const size_t per_thread = g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads());
+    if (packed_) {
+      // Each sequence is a batch of one over its own rows, every key real (supports_packed()
+      // keeps probabilities, windows and, in the core, pair masks out of packed runs).
+      auto body = [&](int task, int thread) {
+        const int b = task / p.heads;
+        int first, count;
+        sequence_rows(b, &first, &count);
+        if (count == 0) return;
+        kernels::AttentionArgs one = args;
+        one.seq = count;
+        one.qkv = args.qkv + static_cast<size_t>(first) * args.ld_qkv;
+        one.out = args.out + static_cast<size_t>(first) * args.ld_out;
+        one.mask = nullptr;
+        fn(one, 0, task % p.heads, scratch + static_cast<size_t>(thread) * per_thread);
+      };
+      parallel(pool_, batch_ * p.heads, body);
+      return;
+    }
     auto body = [&](int task, int thread) {
       fn(args, task / p.heads, task % p.heads, scratch + static_cast<size_t>(thread) * per_thread);
     };
@@ -237,10 +264,11 @@ class OpRunner {
     for (int b = 0; b < batch_; ++b) {
       float* o = out + static_cast<size_t>(b) * H;
       std::fill(o, o + H, 0.0f);
-      int count = 0;
-      for (int t = 0; t < S; ++t) {
-        if (mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
-        const float* row = x + (static_cast<size_t>(b) * S + t) * H;
+      int count = 0, first, rows;
+      sequence_rows(b, &first, &rows);
+      for (int t = 0; t < rows; ++t) {
+        if (!packed_ && mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
+        const float* row = x + (static_cast<size_t>(first) + t) * H;
         for (int i = 0; i < H; ++i) o[i] += row[i];
         ++count;
       }
@@ -255,8 +283,15 @@ class OpRunner {
     const int H = op.p<plan::RowsParams>().width;
     const float* x = buf<const float>(op.in(plan::slot::kX));
     float* out = buf<float>(op.out(0));
-    for (int b = 0; b < batch_; ++b)
-      std::memcpy(out + static_cast<size_t>(b) * H, x + static_cast<size_t>(b) * seq_ * H, sizeof(float) * H);
+    // Packed: the session packs only batches whose every sequence starts with a real token, so the
+    // first row of each sequence is its position 0, as in the padded run.
+    for (int b = 0; b < batch_; ++b) {
+      int first, rows;
+      sequence_rows(b, &first, &rows);
+      float* o = out + static_cast<size_t>(b) * H;
+      if (rows == 0) std::fill(o, o + H, 0.0f);
+      else std::memcpy(o, x + static_cast<size_t>(first) * H, sizeof(float) * H);
+    }
   }
 
   // sentence-transformers' max pooling: padding counts as -1e9, so a sequence with a real token
@@ -270,9 +305,11 @@ class OpRunner {
     for (int b = 0; b < batch_; ++b) {
       float* o = out + static_cast<size_t>(b) * H;
       bool any = false;
-      for (int t = 0; t < S; ++t) {
-        if (mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
-        const float* row = x + (static_cast<size_t>(b) * S + t) * H;
+      int first, rows;
+      sequence_rows(b, &first, &rows);
+      for (int t = 0; t < rows; ++t) {
+        if (!packed_ && mask && mask[static_cast<size_t>(b) * S + t] == 0) continue;
+        const float* row = x + (static_cast<size_t>(first) + t) * H;
         if (!any) std::memcpy(o, row, sizeof(float) * H);
         else
           for (int i = 0; i < H; ++i) o[i] = row[i] > o[i] || std::isnan(row[i]) ? row[i] : o[i];  // NaN wins, as in torch.max
@@ -342,6 +379,7 @@ class OpRunner {
   const int batch_;
   const int seq_;
   const bool src_mask_per_sequence_;
+  const plan::TokenLayout* packed_;  // null: a padded run
 };
 
 }  // namespace

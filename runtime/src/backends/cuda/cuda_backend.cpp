@@ -759,6 +759,8 @@ const backend::BackendInterface kCudaBackend = {
     run_profiled,
     storage_dtype,
     last_device_ms,
+    // Packed batches are not implemented here yet: the session runs this backend padded.
+    /*supports_packed=*/nullptr,
 };
 
 }  // namespace encrt::cuda

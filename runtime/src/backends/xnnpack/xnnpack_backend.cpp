@@ -365,6 +365,7 @@ const backend::BackendInterface kXnnpackBackend = {
     /*run_profiled=*/nullptr,
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
+    /*supports_packed=*/nullptr,
 };
 
 }  // namespace encrt::xnnpack
