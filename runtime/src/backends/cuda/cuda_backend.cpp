@@ -155,7 +155,7 @@ Status create(const backend::Options& options, int, void** out) {
   if (const cudaError_t e = kernels_loadable(); e != cudaSuccess)
     return unsupported("backend 'cuda': this build's kernels do not load on " + c->device_name + " (sm_" +
                        std::to_string(c->cc_major) + std::to_string(c->cc_minor) +
-                       "; built for sm_87, sm_90 and compute_90 PTX): " + cudaGetErrorString(e));
+                       "; this build has kernels for CUDA architectures " ENCRT_CUDA_ARCHITECTURES "): " + cudaGetErrorString(e));
   c->lt = cublaslt(&why);
   *out = c.release();
   return Status::ok();
