@@ -29,6 +29,7 @@ def main():
     ap.add_argument("--dtypes", default="fp32,fp16,int8")
     ap.add_argument("--threads", default="1")
     ap.add_argument("--backend", default="", help="encrt run --backend (default: the CLI's, auto)")
+    ap.add_argument("--backend-options", default="", help="encrt run --backend-options (NAME=VALUE,...)")
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--convert-args", default="", help="extra arguments for encrt convert (int8 only)")
     ap.add_argument("--save", help="also keep the ids, reference embeddings and models in this folder")
@@ -106,7 +107,8 @@ def check_model(args, folder, dtype, model_path, ref, figures):
                     "--mask", os.path.join(folder, "mask.npy"),
                     "--token-type-ids", os.path.join(folder, "types.npy"),
                     "--output", "pooled", "--threads", args.threads, "-o", out] +
-                   (["--backend", args.backend] if args.backend else []), check=True)
+                   (["--backend", args.backend] if args.backend else []) +
+                   (["--backend-options", args.backend_options] if args.backend_options else []), check=True)
     emb = np.load(out).astype(np.float64)
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
     cos = (emb * ref).sum(1)

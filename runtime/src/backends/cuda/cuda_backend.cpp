@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "backends/cuda/cublaslt_library.h"
 #include "backends/cuda/cuda_gemm.h"
 #include "backends/cuda/cuda_graph_cache.h"
+#include "backends/cuda/cuda_host_mapping.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "core/half.h"
@@ -58,6 +60,11 @@ struct CudaContext {
   int device = 0;
   bool graphs = true;
   bool tf32 = false;
+  // weights=mapped: the tensors the GPU reads as they are stored (embedding tables, LayerNorm
+  // parameters) are read from the model's own bytes, registered with the GPU, not copied.
+  bool mapped_weights = false;
+  HostMapping mapping;
+  size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
   cublasLtHandle_t handle = nullptr;
   cudaStream_t stream = nullptr;
@@ -139,6 +146,11 @@ Status create(const backend::Options& options, int, void** out) {
   }
   if (Status s = parse_switch(options, "graphs", true, &c->graphs); !s) return s;
   if (Status s = parse_switch(options, "tf32", false, &c->tf32); !s) return s;
+  if (auto it = options.find("weights"); it != options.end()) {
+    if (it->second != "device" && it->second != "mapped")
+      return invalid_argument("option weights of backend cuda must be device or mapped, got '" + it->second + "'");
+    c->mapped_weights = it->second == "mapped";
+  }
   int count = 0;
   cudaGetDeviceCount(&count);
   if (c->device >= count)
@@ -155,7 +167,7 @@ Status create(const backend::Options& options, int, void** out) {
   if (const cudaError_t e = kernels_loadable(); e != cudaSuccess)
     return unsupported("backend 'cuda': this build's kernels do not load on " + c->device_name + " (sm_" +
                        std::to_string(c->cc_major) + std::to_string(c->cc_minor) +
-                       "; built for sm_87, sm_90 and compute_90 PTX): " + cudaGetErrorString(e));
+                       "; this build has kernels for CUDA architectures " ENCRT_CUDA_ARCHITECTURES "): " + cudaGetErrorString(e));
   c->lt = cublaslt(&why);
   *out = c.release();
   return Status::ok();
@@ -365,6 +377,22 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
 
   Upload up;
   PendingPointers pending;
+  if (c.mapped_weights)
+    if (Status s = c.mapping.map(c.device, args.model->data, args.model->size); !s) return s;
+  // A tensor the GPU reads as it is stored: where it lies when mapped, else in the upload.
+  auto place = [&](const void** slot, const void* host, size_t bytes) {
+    // (The kernels' vector loads want 16-byte alignment; the upload gives every piece 256.)
+    const void* dev = reinterpret_cast<uintptr_t>(host) % 16 == 0 ? c.mapping.device_address(host) : nullptr;
+    if (dev) {
+      *slot = dev;
+      c.mapped_bytes += bytes;
+    } else {
+      pending.add(slot, up.add(host, bytes));
+    }
+  };
+  auto place_floats = [&](const float** slot, const float* host, int count) {
+    place(reinterpret_cast<const void**>(slot), host, sizeof(float) * static_cast<size_t>(count));
+  };
   for (int k = 0; k < args.op_count; ++k) {
     const int i = args.ops[k];
     const Op& op = g.ops[static_cast<size_t>(i)];
@@ -372,19 +400,19 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
     switch (op.kind) {
       case OpKind::kEmbed: {
         const plan::EmbedParams& e = op.p<plan::EmbedParams>();
-        pending.add(&plan.word, up.add(e.word->data, table_bytes(*e.word)));
-        pending.add(&plan.position, up.add(e.position->data, table_bytes(*e.position)));
-        if (e.token_type) pending.add(&plan.token_type, up.add(e.token_type->data, table_bytes(*e.token_type)));
+        place(&plan.word, e.word->data, table_bytes(*e.word));
+        place(&plan.position, e.position->data, table_bytes(*e.position));
+        if (e.token_type) place(&plan.token_type, e.token_type->data, table_bytes(*e.token_type));
         if (e.norm) {
-          pending.add(reinterpret_cast<const void**>(&plan.gamma), up.add(e.norm->gamma, sizeof(float) * e.width));
-          pending.add(reinterpret_cast<const void**>(&plan.beta), up.add(e.norm->beta, sizeof(float) * e.width));
+          place_floats(&plan.gamma, e.norm->gamma, e.width);
+          place_floats(&plan.beta, e.norm->beta, e.width);
         }
         break;
       }
       case OpKind::kLayerNorm: {
         const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
-        pending.add(reinterpret_cast<const void**>(&plan.gamma), up.add(n.norm->gamma, sizeof(float) * n.width));
-        pending.add(reinterpret_cast<const void**>(&plan.beta), up.add(n.norm->beta, sizeof(float) * n.width));
+        place_floats(&plan.gamma, n.norm->gamma, n.width);
+        place_floats(&plan.beta, n.norm->beta, n.width);
         break;
       }
       case OpKind::kLinear:
@@ -417,6 +445,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
     if (g.ops[static_cast<size_t>(args.ops[k])].kind == OpKind::kLinear)
       if (Status s = make_gemm(c, g, args.ops[k], args.max); !s) return s;
   held->weights_copied = c.weights_bytes;
+  held->weights_in_place = c.mapped_bytes;
   return Status::ok();
 }
 
@@ -727,10 +756,11 @@ std::string summary(const void* cv) {
          std::to_string(c.cc_minor) + ", " + std::to_string(c.sms) + " SMs, " + memory + "), CUDA runtime " +
          std::to_string(runtime) + " / driver " + std::to_string(driver) + ", " + (c.lt ? c.lt->path : std::string("no cuBLASLt")) +
          ", graphs " + (c.graphs ? "on" : "off") + (c.tf32 ? ", tf32 on" : "") + ", weights on the device " +
-         std::to_string(c.weights_bytes) + " bytes";
+         std::to_string(c.weights_bytes) + " bytes" +
+         (c.mapped_weights ? ", read in place from the mapped model " + std::to_string(c.mapped_bytes) + " bytes" : "");
 }
 
-const char* const kOptionKeys[] = {"device", "graphs", "tf32", nullptr};
+const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", nullptr};
 
 }  // namespace
 
