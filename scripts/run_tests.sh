@@ -18,6 +18,8 @@ bash scripts/test_python.sh build
 bash scripts/test_install.sh build
 # The same suites cross-compiled for aarch64 and run under qemu-user.
 bash scripts/test_aarch64.sh
+# toolchains/jetson.cmake's CPU part (no JetPack cross toolkit here) at Orin's kernel level under qemu.
+bash scripts/test_jetson_cpu.sh
 # Every Catch2 suite once more built with clang 14 under AddressSanitizer + UndefinedBehaviorSanitizer
 # (best and scalar kernels, the conformance suite), and the thread tests under ThreadSanitizer.
 bash scripts/test_sanitizers.sh
