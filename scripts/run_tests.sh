@@ -2,7 +2,7 @@
 # Sets up a fresh Debian 12 machine, builds encrt (Release, -Werror) and runs every test:
 # Catch2 suites (kernels against the reference, converter, runtime, golden PyTorch fixtures,
 # bad input, exported symbols), the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch,
-# an app built against the installed library, the aarch64 suites under qemu, and the suites again
+# an app built against the installed library, the aarch64 and armv7 suites under qemu, and the suites again
 # under the sanitizers (clang 14: ASan + UBSan, TSan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,8 @@ ctest --test-dir build --output-on-failure -j "$(nproc)"
 bash scripts/test_install.sh build
 # The same suites cross-compiled for aarch64 and run under qemu-user.
 bash scripts/test_aarch64.sh
+# And for 32-bit ARM (armv7 + NEON, hard-float) under qemu-arm.
+bash scripts/test_armv7.sh
 # Every Catch2 suite once more built with clang 14 under AddressSanitizer + UndefinedBehaviorSanitizer
 # (best and scalar kernels, the conformance suite), and the thread tests under ThreadSanitizer.
 bash scripts/test_sanitizers.sh
