@@ -186,7 +186,9 @@ int cmd_bench(int argc, char** argv) {
                 host.emulation_reason.c_str());
   std::printf("cpu          %s%s, %d CPUs, %s binary%s\n", host.cpu_model.empty() ? "unknown" : host.cpu_model.c_str(),
               host.emulated ? " (the emulator's host)" : "", host.cpus, host::binary_arch(),
-              host.virtual_machine ? "; virtual machine (hypervisor flag): timings valid, the CPU shared" : "");
+              !host.virtual_machine ? ""
+              : host.emulated       ? "; the host is a virtual machine (hypervisor flag)"
+                                    : "; virtual machine (hypervisor flag): timings valid, the CPU shared");
   std::printf("isa          %s (the cpu backend's kernels; this CPU's best: %s)\n", level.c_str(),
               kernels::best_isa_level().name);
   std::printf("threads      %d\n", threads);

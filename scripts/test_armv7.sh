@@ -27,42 +27,45 @@ echo "armv7: built in $((SECONDS - start)) s"
 # ENCRT_EXPECT_EMULATED=1: the host-info test checks that the emulation is detected.
 qemu=(qemu-arm -L /usr/arm-linux-gnueabihf)
 export ENCRT_EXPECT_EMULATED=1
-failures=()
-run_suite() {
+# The suites run side by side, as many at a time as there are cores (each is one process; the
+# runtime suite, the longest, starts first). Each one's output goes to build-armv7/<label>.log.
+jobs_max=$(nproc)
+start_suite() {  # label, then the command under qemu
   local label=$1
   shift
-  local t0=$SECONDS
-  if "${qemu[@]}" "$@" >"build-armv7/$label.log" 2>&1; then
-    echo "armv7 (qemu): PASS $label ($((SECONDS - t0)) s): $(tail -n 2 "build-armv7/$label.log" | tr -s '\n' ' ')"
-  else
-    echo "armv7 (qemu): FAIL $label ($((SECONDS - t0)) s); its output:"
-    tail -n 40 "build-armv7/$label.log"
-    failures+=("$label")
-  fi
+  while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done
+  ( t0=$SECONDS; "${qemu[@]}" "$@" >"build-armv7/$label.log" 2>&1; status=$?
+    echo "$status $((SECONDS - t0))" >"build-armv7/$label.status" ) &
 }
-for suite in encrt_kernel_tests encrt_converter_tests encrt_runtime_tests encrt_thread_tests; do
-  run_suite "$suite" "build-armv7/bin/$suite"
-done
-# The [cli] cases start build-armv7/bin/encrt through std::system, that is through the host's
-# /bin/sh (qemu-user passes exec to the kernel), and the kernel cannot start an ARM program from
-# an x86 shell without a binfmt_misc registration: the CLI is run below instead, under qemu.
-echo "armv7 (qemu): encrt_heatmap_tests without its [cli] cases (they exec the ARM CLI from the host's shell)"
-run_suite encrt_heatmap_tests build-armv7/bin/encrt_heatmap_tests '~[cli]'
+labels=(encrt_runtime_tests encrt_kernel_tests conformance:cpu conformance:mock_device encrt_thread_tests
+        encrt_heatmap_tests encrt_converter_tests)
+rm -f build-armv7/*.status
+start_suite encrt_runtime_tests build-armv7/bin/encrt_runtime_tests
+start_suite encrt_kernel_tests build-armv7/bin/encrt_kernel_tests
 # The backend conformance suite (exit code 4: a backend this build lacks, skipped): cpu (level
 # scalar here, the reference itself, still through the sentinels, replays and fixtures) and the
 # device-memory test double.
-for b in cpu mock_device; do
-  label="conformance --backend $b"
-  t0=$SECONDS
-  "${qemu[@]}" build-armv7/bin/encrt_conformance --backend "$b" >"build-armv7/conformance.$b.log" 2>&1
-  status=$?
+start_suite conformance:cpu build-armv7/bin/encrt_conformance --backend cpu
+start_suite conformance:mock_device build-armv7/bin/encrt_conformance --backend mock_device
+start_suite encrt_thread_tests build-armv7/bin/encrt_thread_tests
+# The [cli] cases start build-armv7/bin/encrt through std::system, that is through the host's
+# /bin/sh (qemu-user passes exec to the kernel), and the kernel cannot start an ARM program from
+# an x86 shell without a binfmt_misc registration: the CLI is run below instead, under qemu.
+echo "armv7 (qemu): encrt_heatmap_tests runs without its [cli] cases (they exec the ARM CLI from the host's shell; the CLI is checked below)"
+start_suite encrt_heatmap_tests build-armv7/bin/encrt_heatmap_tests '~[cli]'
+start_suite encrt_converter_tests build-armv7/bin/encrt_converter_tests
+wait
+failures=()
+for label in "${labels[@]}"; do
+  status=99 seconds=?
+  [[ -f "build-armv7/$label.status" ]] && read -r status seconds <"build-armv7/$label.status"
   if [[ $status -eq 0 ]]; then
-    echo "armv7 (qemu): PASS $label ($((SECONDS - t0)) s)"
+    echo "armv7 (qemu): PASS $label ($seconds s): $(tail -n 2 "build-armv7/$label.log" | tr -s '\n' ' ')"
   elif [[ $status -eq 4 ]]; then
-    echo "armv7 (qemu): SKIPPED $label: $(tail -n 1 "build-armv7/conformance.$b.log")"
+    echo "armv7 (qemu): SKIPPED $label: $(tail -n 1 "build-armv7/$label.log")"
   else
-    echo "armv7 (qemu): FAIL $label; its output:"
-    tail -n 40 "build-armv7/conformance.$b.log"
+    echo "armv7 (qemu): FAIL $label (exit $status, $seconds s); its output:"
+    tail -n 40 "build-armv7/$label.log"
     failures+=("$label")
   fi
 done
