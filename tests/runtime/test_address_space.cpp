@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <string>
 
 #include "support/fixtures.h"
 
@@ -31,4 +33,24 @@ TEST_CASE("an arena larger than the address space allows is refused, not wrapped
   opt.max_batch = 4;
   REQUIRE(Session::arena_size(*model, opt, &bytes).is_ok());
   CHECK(bytes > 0);
+}
+
+TEST_CASE("a .npy dimension beyond size_t is refused, not truncated", "[npy][bad-input]") {
+  // shape (2^32 + 1,): as a 32-bit size_t that is 1, which the file's one element would satisfy.
+  std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967297,), }";
+  dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+  dict.push_back('\n');
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.push_back(static_cast<char>(dict.size() & 0xff));
+  bytes.push_back(static_cast<char>(dict.size() >> 8));
+  bytes += dict;
+  bytes.append(4, '\0');  // one int32
+  const std::string path = test::tmp_path("huge_dimension.npy");
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  npy::Int32Array a;
+  const Status s = npy::read_int32(path, &a);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK((s.message().find("shape too large") != std::string::npos ||
+         s.message().find("fewer elements than its shape says") != std::string::npos));
+  if (sizeof(size_t) < 8) CHECK(s.message().find("shape too large") != std::string::npos);
 }
