@@ -1,6 +1,8 @@
 // encrt bench MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]
 // Latency of Session::run on synthetic ids (fixed seed, every token real), plus the figures an
-// edge deployment cares about: load time, model and arena size, peak RSS.
+// edge deployment cares about: load time, model and arena size, peak RSS. It first says what it
+// ran on (CPU, kernel level, threads; emulation and virtual machines: core/host_info.h), so that
+// numbers from qemu or a shared VM are never taken for a device's.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -13,6 +15,9 @@
 #include "cli/backend_args.h"
 #include "cli/padding_arg.h"
 #include "cli/commands.h"
+#include "core/host_info.h"
+#include "kernels/isa.h"
+#include "kernels/kernel_table.h"
 #include "npy/npy.h"
 #include "encrt/encrt.hpp"
 
@@ -36,6 +41,26 @@ double percentile(std::vector<double> sorted, double p) {
   const size_t lo = static_cast<size_t>(pos);
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The cpu backend's kernel level: --isa / isa=LEVEL (Session::create has checked it), else the
+// level ENCRT_ISA forces or this CPU's own features choose.
+std::string cpu_kernel_level(const SessionOptions& opt) {
+  const auto it = opt.backend_options.find("isa");
+  if (it != opt.backend_options.end())
+    if (const kernels::IsaLevel* level = kernels::find_isa_level(it->second)) return level->name;
+  return kernels::isa_features_name(kernels::default_kernel_table().features & ~kernels::kIsaPreferences);
+}
+
+// A string as a JSON string's contents (cpuinfo names are free text).
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace
@@ -126,8 +151,17 @@ int cmd_bench(int argc, char** argv) {
   const double model_mib = static_cast<double>(model->file_size()) / (1024.0 * 1024.0);
   const double arena_mib = static_cast<double>(session->arena_bytes()) / (1024.0 * 1024.0);
 
+  const host::HostInfo host = host::detect_host();
+  const std::string level = cpu_kernel_level(opt);
   if (args.has("json")) {
-    std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, \"iters\": %d, "
+    std::printf("{\"host\": {\"cpu\": \"%s\", \"binary\": \"%s\", \"cpus\": %d, \"emulated\": %s, "
+                "\"emulator\": \"%s\", \"emulation_reason\": \"%s\", \"virtual_machine\": %s, "
+                "\"timings_meaningful\": %s}, \"isa\": \"%s\", \"best_isa\": \"%s\", ",
+                json_escape(host.cpu_model).c_str(), host::binary_arch(), host.cpus, host.emulated ? "true" : "false",
+                host.emulator.c_str(), json_escape(host.emulation_reason).c_str(),
+                host.virtual_machine ? "true" : "false", host.emulated ? "false" : "true", level.c_str(),
+                kernels::best_isa_level().name);
+    std::printf("\"model\": \"%s\", \"backend\": \"%s\", \"batch\": %d, \"seq\": %d, \"threads\": %d, \"iters\": %d, "
                 "\"kernels\": \"%s\", \"load_ms\": %.3f, \"session_ms\": %.3f, "
                 "\"latency_ms\": {\"min\": %.4f, \"median\": %.4f, \"p90\": %.4f, \"max\": %.4f}, "
                 "\"sequences_per_s\": %.2f, \"model_mib\": %.3f, \"arena_mib\": %.3f, \"peak_rss_mib\": %.2f",
@@ -150,6 +184,17 @@ int cmd_bench(int argc, char** argv) {
     std::printf("}\n");
     return 0;
   }
+  if (host.emulated)
+    std::printf("EMULATED (%s): timings are not meaningful (%s)\n", host.emulator.c_str(),
+                host.emulation_reason.c_str());
+  std::printf("cpu          %s%s, %d CPUs, %s binary%s\n", host.cpu_model.empty() ? "unknown" : host.cpu_model.c_str(),
+              host.emulated ? " (the emulator's host)" : "", host.cpus, host::binary_arch(),
+              !host.virtual_machine ? ""
+              : host.emulated       ? "; the host is a virtual machine (hypervisor flag)"
+                                    : "; virtual machine (hypervisor flag): timings valid, the CPU shared");
+  std::printf("isa          %s (the cpu backend's kernels; this CPU's best: %s)\n", level.c_str(),
+              kernels::best_isa_level().name);
+  std::printf("threads      %d\n", threads);
   std::printf("model        %s (%.2f MiB), loaded in %.2f ms; session created in %.2f ms\n",
               args.positional()[0].c_str(), model_mib, load_ms, session_ms);
   std::printf("backend      %s\n", opt.backend.c_str());

@@ -31,6 +31,10 @@ install(FILES ${PROJECT_BINARY_DIR}/encrt-config.cmake ${PROJECT_BINARY_DIR}/enc
 # anywhere gives a working file. Libs.private is what libencrt.a needs beyond itself: a C
 # program linking it statically also needs the C++ runtime and libm.
 set(ENCRT_PC_LIBS_PRIVATE "-lpthread")
+if(ANDROID)
+  # Bionic's libc holds the pthread functions; there is no libpthread to link.
+  set(ENCRT_PC_LIBS_PRIVATE "")
+endif()
 if(ENCRT_HAVE_XNNPACK)
   string(APPEND ENCRT_PC_LIBS_PRIVATE " -lXNNPACK -lpthreadpool")
 endif()

@@ -27,7 +27,9 @@ struct Observed {
 
 struct AlignedBuffer {
   explicit AlignedBuffer(const std::vector<uint8_t>& bytes) : size(bytes.size()) {
-    data = static_cast<unsigned char*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
+    // posix_memalign: Android's libc has C11 aligned_alloc only from API 28 (session_builder.cpp).
+    void* p = nullptr;
+    data = posix_memalign(&p, 64, size > 0 ? size : 64) == 0 ? static_cast<unsigned char*>(p) : nullptr;
     if (data) std::memcpy(data, bytes.data(), size);
   }
   ~AlignedBuffer() { std::free(data); }

@@ -1,5 +1,6 @@
 #include "npy/npy.h"
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -81,7 +82,9 @@ Status read_file(const std::string& path, std::string* bytes) {
 Status element_count(const std::string& path, const Header& h, size_t item, size_t available, size_t* count) {
   size_t n = 1;
   for (int64_t d : h.shape) {
-    if (d != 0 && n > std::numeric_limits<size_t>::max() / static_cast<size_t>(d))
+    // Compared in 64 bits first: on 32-bit ARM a dimension of 2^32 + 1 would become 1 as a size_t.
+    if (static_cast<uint64_t>(d) > std::numeric_limits<size_t>::max() ||
+        (d != 0 && n > std::numeric_limits<size_t>::max() / static_cast<size_t>(d)))
       return invalid_argument(path + ": shape too large");
     n *= static_cast<size_t>(d);
   }

@@ -2,8 +2,8 @@
 # Sets up a fresh Debian 12 machine, builds encrt (Release, -Werror) and runs every test:
 # Catch2 suites (kernels against the reference, converter, runtime, golden PyTorch fixtures,
 # bad input, exported symbols), the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch,
-# the Python package (pip install . and pytest),
-# an app built against the installed library, the aarch64 suites under qemu, and the suites again
+# the Python package (pip install . and pytest), an app built against the installed library, the
+# aarch64, Jetson (CPU part) and armv7 suites under qemu, and the suites again
 # under the sanitizers (clang 14: ASan + UBSan, TSan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,8 @@ bash scripts/test_install.sh build
 bash scripts/test_aarch64.sh
 # toolchains/jetson.cmake's CPU part (no JetPack cross toolkit here) at Orin's kernel level under qemu.
 bash scripts/test_jetson_cpu.sh
+# And for 32-bit ARM (armv7 + NEON, hard-float) under qemu-arm.
+bash scripts/test_armv7.sh
 # Every Catch2 suite once more built with clang 14 under AddressSanitizer + UndefinedBehaviorSanitizer
 # (best and scalar kernels, the conformance suite), and the thread tests under ThreadSanitizer.
 bash scripts/test_sanitizers.sh

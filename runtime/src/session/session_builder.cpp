@@ -168,8 +168,10 @@ Status allocate_arenas(const SessionOptions& o, SessionImpl* s) {
                              std::to_string(need));
       mem.base = static_cast<unsigned char*>(o.arena);
     } else {
-      void* p = std::aligned_alloc(mem.plan.alignment, need > 0 ? (need + mem.plan.alignment - 1) / mem.plan.alignment * mem.plan.alignment
-                                                                : mem.plan.alignment);
+      // posix_memalign rather than C11 aligned_alloc: Android's libc has it from API 9, aligned_alloc
+      // only from API 28 (toolchains/android-arm64.cmake builds for API 24).
+      void* p = nullptr;
+      if (posix_memalign(&p, mem.plan.alignment, need > 0 ? need : mem.plan.alignment) != 0) p = nullptr;
       if (!p) return out_of_memory("cannot allocate a " + std::to_string(need) + "-byte arena");
       mem.base = static_cast<unsigned char*>(p);
       mem.owned = true;
