@@ -3,8 +3,8 @@
 # Catch2 suites (kernels against the reference, converter, runtime, golden PyTorch fixtures,
 # bad input, exported symbols), the end-to-end all-MiniLM-L6-v2 accuracy check against PyTorch,
 # the Python package (pip install . and pytest), an app built against the installed library, the
-# aarch64, Jetson (CPU part) and armv7 suites under qemu, and the suites again
-# under the sanitizers (clang 14: ASan + UBSan, TSan).
+# aarch64 (through the Jetson toolchain, also at Orin's kernel level) and armv7 suites under qemu,
+# and the suites again under the sanitizers (clang 14: ASan + UBSan, TSan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_debian.sh
@@ -16,10 +16,9 @@ bash scripts/test_python.sh build
 # Install into a fresh prefix and link an app against it (CMake package, pkg-config; shared and
 # static), reusing build/.
 bash scripts/test_install.sh build
-# The same suites cross-compiled for aarch64 and run under qemu-user.
+# The same suites cross-compiled for aarch64 (toolchains/jetson.cmake's CPU part) and run under
+# qemu-user, at three CPUs' kernel levels (every extension, Cortex-A53, Orin's).
 bash scripts/test_aarch64.sh
-# toolchains/jetson.cmake's CPU part (no JetPack cross toolkit here) at Orin's kernel level under qemu.
-bash scripts/test_jetson_cpu.sh
 # And for 32-bit ARM (armv7 + NEON, hard-float) under qemu-arm.
 bash scripts/test_armv7.sh
 # Every Catch2 suite once more built with clang 14 under AddressSanitizer + UndefinedBehaviorSanitizer

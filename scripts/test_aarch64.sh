@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-compiles encrt for aarch64 Linux (toolchains/aarch64-linux-gnu.cmake) and runs its Catch2
+# Cross-compiles encrt for aarch64 Linux (toolchains/jetson.cmake over aarch64-linux-gnu.cmake) and runs its Catch2
 # suites under qemu-user: the NEON kernels against the reference, the converter and the golden
 # PyTorch fixtures must give the same answers on ARM, with and without the dot product extension. Skipped, with a message, when the cross compiler
 # or qemu cannot be installed. With Debian's arm64 XNNPACK (scripts/arm64_xnnpack_sysroot.sh
@@ -23,8 +23,12 @@ if [[ -f "$sysroot/.encrt-arm64-packages" ]]; then
   # looks in its LD_LIBRARY_PATH (-E sets it for the guest only, not for qemu itself).
   qemu+=(-E "LD_LIBRARY_PATH=$extra_root/usr/lib/aarch64-linux-gnu")
 fi
+# The build goes through toolchains/jetson.cmake: it is toolchains/aarch64-linux-gnu.cmake plus
+# -mtune=cortex-a78ae (and, with JetPack's cross toolkit, the CUDA backend, which this machine
+# cannot build: see the end), so this one cross build exercises both files; tuning changes no
+# result, and the kernels are chosen at run time from the CPU's features, as on any aarch64 board.
 # -U: XNNPACK is looked for again on every configure (in the sysroot, or not at all without it).
-cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \
+cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/jetson.cmake \
   -DENCRT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release -DENCRT_AARCH64_EXTRA_ROOT="$extra_root" \
   -U 'ENCRT_XNNPACK_*' -U 'ENCRT_PTHREADPOOL_*'
 cmake --build build-aarch64 -j "$(nproc)"
@@ -42,6 +46,30 @@ for suite in encrt_kernel_tests encrt_runtime_tests; do
   echo "aarch64 (qemu, Cortex-A53: no dot product): $suite"
   "${qemu[@]}" -cpu cortex-a53 "build-aarch64/bin/$suite"
 done
+# Jetson Orin's CPU class: qemu 7.2 has no Cortex-A78AE model; its Neoverse-N1 has the same
+# features (armv8.2-a, dot product, fp16 arithmetic, no i8mm), so the best level is neonfp16. The
+# reference kernels' own tests ([ref]) and the runtime's other cases do not depend on the level and
+# ran above; here the SIMD kernels and dispatch, and the golden fixtures and heads end to end.
+echo "aarch64 (qemu, Neoverse-N1 = Orin's features: dot product, fp16, no i8mm): encrt_kernel_tests ~[ref]"
+"${qemu[@]}" -cpu neoverse-n1 build-aarch64/bin/encrt_kernel_tests '~[ref]'
+echo "aarch64 (qemu, Neoverse-N1): encrt_runtime_tests [golden],[heads]"
+"${qemu[@]}" -cpu neoverse-n1 build-aarch64/bin/encrt_runtime_tests '[golden],[heads]'
+# toolchains/jetson.cmake pointed at this machine's CUDA toolkit, which has no aarch64 target
+# libraries (CUDA 13 has no aarch64-linux target; Orin's JetPack 6 ships CUDA 12's): it must refuse
+# it with a message that says so, not configure a backend that cannot link.
+if [[ -d /usr/local/cuda/bin && ! -d /usr/local/cuda/targets/aarch64-linux/lib ]]; then
+  log=$(mktemp)
+  if cmake -S . -B build-aarch64/jetson-cuda -DCMAKE_TOOLCHAIN_FILE=toolchains/jetson.cmake \
+       -DENCRT_JETSON_CUDA=/usr/local/cuda >"$log" 2>&1; then
+    echo "FAILED: toolchains/jetson.cmake accepted a CUDA toolkit without aarch64 target libraries"; cat "$log"; exit 1
+  elif grep -q "has no targets/aarch64-linux/lib" "$log"; then
+    echo "jetson: this machine's CUDA toolkit ($(/usr/local/cuda/bin/nvcc --version | tail -1)) has no aarch64" \
+         "target libraries, and toolchains/jetson.cmake refuses it (the CUDA part needs JetPack's cross toolkit)"
+  else
+    echo "FAILED: configuring with ENCRT_JETSON_CUDA=/usr/local/cuda failed for another reason:"; cat "$log"; exit 1
+  fi
+  rm -rf build-aarch64/jetson-cuda "$log"
+fi
 # The backend conformance suite on ARM (exit code 4: a backend this build lacks, skipped).
 for b in cpu cpu:neon cpu:neondot xnnpack xnnpack:fp16=half mock_device; do
   echo "aarch64 (qemu): conformance --backend $b"

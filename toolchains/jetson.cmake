@@ -11,8 +11,9 @@
 # sm_87 and hands host code to the aarch64 g++ (CMAKE_CUDA_HOST_COMPILER). CUDA 13 toolkits
 # (like the one on our CI machines) ship no aarch64-linux target: Orin stays on JetPack 6's CUDA 12.
 # Without ENCRT_JETSON_CUDA the same file builds the CPU part only (ENCRT_WITH_CUDA=OFF), which is
-# how CI exercises it: scripts/test_jetson_cpu.sh builds it and runs the suites under qemu with a
-# CPU model of Orin's class (armv8.2-a with dot product and fp16 arithmetic, no i8mm).
+# how CI exercises it: scripts/test_aarch64.sh builds its aarch64 suites through this file and runs
+# them under qemu, also with a CPU model of Orin's class (armv8.2-a with dot product and fp16
+# arithmetic, no i8mm).
 #
 # ENCRT_JETSON_SYSROOT (optional) is the board's root file system (L4T's sample rootfs, or a copy
 # of the board's /usr/lib): searched for libraries after the cross toolchain's own, for apps that

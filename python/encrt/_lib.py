@@ -22,13 +22,18 @@ OK = 0
 DTYPE_F32, DTYPE_F16, DTYPE_I8, DTYPE_U8, DTYPE_I32 = range(5)
 TRUNCATIONS = {"longest_first": 0, "only_first": 1, "only_second": 2}
 SRC_MASK_SEQ_SEQ, SRC_MASK_BATCH_SEQ_SEQ = 0, 1
+PADDINGS = {"auto": 0, "packed": 1, "padded": 2}
 HEAD_KINDS = {0: "sequence_classification", 1: "token_classification"}
 
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("max_batch", c_int), ("max_seq", c_int), ("threads", c_int),
                 ("attention_layer", c_int), ("arena", c_void_p), ("arena_size", c_size_t),
-                ("backend", c_char_p), ("backend_options", c_char_p), ("src_mask", c_int)]
+                ("backend", c_char_p), ("backend_options", c_char_p), ("src_mask", c_int), ("padding", c_int)]
+
+
+class LoadOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("verify_checksums", c_int)]
 
 
 class TensorInfo(ctypes.Structure):
@@ -72,6 +77,9 @@ _PROTOTYPES = [
     ("encrt_version", c_char_p, []),
     ("encrt_last_error", c_char_p, []),
     ("encrt_model_load", c_int, [c_char_p, P(c_void_p)]),
+    ("encrt_load_options_init", None, [P(LoadOptions)]),
+    ("encrt_model_load_ex", c_int, [c_char_p, P(LoadOptions), P(c_void_p)]),
+    ("encrt_model_load_from_memory", c_int, [c_void_p, c_size_t, P(LoadOptions), P(c_void_p)]),
     ("encrt_model_free", None, [c_void_p]),
     ("encrt_model_dims", c_int, [c_void_p, P(c_int), P(c_int), P(c_int), P(c_int), P(c_int)]),
     ("encrt_model_has_head", c_int, [c_void_p, P(c_int)]),

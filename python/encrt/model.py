@@ -35,6 +35,19 @@ class HeadInfo(NamedTuple):
     labels: Tuple[str, ...]
 
 
+def _aligned_copy(data):
+    """The bytes of `data` (bytes, bytearray, memoryview or a numpy array) in a 64-byte-aligned
+    numpy buffer of their own."""
+    view = memoryview(data).cast("B")
+    if view.nbytes == 0:
+        raise ValueError("Model.from_bytes: no bytes")
+    block = np.empty(view.nbytes + 64, dtype=np.uint8)
+    start = (-block.ctypes.data) % 64
+    out = block[start:start + view.nbytes]
+    out[:] = np.frombuffer(view, dtype=np.uint8)
+    return out
+
+
 class _ModelHandle(Handle):
     """The encrt_model itself. Everything that borrows it (sessions, the tokenizer, tasks) holds a
     reference to this object, not to the Model: so the C model is freed only after the last of
@@ -42,11 +55,23 @@ class _ModelHandle(Handle):
     _free = _lib.lib.encrt_model_free
     _name = "Model"
 
-    def __init__(self, path):
+    def __init__(self, path=None, data=None, verify=False):
         super().__init__()
         self.children = weakref.WeakSet()
+        options = _lib.LoadOptions()
+        _lib.lib.encrt_load_options_init(ctypes.byref(options))
+        options.verify_checksums = 1 if verify else 0
         ptr = ctypes.c_void_p()
-        _lib.check(_lib.lib.encrt_model_load(os.fsencode(path), ctypes.byref(ptr)), f"Model({path!r})")
+        if data is None:
+            _lib.check(_lib.lib.encrt_model_load_ex(os.fsencode(path), ctypes.byref(options), ctypes.byref(ptr)),
+                       f"Model({path!r})")
+        else:
+            # The C API uses the bytes in place (no copy) and wants them 64-byte aligned and alive
+            # until the model is freed: this handle keeps its own aligned copy for as long as it lives.
+            self._bytes = _aligned_copy(data)
+            _lib.check(_lib.lib.encrt_model_load_from_memory(self._bytes.ctypes.data, self._bytes.nbytes,
+                                                             ctypes.byref(options), ctypes.byref(ptr)),
+                       "Model.from_bytes")
         self._ptr = ptr.value
         dims = [ctypes.c_int() for _ in range(5)]
         _lib.check(_lib.lib.encrt_model_dims(self._ptr, *[ctypes.byref(d) for d in dims]))
@@ -101,16 +126,19 @@ class Model:
     task made from it. Without close(), the model is freed when the Model and everything made from
     it are gone."""
 
-    def __init__(self, path, threads=1, backend=None, backend_options=None):
+    def __init__(self, path, threads=1, backend=None, backend_options=None, verify=False, _data=None):
+        """verify=True checks every checksum the file carries (each tensor's and the structure's)
+        before the model is used: a damaged file is an InvalidModelError naming the first damaged
+        tensor, and a file without checksums is refused too (README "Model integrity")."""
         self._lock = threading.RLock()
         self._tasks = {}
         self._tokenizer = None
         self._encode_session = None
-        self.path = os.fspath(path)
+        self.path = os.fspath(path) if _data is None else path
         self.threads = int(threads)
         self.backend = backend
         self.backend_options = backend_options
-        self._h = _ModelHandle(self.path)
+        self._h = _ModelHandle(self.path, verify=verify) if _data is None else _ModelHandle(data=_data, verify=verify)
         self.dims = self._h.dims
         self.head = self._h.head
         self.labels = self._h.labels
@@ -118,6 +146,13 @@ class Model:
         # metadata("layer_weight_types") tells which).
         weight_type = self._h.metadata("weight_type")
         self.dtype = _DTYPE_NAMES.get(weight_type, weight_type)
+
+    @classmethod
+    def from_bytes(cls, data, threads=1, backend=None, backend_options=None, verify=False):
+        """A model from the bytes of a .encrt file in memory (e.g. received over the network), with
+        no temporary file: the model keeps one 64-byte-aligned copy of them while it lives."""
+        return cls("<bytes>", threads=threads, backend=backend, backend_options=backend_options, verify=verify,
+                   _data=data)
 
     def __repr__(self):
         state = "closed" if self.closed else f"{self.dtype}, hidden {self.hidden_size}, {self.num_layers} layers"
@@ -177,13 +212,14 @@ class Model:
 
     # ---- sessions and the tokenizer
     def session(self, batch=1, seq=None, threads=None, backend=None, backend_options=None, attention_layer=None,
-                src_mask=False):
+                src_mask=False, padding="auto"):
         """A Session planned for at most `batch` rows of `seq` tokens (None: 128, or the model's
-        max_seq_len if smaller)."""
+        max_seq_len if smaller). padding: "auto" (pack the real tokens of a padded batch where the
+        session can), "packed" or "padded" (README "Packed batches")."""
         return Session(self._h, batch=batch, seq=seq, threads=self.threads if threads is None else threads,
                        backend=self.backend if backend is None else backend,
                        backend_options=self.backend_options if backend_options is None else backend_options,
-                       attention_layer=attention_layer, src_mask=src_mask)
+                       attention_layer=attention_layer, src_mask=src_mask, padding=padding)
 
     @property
     def tokenizer(self):

@@ -62,7 +62,7 @@ class Session(Handle):
     _free = _lib.lib.encrt_session_free
 
     def __init__(self, owner, batch=1, seq=None, threads=1, backend=None, backend_options=None,
-                 attention_layer=None, src_mask=False):
+                 attention_layer=None, src_mask=False, padding="auto"):
         super().__init__()
         self._owner = owner  # an encrt.model._ModelHandle: kept alive while this session lives
         options = _lib.SessionOptions()
@@ -78,6 +78,9 @@ class Session(Handle):
                 backend_options = ",".join(f"{k}={v}" for k, v in backend_options.items())
             options.backend_options = str(backend_options).encode()
         options.src_mask = 1 if src_mask else 0
+        if padding not in _lib.PADDINGS:
+            raise ValueError(f"padding must be one of {', '.join(_lib.PADDINGS)}, got {padding!r}")
+        options.padding = _lib.PADDINGS[padding]
         ptr = ctypes.c_void_p()
         _lib.check(_lib.lib.encrt_session_create(owner._handle(), ctypes.byref(options), ctypes.byref(ptr)),
                    "Session")
