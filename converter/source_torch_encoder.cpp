@@ -76,7 +76,7 @@ Status read_torch_config(SourceConfig* cfg, ConfigReader& r) {
 
 }  // namespace
 
-Status read_torch_encoder_source(const std::string& source_dir, const json& config,
+Status read_torch_encoder_source(const CheckpointSource& source, const json& config,
                                  std::optional<Pooling> pooling, SourceModel* out) {
   SourceConfig cfg;
   ConfigReader r(config, "config.json");
@@ -88,7 +88,7 @@ Status read_torch_encoder_source(const std::string& source_dir, const json& conf
                        "(use mean or cls)");
 
   SafetensorsFile file;
-  if (!(st = open_checkpoint(source_dir, &file))) return st;
+  if (!(st = open_checkpoint(source, &file))) return st;
   TensorLoader loader(file);
   const std::string p = loader.has("encoder.embedding.weight") ? "encoder." : "";
   const std::string enc = p + "transformer_encoder.";
@@ -161,8 +161,9 @@ Status read_torch_encoder_source(const std::string& source_dir, const json& conf
   if (!(st = read_head_labels(r, config, num_labels, &cfg.head))) return st;
 
   out->config = cfg;
-  out->metadata = {{"source", source_dir}, {"source_family", "torch_encoder"}};
-  return read_vocabulary(source_dir, cfg.vocab_size, &out->vocabulary);
+  out->metadata = {{"source", source.dir}, {"source_family", "torch_encoder"}};
+  if (source.in_memory) return Status::ok();
+  return read_vocabulary(source.dir, cfg.vocab_size, &out->vocabulary);
 }
 
 }  // namespace encrt::converter
