@@ -12,12 +12,16 @@ namespace {
 
 using encrt::fuzz::require;
 
-// The element count of a shape, or -1 when it does not fit.
+// The element count of a shape: 0 when any dimension is 0 (however large the others: NumPy
+// allows (2^32, 2^32, 0)), else the product, or -1 when it does not fit.
 int64_t element_count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
   for (int64_t d : shape) {
     require(d >= 0, "a parsed shape has no negative dimension");
-    if (d != 0 && n > INT64_MAX / d) return -1;
+    if (d == 0) return 0;
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (n > INT64_MAX / d) return -1;
     n *= d;
   }
   return n;
