@@ -2,8 +2,8 @@
 // memory. The safetensors image is parsed on its own (every tensor's range inside the image, every
 // float tensor read), then config + image go through read_source_from_memory (config keys and
 // types, the family's tensor names and shapes, the checks before writing). A source that reads
-// must then build into a .encrt buffer (fp32, fp16 or int8 weights; fp16 may refuse weights beyond
-// its range) that the runtime loads and runs: what the converter writes, the runtime accepts.
+// must then build into a .encrt buffer (fp32, fp16 or int8 weights; the last two may refuse values
+// beyond fp16's range) that the runtime loads and runs: what the converter writes, the runtime accepts.
 //
 // Input: byte 0 = options (bits 0-1: weight type f32, f16, i8, f32; bits 2-4: --pooling "", mean,
 // cls, pooler, max, or a name that must be refused; bit 5: --head none); then config.json up to
@@ -98,8 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opt.weight_type = type == 1 ? cv::WeightType::kF16 : type == 2 ? cv::WeightType::kI8 : cv::WeightType::kF32;
   std::vector<uint8_t> bytes;
   const encrt::Status built = cv::build_model(src, opt, &bytes);
-  // fp16 refuses weights beyond its range (kUnsupported, naming the tensor); nothing else may fail.
-  if (opt.weight_type == cv::WeightType::kF16 && built.code() == encrt::StatusCode::kUnsupported) return 0;
+  // fp16 refuses values beyond its range (kUnsupported, naming the tensor), and int8 models keep
+  // their position and token-type tables in fp16 too; nothing else may fail.
+  if (opt.weight_type != cv::WeightType::kF32 && built.code() == encrt::StatusCode::kUnsupported) return 0;
   require(built.is_ok(), "a source that reads builds", built.message().c_str());
   run_built(bytes);
   return 0;
