@@ -8,7 +8,9 @@ Every seed is small (the model files are a few KB: hidden 8, one layer, a vocabu
 is either valid or malformed in one stated way, so that the fuzzers start from both sides of
 each check. Files named regress-* are reproducers of fuzzing findings, written by hand in
 regression_seeds() below from what the fuzzer found (their original crash inputs are larger);
-this script keeps them too. Existing files with other names are removed first.
+this script keeps them too, and the files named found-* (inputs the fuzzers found that add coverage
+beyond these seeds, chosen from a merged work corpus by scripts/fuzz.sh runs). Existing files
+with other names are removed first.
 """
 import argparse
 import json
@@ -125,7 +127,7 @@ def clean(target):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        if not f.startswith("regress-"):
+        if not f.startswith(("regress-", "found-")):
             os.remove(os.path.join(d, f))
 
 
