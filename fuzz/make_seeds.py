@@ -265,6 +265,7 @@ def converter_seeds():
     seed("bad_unknown_key", 0, dict(torch, dropout_typo=0.1), good)
     seed("bad_float_int", 0, dict(torch, d_model=8.0), good)
     seed("bad_odd_d_model", 0, dict(torch, d_model=7), good)
+    seed("bad_max_len_huge", 0, dict(torch, max_len=2147483647), good)  # once std::bad_alloc
     seed("bad_pooling_name", 6 << 2, torch, good)
     seed("bad_pooler_on_torch", 3 << 2, torch, good)
     seed("bad_shape_mismatch", 0, dict(torch, dim_feedforward=32), good)
