@@ -213,9 +213,7 @@ Status read_source_from_memory(const std::string& config_json, const void* safet
   CheckpointSource source;
   source.dir = "<memory>";
   source.in_memory = true;
-  // An empty image still needs a valid pointer for the parser's bounds arithmetic.
-  static const uint8_t kNoBytes = 0;
-  source.safetensors = safetensors ? safetensors : &kNoBytes;
+  source.safetensors = safetensors;
   source.safetensors_size = safetensors_size;
   return read_parsed_source(source, config, "<memory>/config.json", pooling_choice, head, out);
 }
