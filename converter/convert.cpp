@@ -147,29 +147,30 @@ Status read_source(const std::string& source_dir, const std::string& pooling, So
   return read_source(source_dir, pooling, "", out);
 }
 
-Status read_source(const std::string& source_dir, const std::string& pooling, const std::string& head,
-                   SourceModel* out) {
-  if (out == nullptr) return invalid_argument("read_source: output is null");
+namespace {
+
+// --pooling and --head, checked before any file is read.
+Status parse_source_options(const std::string& pooling, const std::string& head,
+                            std::optional<Pooling>* pooling_choice) {
   if (!head.empty() && head != "none")
     return invalid_argument("unknown head option '" + head + "' (expected none, or nothing for the checkpoint's own)");
-  *out = SourceModel();
-  std::optional<Pooling> pooling_choice;
-  Status st = parse_pooling_option(pooling, &pooling_choice);
-  if (!st) return st;
+  return parse_pooling_option(pooling, pooling_choice);
+}
 
-  const std::string config_path = join_path(source_dir, "config.json");
-  if (!file_exists(config_path)) return io_error("no config.json in '" + source_dir + "'");
-  nlohmann::json config;
-  if (!(st = load_json_file(config_path, &config))) return st;
-  if (!config.is_object()) return invalid_model("'" + config_path + "' is not a JSON object");
+// The part of reading a source after config.json is parsed: dispatch on model_type, --head, the
+// checks. `config_name` names config.json in messages.
+Status read_parsed_source(const CheckpointSource& source, const nlohmann::json& config, const std::string& config_name,
+                          std::optional<Pooling> pooling_choice, const std::string& head, SourceModel* out) {
+  if (!config.is_object()) return invalid_model("'" + config_name + "' is not a JSON object");
   auto type = config.find("model_type");
   if (type == config.end() || !type->is_string())
-    return invalid_model("'" + config_path + "' has no \"model_type\" string");
+    return invalid_model("'" + config_name + "' has no \"model_type\" string");
   const std::string model_type = type->get<std::string>();
 
-  if (model_type == "bert") st = read_bert_source(source_dir, config, pooling_choice, out);
+  Status st;
+  if (model_type == "bert") st = read_bert_source(source, config, pooling_choice, out);
   else if (model_type == "torch_encoder")
-    st = read_torch_encoder_source(source_dir, config, pooling_choice, out);
+    st = read_torch_encoder_source(source, config, pooling_choice, out);
   else
     st = unsupported("unknown model_type '" + model_type + "' in config.json (supported: bert, "
                      "torch_encoder)");
@@ -179,6 +180,42 @@ Status read_source(const std::string& source_dir, const std::string& pooling, co
   }
   if (head == "none") drop_head(out);
   return validate_source_model(*out);
+}
+
+}  // namespace
+
+Status read_source(const std::string& source_dir, const std::string& pooling, const std::string& head,
+                   SourceModel* out) {
+  if (out == nullptr) return invalid_argument("read_source: output is null");
+  *out = SourceModel();
+  std::optional<Pooling> pooling_choice;
+  if (Status st = parse_source_options(pooling, head, &pooling_choice); !st) return st;
+  const std::string config_path = join_path(source_dir, "config.json");
+  if (!file_exists(config_path)) return io_error("no config.json in '" + source_dir + "'");
+  nlohmann::json config;
+  if (Status st = load_json_file(config_path, &config); !st) return st;
+  CheckpointSource source;
+  source.dir = source_dir;
+  return read_parsed_source(source, config, config_path, pooling_choice, head, out);
+}
+
+Status read_source_from_memory(const std::string& config_json, const void* safetensors, size_t safetensors_size,
+                               const std::string& pooling, const std::string& head, SourceModel* out) {
+  if (out == nullptr) return invalid_argument("read_source_from_memory: output is null");
+  *out = SourceModel();
+  if (safetensors == nullptr && safetensors_size > 0)
+    return invalid_argument("read_source_from_memory: safetensors is null but its size is " +
+                            std::to_string(safetensors_size));
+  std::optional<Pooling> pooling_choice;
+  if (Status st = parse_source_options(pooling, head, &pooling_choice); !st) return st;
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded()) return invalid_model("'<memory>/config.json' is not valid JSON");
+  CheckpointSource source;
+  source.dir = "<memory>";
+  source.in_memory = true;
+  source.safetensors = safetensors;
+  source.safetensors_size = safetensors_size;
+  return read_parsed_source(source, config, "<memory>/config.json", pooling_choice, head, out);
 }
 
 Status convert(const ConvertOptions& options_in, QuantizationReport* report_out) {

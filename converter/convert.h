@@ -155,6 +155,12 @@ Status read_source(const std::string& source_dir, const std::string& pooling, So
 Status read_source(const std::string& source_dir, const std::string& pooling, const std::string& head,
                    SourceModel* out);
 
+// As read_source, from a config.json text and a model.safetensors image in memory (not copied; it
+// must stay valid during the call), with no other files: no vocabulary, no sentence-transformers
+// modules. For callers that hold a checkpoint in memory, and the converter's fuzz target.
+Status read_source_from_memory(const std::string& config_json, const void* safetensors, size_t safetensors_size,
+                               const std::string& pooling, const std::string& head, SourceModel* out);
+
 // "none", "sequence_classification", "token_classification"; "mean", "cls", "pooler", "max";
 // "single_label", "multi_label", "regression"; "softmax", "sigmoid", "identity".
 const char* head_kind_name(HeadKind kind);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "converter/convert.h"
@@ -175,7 +176,8 @@ Status encode(const std::string& name, const FloatTensor& t, const Encoding& e, 
       const float* x = t.data.data() + static_cast<size_t>(r) * cols;
       float amax = 0.0f;
       for (int k = 0; k < cols; ++k) amax = std::max(amax, std::fabs(x[k]));
-      const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+      // At least FLT_MIN, as for the linear weights (kernels/ref/quantize_ref.cpp): positive, normal.
+      const float scale = amax > 0.0f ? std::max(amax / 127.0f, std::numeric_limits<float>::min()) : 1.0f;
       for (int k = 0; k < cols; ++k) {
         const float q = std::clamp(std::nearbyint(x[k] / scale), -127.0f, 127.0f);
         out->data[static_cast<size_t>(r) * cols + k] = static_cast<uint8_t>(static_cast<int8_t>(q));

@@ -127,21 +127,22 @@ std::vector<float> concat(const std::vector<float>& a, const std::vector<float>&
 
 }  // namespace
 
-Status read_bert_source(const std::string& source_dir, const json& config,
+Status read_bert_source(const CheckpointSource& source, const json& config,
                         std::optional<Pooling> pooling, SourceModel* out) {
   SourceConfig cfg;
   ConfigReader r(config, "config.json");
   Status st = read_bert_config(config, &cfg, r);
   if (!st) return st;
   cfg.pooling = pooling.value_or(Pooling::kMean);
-  if (!(st = read_sentence_transformers(source_dir, cfg.hidden_size, pooling.has_value(), &cfg.pooling,
-                                        &cfg.normalize)))
-    return st;
+  if (!source.in_memory)
+    if (!(st = read_sentence_transformers(source.dir, cfg.hidden_size, pooling.has_value(), &cfg.pooling,
+                                          &cfg.normalize)))
+      return st;
   cfg.head.kind = head_of(config);
   cfg.head.pooling = Pooling::kPooler;  // BertForSequenceClassification: classifier(pooler output)
 
   SafetensorsFile file;
-  if (!(st = open_checkpoint(source_dir, &file))) return st;
+  if (!(st = open_checkpoint(source, &file))) return st;
   TensorLoader loader(file);
   const std::string p = loader.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
 
@@ -237,8 +238,9 @@ Status read_bert_source(const std::string& source_dir, const json& config,
                              " (not part of a BertModel with this config.json)");
 
   out->config = cfg;
-  out->metadata = {{"source", source_dir}, {"source_family", "bert"}};
-  return read_vocabulary(source_dir, cfg.vocab_size, &out->vocabulary);
+  out->metadata = {{"source", source.dir}, {"source_family", "bert"}};
+  if (source.in_memory) return Status::ok();
+  return read_vocabulary(source.dir, cfg.vocab_size, &out->vocabulary);
 }
 
 }  // namespace encrt::converter

@@ -151,7 +151,10 @@ std::vector<std::string> TensorLoader::unused_with_prefix(const std::string& pre
 
 // --- checkpoint, vocabulary, pooling ---
 
-Status open_checkpoint(const std::string& source_dir, SafetensorsFile* file) {
+Status open_checkpoint(const CheckpointSource& source, SafetensorsFile* file) {
+  if (source.in_memory)
+    return file->parse(source.safetensors, source.safetensors_size, join_path(source.dir, "model.safetensors"));
+  const std::string& source_dir = source.dir;
   const std::string path = join_path(source_dir, "model.safetensors");
   if (!file_exists(path)) {
     if (file_exists(join_path(source_dir, "model.safetensors.index.json")))

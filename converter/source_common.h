@@ -80,8 +80,19 @@ class TensorLoader {
   std::set<std::string> used_;
 };
 
-// Opens source_dir/model.safetensors, with a helpful error for other checkpoint layouts.
-Status open_checkpoint(const std::string& source_dir, SafetensorsFile* file);
+// Where a family reader finds a checkpoint's files: a directory (model.safetensors and the optional
+// vocab.txt, tokenizer_config.json and sentence-transformers files), or a model.safetensors image
+// held in memory with no other files (read_source_from_memory).
+struct CheckpointSource {
+  std::string dir;  // the directory; in memory, the name that messages and the metadata give it
+  bool in_memory = false;
+  const void* safetensors = nullptr;  // in memory: the image, not copied (it outlives the read)
+  size_t safetensors_size = 0;
+};
+
+// Opens dir/model.safetensors (with a helpful error for other checkpoint layouts), or parses the
+// in-memory image.
+Status open_checkpoint(const CheckpointSource& source, SafetensorsFile* file);
 
 // Reads source_dir/vocab.txt if present (else leaves `out` empty), with do_lower_case and the
 // special-token ids from tokenizer_config.json. Fails if the vocabulary exceeds vocab_size.
@@ -91,10 +102,11 @@ Status read_vocabulary(const std::string& source_dir, int vocab_size,
 // "mean" | "cls" | "pooler" | "max" -> Pooling; "" -> nullopt (the family's default).
 Status parse_pooling_option(const std::string& pooling, std::optional<Pooling>* out);
 
-// Family readers. `config` is the parsed config.json; `pooling` nullopt = family default.
-Status read_bert_source(const std::string& source_dir, const nlohmann::json& config,
+// Family readers. `config` is the parsed config.json; `pooling` nullopt = family default. An
+// in-memory source has no vocabulary and no sentence-transformers modules.
+Status read_bert_source(const CheckpointSource& source, const nlohmann::json& config,
                         std::optional<Pooling> pooling, SourceModel* out);
-Status read_torch_encoder_source(const std::string& source_dir, const nlohmann::json& config,
+Status read_torch_encoder_source(const CheckpointSource& source, const nlohmann::json& config,
                                  std::optional<Pooling> pooling, SourceModel* out);
 
 // ---- Task heads (head_classifier.cpp).

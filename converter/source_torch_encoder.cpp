@@ -16,6 +16,7 @@
 //             id2label ({"0": "O", "1": "B-PER", ...}; absent: LABEL_0, LABEL_1, ...), and
 //             problem_type (single_label_classification, multi_label_classification, regression)
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,18 @@ Status read_torch_config(SourceConfig* cfg, ConfigReader& r) {
   if (cfg->hidden_size % 2 != 0)
     return invalid_model("d_model " + std::to_string(cfg->hidden_size) +
                          " is odd; the sinusoidal encoding needs an even d_model");
+  // The converter computes the sinusoidal table itself (max_len x d_model floats), so its size is
+  // checked before it is allocated: max_len within the runtime's limit (model_loader.cpp), and the
+  // table small enough for a model file (FlatBuffers buffers stay below 2 GiB). A max_len of 2^31 - 1
+  // used to end the process with std::bad_alloc.
+  if (cfg->max_seq_len > (1 << 20))
+    return invalid_model("max_len = " + std::to_string(cfg->max_seq_len) + " is out of range (1.." +
+                         std::to_string(1 << 20) + ")");
+  if (static_cast<uint64_t>(cfg->max_seq_len) * static_cast<uint64_t>(cfg->hidden_size) * sizeof(float) >=
+      (uint64_t{1} << 31))
+    return invalid_model("max_len " + std::to_string(cfg->max_seq_len) + " x d_model " +
+                         std::to_string(cfg->hidden_size) +
+                         ": the sinusoidal position table would not fit in a model file (2 GiB)");
   cfg->norm_placement = norm_first ? NormPlacement::kPreNorm : NormPlacement::kPostNorm;
   cfg->positional_encoding = PositionalEncoding::kSinusoidal;
   // PyTorch multiplies by math.sqrt(d_model), a double that meets the fp32 tensor as fp32.
@@ -76,7 +89,7 @@ Status read_torch_config(SourceConfig* cfg, ConfigReader& r) {
 
 }  // namespace
 
-Status read_torch_encoder_source(const std::string& source_dir, const json& config,
+Status read_torch_encoder_source(const CheckpointSource& source, const json& config,
                                  std::optional<Pooling> pooling, SourceModel* out) {
   SourceConfig cfg;
   ConfigReader r(config, "config.json");
@@ -88,7 +101,7 @@ Status read_torch_encoder_source(const std::string& source_dir, const json& conf
                        "(use mean or cls)");
 
   SafetensorsFile file;
-  if (!(st = open_checkpoint(source_dir, &file))) return st;
+  if (!(st = open_checkpoint(source, &file))) return st;
   TensorLoader loader(file);
   const std::string p = loader.has("encoder.embedding.weight") ? "encoder." : "";
   const std::string enc = p + "transformer_encoder.";
@@ -161,8 +174,9 @@ Status read_torch_encoder_source(const std::string& source_dir, const json& conf
   if (!(st = read_head_labels(r, config, num_labels, &cfg.head))) return st;
 
   out->config = cfg;
-  out->metadata = {{"source", source_dir}, {"source_family", "torch_encoder"}};
-  return read_vocabulary(source_dir, cfg.vocab_size, &out->vocabulary);
+  out->metadata = {{"source", source.dir}, {"source_family", "torch_encoder"}};
+  if (source.in_memory) return Status::ok();
+  return read_vocabulary(source.dir, cfg.vocab_size, &out->vocabulary);
 }
 
 }  // namespace encrt::converter

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 namespace encrt::npy {
 
@@ -27,7 +28,7 @@ bool find_value(const std::string& dict, const std::string& key, std::string* re
   return true;
 }
 
-Status parse_header(const std::string& path, const std::string& bytes, Header* h) {
+Status parse_header(const std::string& path, std::string_view bytes, Header* h) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     return invalid_argument(path + ": not a .npy file (bad magic)");
   const unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -44,7 +45,7 @@ Status parse_header(const std::string& path, const std::string& bytes, Header* h
     return invalid_argument(path + ": unsupported .npy version " + std::to_string(major));
   }
   if (prefix + header_len > bytes.size()) return invalid_argument(path + ": truncated .npy header");
-  const std::string dict = bytes.substr(prefix, header_len);
+  const std::string dict(bytes.substr(prefix, header_len));
   std::string v;
   if (!find_value(dict, "descr", &v)) return invalid_argument(path + ": .npy header has no descr");
   const size_t q1 = v.find('\''), q2 = v.find('\'', q1 + 1);
@@ -117,18 +118,18 @@ Status write_array(const std::string& path, const char* descr, const std::vector
 
 }  // namespace
 
-Status read_descr(const std::string& path, std::string* descr) {
-  std::string bytes;
-  if (Status s = read_file(path, &bytes); !s) return s;
+Status parse_descr(const void* data, size_t size, const std::string& path, std::string* descr) {
+  if (!data && size > 0) return invalid_argument(path + ": data is null");
+  const std::string_view bytes(static_cast<const char*>(data), data ? size : 0);
   Header h;
   if (Status s = parse_header(path, bytes, &h); !s) return s;
   *descr = h.descr;
   return Status::ok();
 }
 
-Status read_int32(const std::string& path, Int32Array* out) {
-  std::string bytes;
-  if (Status s = read_file(path, &bytes); !s) return s;
+Status parse_int32(const void* data, size_t size, const std::string& path, Int32Array* out) {
+  if (!data && size > 0) return invalid_argument(path + ": data is null");
+  const std::string_view bytes(static_cast<const char*>(data), data ? size : 0);
   Header h;
   if (Status s = parse_header(path, bytes, &h); !s) return s;
   const bool is64 = h.descr == "<i8", is32 = h.descr == "<i4";
@@ -159,9 +160,9 @@ Status read_int32(const std::string& path, Int32Array* out) {
   return Status::ok();
 }
 
-Status read_float32(const std::string& path, Float32Array* out) {
-  std::string bytes;
-  if (Status s = read_file(path, &bytes); !s) return s;
+Status parse_float32(const void* data, size_t size, const std::string& path, Float32Array* out) {
+  if (!data && size > 0) return invalid_argument(path + ": data is null");
+  const std::string_view bytes(static_cast<const char*>(data), data ? size : 0);
   Header h;
   if (Status s = parse_header(path, bytes, &h); !s) return s;
   const bool is64 = h.descr == "<f8", is32 = h.descr == "<f4";
@@ -181,6 +182,24 @@ Status read_float32(const std::string& path, Float32Array* out) {
     }
   }
   return Status::ok();
+}
+
+Status read_descr(const std::string& path, std::string* descr) {
+  std::string bytes;
+  if (Status s = read_file(path, &bytes); !s) return s;
+  return parse_descr(bytes.data(), bytes.size(), path, descr);
+}
+
+Status read_int32(const std::string& path, Int32Array* out) {
+  std::string bytes;
+  if (Status s = read_file(path, &bytes); !s) return s;
+  return parse_int32(bytes.data(), bytes.size(), path, out);
+}
+
+Status read_float32(const std::string& path, Float32Array* out) {
+  std::string bytes;
+  if (Status s = read_file(path, &bytes); !s) return s;
+  return parse_float32(bytes.data(), bytes.size(), path, out);
 }
 
 Status write_float32(const std::string& path, const std::vector<int64_t>& shape, const float* data) {

@@ -23,6 +23,8 @@ packages=(build-essential cmake flatbuffers-compiler libflatbuffers-dev nlohmann
           libbenchmark-dev libxnnpack-dev libpthreadpool-dev python3 python3-venv python3-pip
           python3-numpy python3-torch libopenblas0-pthread pkg-config libpng-dev clang-14 ninja-build
           libxxhash-dev g++-arm-linux-gnueabihf qemu-user)
+# libFuzzer and the sanitizer runtimes of clang 14 (scripts/fuzz.sh, scripts/test_sanitizers.sh).
+packages+=(libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,8 +2,8 @@
 # Builds encrt with clang 14 (the compiler of the Android NDK and Apple's toolchains, so CI builds
 # the library with clang as well as GCC) under AddressSanitizer + UndefinedBehaviorSanitizer in
 # build-asan, and runs every Catch2 suite there: at the CPU's best kernel level and at
-# ENCRT_ISA=scalar (the reference kernels), then the backend conformance suite at every level
-# this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
+# ENCRT_ISA=scalar (the reference kernels), and replays the fuzz targets' seed corpora (fuzz/) at
+# both, then the backend conformance suite at every level this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
 # sessions on several threads at once, a session handed between threads, the CPU backend's
 # thread pool). No recovery (-fno-sanitize-recover=all, halt_on_error): the first
 # finding ends the run with an error. The Python end-to-end checks are left to the Release build
@@ -26,17 +26,27 @@ common=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1" "-DCMAKE_CX
   -DENCRT_BUILD_BENCHMARKS=OFF -DENCRT_WITH_CUDA=OFF -DENCRT_WITH_XNNPACK=OFF
   -DENCRT_PYTHON=/nonexistent)
 suites=(encrt_kernel_tests encrt_runtime_tests encrt_converter_tests encrt_heatmap_tests encrt_thread_tests)
+# The fuzz targets' replay executables (fuzz/): their committed seed corpora, replayed in seconds.
+fuzz_targets=(model tokenizer converter npy)
+fuzz_replays=("${fuzz_targets[@]/#/encrt_fuzz_replay_}")
 
 if [[ $which == all || $which == asan ]]; then
   start=$SECONDS
   cmake -S . -B build-asan "${common[@]}" -DENCRT_SANITIZE=ON >/dev/null
-  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli
+  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}"
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   for isa in best scalar; do
     for suite in "${suites[@]}"; do
       echo "asan+ubsan ($isa kernels): $suite"
       if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "build-asan/bin/$suite"; else "build-asan/bin/$suite"; fi
+    done
+  done
+  for isa in best scalar; do
+    for t in "${fuzz_targets[@]}"; do
+      echo "asan+ubsan ($isa kernels): fuzz corpus $t"
+      if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "build-asan/bin/encrt_fuzz_replay_$t" "fuzz/corpus/$t"
+      else "build-asan/bin/encrt_fuzz_replay_$t" "fuzz/corpus/$t"; fi
     done
   done
   # The conformance suite holds every backend and level to the scalar reference; entries this

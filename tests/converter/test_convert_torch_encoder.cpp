@@ -224,6 +224,10 @@ TEST_CASE("torch_encoder: errors", "[converter][torch]") {
     config.erase("d_model");
     expect(StatusCode::kInvalidModel, {"missing config key 'd_model'"});
   }
+  SECTION("max_len beyond the runtime's limit, before the position table is computed") {
+    config["max_len"] = 2147483647;  // once std::bad_alloc, which ended the process
+    expect(StatusCode::kInvalidModel, {"max_len = 2147483647 is out of range"});
+  }
   SECTION("unknown key") {
     config["dropout"] = 0.1;
     expect(StatusCode::kUnsupported, {"unknown config key 'dropout' in config.json"});

@@ -180,6 +180,22 @@ TEST_CASE("int8 attention: an infinite Q, K or V value makes the rows it reaches
         }
     }
     {
+      // +inf in every key's V of head 0: no real key has a finite V scale, so the smallest one is
+      // infinite too (found by fuzz/fuzz_model.cpp: the AVX-512 VNNI kernel converted its
+      // exponent, +inf, to int: undefined behaviour, which the sanitizer build stops at). Every row
+      // of head 0 is NaN, head 1 untouched.
+      Head8 x;
+      for (int j = 0; j < Head8::S; ++j) x.v(j, 0)[2] = kInf;
+      const AttentionOut r = run_attention(*kernel, x, true);
+      for (int i = 0; i < Head8::S; ++i)
+        for (int h = 0; h < Head8::H; ++h) {
+          INFO("row " << i << " head " << h << ", every V of head 0 infinite");
+          const RowCount c = count_row(r, x, i, h);
+          CHECK(c.nan == (h == 0 ? per_row : 0));
+          CHECK(c.finite == (h == 0 ? 0 : per_row));
+        }
+    }
+    {
       // V rows so small that max p · s_v / 255 is subnormal: finite outputs (0 in the reference's
       // rule, at most V's magnitude in any kernel).
       Head8 x;

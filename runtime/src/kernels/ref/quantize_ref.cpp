@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/half.h"
 #include "kernels/ref/ref_kernels.h"
@@ -62,7 +63,10 @@ void quantize_pack_weights_i8(int N, int K, const float* W, int8_t* packed, floa
     const float* w = W + static_cast<size_t>(n) * K;
     float amax = 0.0f;
     for (int k = 0; k < K; ++k) amax = std::max(amax, std::fabs(w[k]));
-    const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+    // For a row of tiny weights (max |w| below 127 · FLT_MIN, 1.5e-36) amax / 127 is subnormal or
+    // 0: the scale is then FLT_MIN, a positive normal number (the runtime refuses any other) with
+    // a finite 1/s, and the weights round to the multiples of it they are near.
+    const float s = amax > 0.0f ? std::max(amax / 127.0f, std::numeric_limits<float>::min()) : 1.0f;
     const float inv = 1.0f / s;
     int32_t sum = 0;
     for (int k = 0; k < K; ++k) {

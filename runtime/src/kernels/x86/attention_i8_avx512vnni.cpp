@@ -390,8 +390,11 @@ float quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real
     smin = t.v_scale[j] < smin ? t.v_scale[j] : smin;
     smax = t.v_scale[j] > smax ? t.v_scale[j] : smax;
   }
-  const int e_min = static_cast<int>(_mm_cvtss_f32(_mm_getexp_ss(_mm_setzero_ps(), _mm_set_ss(smin))));
-  const int e = e_min < -60 ? -60 - e_min : 0;  // 2^e = 2^E, at most 2^89
+  // floor(log2 smin) stays a float until it is known to be finite: smin is +inf when every real
+  // key's V row is infinite (those queries get NaN outputs by the non-finite rule, E = 0 will do),
+  // and converting getexp's +inf to int would be undefined behaviour.
+  const float e_min = _mm_cvtss_f32(_mm_getexp_ss(_mm_setzero_ps(), _mm_set_ss(smin)));
+  const int e = std::isfinite(e_min) && e_min < -60.0f ? -60 - static_cast<int>(e_min) : 0;  // 2^e = 2^E, at most 2^89
   const float scale_up = _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(1.0f), _mm_set_ss(static_cast<float>(e))));
   const __m512 c = _mm512_set1_ps(_mm_cvtss_f32(_mm512_castps512_ps128(log2_avx512(_mm512_set1_ps(smax)))));
   for (int j0 = 0; j0 < slots; j0 += kLanes) {
