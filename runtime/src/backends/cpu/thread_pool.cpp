@@ -39,7 +39,7 @@ void ThreadPool::work(uint32_t job, int thread) {
     // tasks_/fn_/context_ belong to `job` as long as one of its tasks is unfinished, which the
     // successful claim below guarantees (the caller cannot start a new job before done_ counts
     // this task).
-    if (task >= static_cast<uint32_t>(tasks_.load(std::memory_order_relaxed))) return;
+    if (task >= static_cast<uint32_t>(tasks_.load(std::memory_order_acquire))) return;
     if (!cursor_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire))
       continue;
     fn_(context_, static_cast<int>(task), thread);
@@ -53,10 +53,19 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
     for (int t = 0; t < tasks; ++t) fn(context, t, 0);
     return;
   }
+  // First close the previous job: a worker may still hold its cursor (its last index, all
+  // claimed) and be about to compare that index with tasks_; once tasks_ holds this job's larger
+  // count, a claim against the old cursor would succeed, run this job's function on an index that
+  // is also claimed below, and count it twice, so that done_ overshoots and this run never
+  // returns. A cursor with a new job number and an index no job reaches makes every such claim
+  // fail, and a worker that sees it claims nothing and waits for the job after it.
+  ++job_;
+  cursor_.store((static_cast<uint64_t>(job_) << 32) | 0xffffffffu, std::memory_order_release);
   fn_ = fn;
   context_ = context;
-  tasks_.store(tasks, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
+  // release: a worker that reads this count (acquire) also sees the closed cursor in its claim.
+  tasks_.store(tasks, std::memory_order_release);
   ++job_;
   {
     std::lock_guard<std::mutex> lock(mutex_);

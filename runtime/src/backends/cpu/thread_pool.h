@@ -39,7 +39,9 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   // High 32 bits: the job number; low 32 bits: the next task index of that job. Claiming a
-  // task is a CAS that fails if the job changed, so a late worker never runs a stale task.
+  // task is a CAS that fails if the job changed, so a late worker never runs a stale task. Each
+  // run() takes two job numbers: the first, with index 0xffffffff, only closes the previous job
+  // before tasks_ changes (thread_pool.cpp says why).
   std::atomic<uint64_t> cursor_{0};
   std::atomic<int> done_{0};
   std::atomic<bool> stop_{false};
