@@ -72,6 +72,11 @@ struct AttentionArgs {
   void* out = nullptr;  // [rows, heads * head_dim], the type of qkv
   float* probs = nullptr;
   Elem type = Elem::kF32;
+  // A packed run (plan/token_layout.h): device [batch + 1] row offsets, sequence b's rows (its
+  // queries and keys, every one real) are offsets[b] .. offsets[b + 1] - 1 of qkv and out, and
+  // seq is the longest sequence's length bound (the grid's extent). Null: padded, sequence b's
+  // rows are b · seq .. b · seq + seq - 1 and mask says which keys are real.
+  const int32_t* offsets = nullptr;
 };
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
 
