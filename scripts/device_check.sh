@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
-# The CUDA backend's checks, for a machine with an NVIDIA GPU, in one run of a few minutes, ending
-# with one summary. It uses a bundle made on the build machine (scripts/bundle_cuda.sh), since the
-# GPU machine may have no compiler and no network:
+# The CUDA backend's checks (issues 9 and 12), for a machine with an NVIDIA GPU, in one run of a
+# few minutes, ending with one summary and the bars. It uses a bundle made on the build machine
+# (scripts/bundle_cuda.sh), since the GPU machine may have no compiler and no network:
 #   bash scripts/device_check.sh [BUNDLE_DIR]      (default build-gpu-bundle)
-# 1. the device and `encrt inspect --backend cuda`;
-# 2. the conformance suite on the GPU (every op kind, every fixture, MiniLM fp16 against the CPU
-#    reference);
-# 3. MiniLM fp16 sentence embeddings on the GPU against PyTorch fp32 (bar: cosine mean and min
-#    >= 0.9999);
-# 3b. the same with the weights=mapped option (tables read in place from the registered file);
-# 4. `encrt bench --backend cuda` at batch 1 and 32, seq 128, with and without CUDA graphs (GPU
-#    time from CUDA events) against PyTorch fp16 eager and with CUDA graphs on the same GPU.
+# Figures go to RESULTS_DIR (default $OUT when the device tool sets it, else a temporary folder)
+# as JSON and text files; scripts/device_bars.py reads them and prints each bar against its
+# figure. Steps:
+# 1. convert MiniLM (fp16-rounded checkpoint, see bundle_cuda.sh) to fp16 and int8 here;
+# 2. the device and `encrt inspect --backend cuda` for both models (which kernel runs each op);
+# 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
+#    and padded, MiniLM fp16 against the CPU reference);
+# 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
+#    attention=simt, with weights=mapped; int8 on cuda and on the CPU from the same file (bars
+#    mean 0.995, min 0.99);
+# 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
+#    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt;
+# 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
+# 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py).
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
 set -uo pipefail
+python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
 cd "$(dirname "$0")/.."
 bundle=${1:-build-gpu-bundle}
 encrt=$bundle/bin/encrt
-model=$bundle/minilm/minilm.fp16.encrt
+minilm=$bundle/minilm
+results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
+mkdir -p "$results"
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-[[ -x $encrt && -f $model ]] || { echo "device_check: no bundle in $bundle (scripts/bundle_cuda.sh)"; exit 2; }
-echo "bundle of commit $(cat "$bundle/commit" 2>/dev/null), checked on $(hostname)"
+[[ -x $encrt && -f $minilm/source/model.safetensors && -f $minilm/reference.npy ]] ||
+  { echo "device_check: no bundle in $bundle (scripts/bundle_cuda.sh)"; exit 2; }
+echo "bundle of commit $(cat "$bundle/commit" 2>/dev/null), checked on $(hostname), results in $results"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+grep -m1 "model name" /proc/cpuinfo || true
 
 if [[ -z ${ENCRT_CUBLASLT:-} ]]; then
   for candidate in /usr/local/cuda/lib64/libcublasLt.so.13 /usr/local/cuda/lib64/libcublasLt.so.12; do
@@ -29,7 +40,7 @@ if [[ -z ${ENCRT_CUBLASLT:-} ]]; then
   done
 fi
 if [[ -z ${ENCRT_CUBLASLT:-} ]]; then
-  ENCRT_CUBLASLT=$(python3 - <<'PY' 2>/dev/null
+  ENCRT_CUBLASLT=$("$python" - <<'PY' 2>/dev/null
 import glob, os, site
 roots = site.getsitepackages() + [site.getusersitepackages()]
 for root in roots:
@@ -43,62 +54,98 @@ PY
 fi
 echo "cuBLASLt: ${ENCRT_CUBLASLT:-from the library search path}"
 
+# 1. The models.
+start=$SECONDS
+for dtype in fp16 int8; do
+  if ! "$encrt" convert "$minilm/source" -o "$minilm/minilm.$dtype.encrt" --dtype "$dtype" --quiet --threads "$(nproc)"; then
+    note "convert MiniLM $dtype: FAILED"
+  fi
+done
+note "converted MiniLM fp16 and int8 in $((SECONDS - start)) s"
+
+# 2. Where each op runs.
+for dtype in fp16 int8; do
+  "$encrt" inspect "$minilm/minilm.$dtype.encrt" --backend cuda --seq 128 >"$results/inspect_$dtype.txt" 2>&1
+  sed -n '/^backends of/,/^host arena/p' "$results/inspect_$dtype.txt"
+done
+
+# 3. Conformance.
 export ENCRT_FIXTURES_DIR=$PWD/tests/fixtures
 export ENCRT_TEST_TMP_DIR=$(mktemp -d)
-export ENCRT_CONFORMANCE_MODEL=$model
-"$encrt" inspect "$model" --backend cuda --seq 128 | sed -n '/^backends of/,/^host arena/p'
-
+export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
 start=$SECONDS
-timeout 180 "$bundle/bin/encrt_conformance" --backend cuda >"$ENCRT_TEST_TMP_DIR/conformance.log" 2>&1
+timeout 240 "$bundle/bin/encrt_conformance" --backend cuda >"$results/conformance.log" 2>&1
 status=$?
 if [[ $status -eq 0 ]]; then
-  note "conformance --backend cuda: $(tail -2 "$ENCRT_TEST_TMP_DIR/conformance.log" | head -1) ($((SECONDS - start)) s)"
+  note "conformance --backend cuda: $(tail -2 "$results/conformance.log" | head -1) ($((SECONDS - start)) s)"
 elif [[ $status -eq 4 ]]; then
-  note "conformance --backend cuda: $(grep SKIPPED "$ENCRT_TEST_TMP_DIR/conformance.log")"
+  note "conformance --backend cuda: $(grep SKIPPED "$results/conformance.log")"
 else
-  grep -B4 -A12 "FAILED" "$ENCRT_TEST_TMP_DIR/conformance.log" | head -150
-  note "conformance --backend cuda: FAILED ($(tail -3 "$ENCRT_TEST_TMP_DIR/conformance.log" | tr '\n' ' '))"
+  grep -B4 -A12 "FAILED" "$results/conformance.log" | head -150
+  note "conformance --backend cuda: FAILED, status $status ($(tail -3 "$results/conformance.log" | tr '\n' ' '))"
 fi
 
-if out=$(timeout 120 python3 tests/e2e/minilm_check.py --prebuilt "$bundle/minilm" --dtypes fp16 --encrt "$encrt" \
-           --backend cuda 2>&1); then
-  note "MiniLM fp16 on cuda vs PyTorch fp32: $(echo "$out" | grep cosine)"
-else
-  echo "$out" | tail -20
-  note "MiniLM fp16 on cuda vs PyTorch fp32: FAILED ($(echo "$out" | tail -1))"
-fi
+# 4. Accuracy against PyTorch fp32 (reference embeddings computed with the fp32 weights).
+accuracy() {  # label dtype backend [backend options]
+  local label=$1 dtype=$2 backend=$3 options=${4:-} out
+  local extra=(--backend "$backend")
+  [[ -n $options ]] && extra+=(--backend-options "$options")
+  if out=$(timeout 120 "$python" tests/e2e/minilm_check.py --prebuilt "$minilm" --dtypes "$dtype" --encrt "$encrt" \
+             "${extra[@]}" --json "$results/accuracy_$label.json" 2>&1); then
+    note "accuracy $label: $(echo "$out" | grep cosine)"
+  else
+    echo "$out" | tail -20
+    note "accuracy $label: FAILED ($(echo "$out" | tail -1))"
+  fi
+}
+accuracy fp16_cuda fp16 cuda
+accuracy fp16_cuda_simt fp16 cuda attention=simt
+accuracy fp16_cuda_mapped fp16 cuda weights=mapped
+accuracy int8_cuda int8 cuda
+accuracy int8_cpu int8 cpu
 
-# weights=mapped (for GPUs sharing the host's memory, Jetson): the embedding tables and LayerNorm
-# parameters are read in place from the registered model file; on a discrete GPU this reads them
-# over the bus, so only its results are checked here, not its speed.
-"$encrt" inspect "$model" --backend cuda --backend-options weights=mapped --seq 128 | sed -n "/^backends (weights/,/^host arena/p"
-if out=$(timeout 120 python3 tests/e2e/minilm_check.py --prebuilt "$bundle/minilm" --dtypes fp16 --encrt "$encrt" \
-           --backend cuda --backend-options weights=mapped 2>&1); then
-  note "MiniLM fp16 on cuda, weights=mapped, vs PyTorch fp32: $(echo "$out" | grep cosine)"
-else
-  echo "$out" | tail -20
-  note "MiniLM fp16 on cuda, weights=mapped: FAILED ($(echo "$out" | tail -1))"
-fi
-
-for shape in 1x128 32x128; do
-  batch=${shape%x*} seq=${shape#*x}
-  for graphs in on off; do
-    flag=(); [[ $graphs == off ]] && flag=(--no-graphs)
-    json=$(timeout 120 "$encrt" bench "$model" --backend cuda "${flag[@]}" --batch "$batch" --seq "$seq" --iters 200 \
-             --warmup 20 --json 2>&1 | tail -1)
-    line=$(python3 -c "
+# 5. GPU time.
+bench() {  # label model batch seq [encrt bench options...]
+  local label=$1 model=$2 batch=$3 seq=$4 json line
+  shift 4
+  json=$(timeout 120 "$encrt" bench "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 300 --warmup 30 \
+           --json "$@" 2>&1 | tail -1)
+  echo "$json" >"$results/bench_$label.json"
+  line=$("$python" -c "
 import json, sys
 d = json.loads(sys.argv[1]); g = d.get('device_ms', {})
 print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.get('median', -1), d['latency_ms']['median']))
 " "$json" 2>/dev/null || echo "failed: $json")
-    note "encrt cuda fp16 graphs=$graphs batch $batch seq $seq: $line"
-  done
+  note "encrt cuda $label: $line"
+}
+for shape in 1x128 32x128; do
+  batch=${shape%x*} seq=${shape#*x}
+  bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
+  bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
+  bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
+  bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
 done
-if tout=$(timeout 180 python3 benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 2>&1); then
+"$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
+  >"$results/profile_int8_b32.txt" 2>&1
+"$encrt" bench "$minilm/minilm.fp16.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
+  >"$results/profile_fp16_b32.txt" 2>&1
+
+# 6. Packed vs padded, real sentence lengths.
+for dtype in fp16 int8; do
+  timeout 180 "$bundle/bin/encrt_packed_vs_padded" "$minilm/minilm.$dtype.encrt" --sentences "$minilm/sentences.txt" \
+    --batch 32 --backends cuda,cpu --threads "$(nproc)" --rounds 5 --iters 20 --warmup 3 \
+    --json "$results/packed_$dtype.json" >"$results/packed_$dtype.txt" 2>&1
+  note "packed vs padded $dtype: $(grep -i "ratio\|skipped" "$results/packed_$dtype.txt" | tr '\n' ';')"
+done
+
+# 7. The peer.
+if tout=$(timeout 180 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
   while read -r l; do note "$l"; done < <(echo "$tout" | grep "^torch fp16")
 else
   note "torch_gpu_bench: $(echo "$tout" | tail -1)"
 fi
 echo
-echo "==== summary (device_check, $((SECONDS)) s)"
+echo "==== summary (device_check, $SECONDS s)"
 printf '%s\n' "${summary[@]}"
+echo
+"$python" scripts/device_bars.py "$results"

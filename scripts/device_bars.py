@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The GPU bars of issues 9 and 12 against the figures scripts/device_check.sh wrote.
+
+  python3 scripts/device_bars.py RESULTS_DIR
+
+Reads bench_*.json (`encrt bench --json`), accuracy_*.json (tests/e2e/minilm_check.py --json),
+torch.json (benchmarks/torch_gpu_bench.py --json) and packed_*.json (encrt_packed_vs_padded
+--json), prints one line per bar with its figure and PASS, FAIL or MISSING (a figure that was not
+measured: never a pass), and the PyTorch ratios. GPU times are medians of CUDA-event times.
+Exit status 0 when every bar passed, 1 otherwise.
+"""
+import glob
+import json
+import os
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    results = sys.argv[1]
+    bench = {}
+    for path in glob.glob(os.path.join(results, "bench_*.json")):
+        d = load(path)
+        if d and "device_ms" in d:
+            bench[os.path.basename(path)[6:-5]] = d["device_ms"]["median"]
+    accuracy = {}
+    for path in glob.glob(os.path.join(results, "accuracy_*.json")):
+        d = load(path)
+        if d:
+            accuracy[os.path.basename(path)[9:-5]] = d
+    torch = {}
+    d = load(os.path.join(results, "torch.json"))
+    for row in (d or {}).get("rows", []):
+        torch[(row["mode"], row["batch"], row["seq"])] = row["gpu_ms_median"]
+    packed = {}
+    for path in glob.glob(os.path.join(results, "packed_*.json")):
+        d = load(path)
+        if d:
+            packed[os.path.basename(path)[7:-5]] = d
+
+    rows = []
+
+    def bar(issue, what, value, ok, figure):
+        status = "MISSING" if value is None else ("PASS" if ok else "FAIL")
+        rows.append((issue, what, figure if value is not None else "not measured", status))
+
+    def ms(key):
+        return bench.get(key)
+
+    for b, limit in ((1, 0.100), (32, 0.250)):
+        v = ms(f"fp16_b{b}_s128")
+        bar(9, f"MiniLM fp16 batch {b} seq 128, graphs, GPU time <= {limit * 1000:.0f} us", v,
+            v is not None and v <= limit, f"{v * 1000:.1f} us" if v is not None else "")
+        t = torch.get(("cuda_graph", b, 128))
+        r = t / v if v and t else None
+        bar(9, f"fp16 batch {b} faster than PyTorch fp16 with CUDA graphs", r, r is not None and r > 1.0,
+            f"PyTorch {t * 1000:.1f} us / encrt {v * 1000:.1f} us = {r:.2f}x" if r else "")
+    for label, issue in (("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_mapped", 12)):
+        a = accuracy.get(label, {}).get("fp16")
+        bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
+            a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
+            f"mean {a['mean_cosine']:.6f} min {a['min_cosine']:.6f}" if a else "")
+    for label in ("int8_cuda", "int8_cpu"):
+        a = accuracy.get(label, {}).get("int8")
+        bar(12, f"MiniLM int8 ({label}) cosine mean >= 0.995, min >= 0.99", a,
+            a is not None and a["mean_cosine"] >= 0.995 and a["min_cosine"] >= 0.99,
+            f"mean {a['mean_cosine']:.6f} min {a['min_cosine']:.6f}" if a else "")
+    i32, f32 = ms("int8_b32_s128"), ms("fp16_b32_s128")
+    bar(12, "MiniLM int8 batch 32 seq 128 GPU time <= 170 us", i32, i32 is not None and i32 <= 0.170,
+        f"{i32 * 1000:.1f} us" if i32 is not None else "")
+    r = f32 / i32 if i32 and f32 else None
+    bar(12, "int8 batch 32 >= 1.3x our fp16", r, r is not None and r >= 1.3,
+        f"fp16 {f32 * 1000:.1f} us / int8 {i32 * 1000:.1f} us = {r:.2f}x" if r else "")
+    i1, f1 = ms("int8_b1_s128"), ms("fp16_b1_s128")
+    r = f1 / i1 if i1 and f1 else None
+    bar(12, "int8 batch 1 not slower than our fp16", r, r is not None and r >= 1.0,
+        f"fp16 {f1 * 1000:.1f} us / int8 {i1 * 1000:.1f} us = {r:.2f}x" if r else "")
+    for dtype in ("fp16", "int8"):
+        for backend in ("cuda", "cpu"):
+            p = packed.get(dtype, {}).get(backend)
+            ratio = p.get("ratio_median") if isinstance(p, dict) else None
+            bar(12, f"packed batch 32 of real lengths >= 1.5x padded tokens/s ({dtype}, {backend})", ratio,
+                ratio is not None and ratio >= 1.5, f"{ratio:.2f}x (median)" if ratio is not None else "")
+
+    print("==== bars")
+    for issue, what, figure, status in rows:
+        print(f"[{status:7s}] issue {issue:2d}: {what}: {figure}")
+    print("==== PyTorch fp16 with CUDA graphs / encrt (GPU time, > 1: encrt faster)")
+    for b in (1, 32):
+        t = torch.get(("cuda_graph", b, 128))
+        for dtype in ("fp16", "int8"):
+            v = ms(f"{dtype}_b{b}_s128")
+            print(f"batch {b:2d} seq 128 {dtype}: " + (f"{t / v:.2f}x (PyTorch {t * 1000:.1f} us, encrt {v * 1000:.1f} us)"
+                                                     if t and v else "not measured"))
+        for mode in ("fp16_nographs", "fp16_simt"):
+            v = ms(f"{mode}_b{b}_s128")
+            print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
+    return 0 if all(r[3] == "PASS" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
