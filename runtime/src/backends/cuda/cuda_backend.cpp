@@ -50,6 +50,7 @@ struct OpPlan {
   int fused_linear = -1;  // kLayerNorm: LN(linear's output + its bias + its residual)
   // kEmbed
   const void* word = nullptr;
+  const float* word_row_scales = nullptr;  // an int8 word table's
   const void* position = nullptr;
   const void* token_type = nullptr;
   // kCopy from the host: pinned staging of the source
@@ -188,6 +189,8 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
   auto table_ok = [](const detail::TableView* t) {
     return !t || t->dtype == DType::kF32 || t->dtype == DType::kF16;
   };
+  // int8 models store the word table in int8 with row scales (the embed kernel reads those).
+  auto word_ok = [&](const detail::TableView* t) { return table_ok(t) || (t->dtype == DType::kI8 && t->row_scales); };
   switch (op.kind) {
     case OpKind::kCopy:
     case OpKind::kPoolMean:
@@ -201,7 +204,7 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
       return false;
     case OpKind::kEmbed: {
       const plan::EmbedParams& e = op.p<plan::EmbedParams>();
-      return e.width <= kMaxRowWidth && table_ok(e.word) && table_ok(e.position) && table_ok(e.token_type);
+      return e.width <= kMaxRowWidth && word_ok(e.word) && table_ok(e.position) && table_ok(e.token_type);
     }
     case OpKind::kLayerNorm:
       return op.p<plan::LayerNormParams>().width <= kMaxRowWidth;
@@ -401,6 +404,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
       case OpKind::kEmbed: {
         const plan::EmbedParams& e = op.p<plan::EmbedParams>();
         place(&plan.word, e.word->data, table_bytes(*e.word));
+        if (e.word->dtype == DType::kI8) place_floats(&plan.word_row_scales, e.word->row_scales, e.word->rows);
         place(&plan.position, e.position->data, table_bytes(*e.position));
         if (e.token_type) place(&plan.token_type, e.token_type->data, table_bytes(*e.token_type));
         if (e.norm) {
@@ -497,6 +501,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.token_types = static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kEmbedTokenTypes)));
       k.word = plan.word;
       k.word_type = elem(e.word->dtype);
+      k.word_row_scales = plan.word_row_scales;
       k.position = plan.position;
       k.position_type = elem(e.position->dtype);
       k.token_type_table = plan.token_type;

@@ -30,6 +30,9 @@ struct EmbedArgs {
   const int32_t* token_types = nullptr;  // null: type 0
   const void* word = nullptr;
   Elem word_type = Elem::kF32;
+  // Set: the word table is int8 with one fp32 scale per row (an int8 model's), and word_type is
+  // not read: the value is float(q) · (row scale · scale), as the CPU backend computes it.
+  const float* word_row_scales = nullptr;
   const void* position = nullptr;
   Elem position_type = Elem::kF32;
   const void* token_type_table = nullptr;  // null: the model has no token types

@@ -48,7 +48,10 @@ __global__ void embed_kernel(EmbedArgs a) {
     const int c = threadIdx.x + k * kThreads;
     v[k] = 0.0f;
     if (c >= a.width) continue;
-    float x = 0.0f + load(a.word, a.word_type, static_cast<size_t>(id) * a.width + c) * a.scale;
+    const size_t word_at = static_cast<size_t>(id) * a.width + c;
+    float x = a.word_row_scales
+                  ? 0.0f + static_cast<float>(static_cast<const int8_t*>(a.word)[word_at]) * (a.word_row_scales[id] * a.scale)
+                  : 0.0f + load(a.word, a.word_type, word_at) * a.scale;
     x += load(a.position, a.position_type, static_cast<size_t>(position) * a.width + c);
     if (a.token_type_table) x += load(a.token_type_table, a.token_type_type, static_cast<size_t>(type) * a.width + c);
     v[k] = x;
