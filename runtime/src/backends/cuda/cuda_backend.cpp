@@ -61,12 +61,14 @@ struct OpPlan {
   const float* w_scale = nullptr;
   const int32_t* w_sum = nullptr;
   int ld_d = 0;
-  // The kQuantize op (i + 1) this linear's epilogue does too, for the linear (i + 2) that reads its
-  // rows (fuses_at: when the three run in one segment); -1: none. The rows go to the context's
-  // fused_rows, not the graph's buffers (those are planned to live from op i + 1 only).
+  // kLinear int8, kLayerNorm: the kQuantize op (i + 1) this op's kernel does too, for the int8
+  // linear (i + 2) that reads its rows (fuses_at: when the three run in one segment); -1: none.
+  // The rows go to slot fused_slot of the context's fused_rows, not the graph's buffers (those are
+  // planned to live from op i + 1 only).
   int fused_quantize = -1;
   int fused_consumer = -1;
-  bool writes_y = true;  // false: only that quantize op reads this linear's fp32 output
+  int fused_slot = 0;
+  bool writes_y = true;  // false: only that quantize op reads this op's fp32 output
   // kQuantize: the linear's activation multipliers [K] (null: none).
   const float* multipliers = nullptr;
 };
@@ -89,8 +91,9 @@ struct CudaContext {
   size_t weights_bytes = 0;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
-  // The rows a linear's epilogue quantizes for the next int8 linear (OpPlan::fused_quantize): q
-  // [fused_max_rows, fused_max_kp] bytes, then scale and zero point [fused_max_rows], 256-aligned.
+  // The rows a kernel quantizes for the next int8 linear (OpPlan::fused_quantize), two slots (a
+  // linear that reads one writes the other): q [fused_max_rows, fused_max_kp] bytes, then scale
+  // and zero point [fused_max_rows], each 256-aligned, per slot.
   void* fused_rows = nullptr;
   size_t fused_max_rows = 0, fused_max_kp = 0;
   std::vector<OpPlan> plans;  // by graph op
@@ -491,56 +494,66 @@ bool read_elsewhere(const plan::Graph& g, int b, int reader) {
   return false;
 }
 
-// The epilogue + next quantization fusion (OpPlan::fused_quantize): an int8 linear i (not fused
-// into a LayerNorm) whose output op i + 1 quantizes for the int8 linear i + 2, the quantized rows,
-// scales and zero points read by that linear alone, the row at most kMaxRowWidth wide (one block
-// holds it), and i's own input not in fused_rows (no chain: the buffer is not read and written by
-// one kernel). In a BERT layer: the FFN's up projection (GELU) feeding the down projection.
+// The fusions of a kQuantize op into the kernel before it (OpPlan::fused_quantize): op i, an int8
+// linear (not fused into a LayerNorm) or a LayerNorm of fp32 rows, whose output op i + 1 quantizes
+// for the int8 linear i + 2, the quantized rows, scales and zero points read by that linear alone,
+// the row at most kMaxRowWidth wide (one block holds it). In a BERT layer: the FFN's up projection
+// (GELU) feeding the down projection, and each LayerNorm feeding the next QKV or up projection.
+// A linear that reads fused rows writes the other slot.
 void decide_fusions(CudaContext& c, const plan::Graph& g, const std::vector<bool>& here, backend::Shape max) {
   for (size_t i = 0; i + 2 < g.ops.size(); ++i) {
     if (!here[i] || !here[i + 1] || !here[i + 2]) continue;
-    const Op& lin = g.ops[i];
+    const Op& op = g.ops[i];
     const Op& q = g.ops[i + 1];
     const Op& next = g.ops[i + 2];
     OpPlan& plan = c.plans[i];
-    if (lin.kind != OpKind::kLinear || !plan.int8 || plan.fused_into_norm) continue;
-    if (q.kind != OpKind::kQuantize || q.in(0) != lin.out(0)) continue;
+    int width = 0;
+    if (op.kind == OpKind::kLinear && plan.int8 && !plan.fused_into_norm) {
+      width = op.p<plan::LinearParams>().weights->N;
+    } else if (op.kind == OpKind::kLayerNorm && g.buffers[static_cast<size_t>(op.in(0))].dtype == DType::kF32 &&
+               g.buffers[static_cast<size_t>(op.out(0))].dtype == DType::kF32) {
+      width = op.p<plan::LayerNormParams>().width;
+    } else {
+      continue;
+    }
+    if (q.kind != OpKind::kQuantize || q.in(0) != op.out(0)) continue;
     if (next.kind != OpKind::kLinear || !c.plans[i + 2].int8 || next.in(plan::slot::kX) != q.out(0) ||
         next.in(plan::slot::kLinearScale) != q.out(plan::slot::kQuantizeScale) ||
         next.in(plan::slot::kLinearZeroPoint) != q.out(plan::slot::kQuantizeZeroPoint))
       continue;
-    const int N = lin.p<plan::LinearParams>().weights->N;
-    if (N > kMaxRowWidth || q.p<plan::QuantizeParams>().linear->K != N) continue;
-    if (i >= 2 && c.plans[i - 2].fused_quantize == static_cast<int>(i) - 1) continue;
+    if (width > kMaxRowWidth || q.p<plan::QuantizeParams>().linear->K != width) continue;
     const int consumer = static_cast<int>(i) + 2;
     if (read_elsewhere(g, q.out(0), consumer) || read_elsewhere(g, q.out(plan::slot::kQuantizeScale), consumer) ||
         read_elsewhere(g, q.out(plan::slot::kQuantizeZeroPoint), consumer))
       continue;
     plan.fused_quantize = static_cast<int>(i) + 1;
     plan.fused_consumer = consumer;
-    plan.writes_y = read_elsewhere(g, lin.out(0), plan.fused_quantize);
+    const bool reads_fused = i >= 2 && c.plans[i - 2].fused_consumer == static_cast<int>(i);
+    plan.fused_slot = reads_fused ? 1 - c.plans[i - 2].fused_slot : 0;
+    plan.writes_y = read_elsewhere(g, op.out(0), plan.fused_quantize);
     c.fused_max_rows = std::max(c.fused_max_rows, plan::max_rows(g.buffers[static_cast<size_t>(q.out(0))].rows, max.batch, max.seq));
-    c.fused_max_kp = std::max(c.fused_max_kp, static_cast<size_t>(round_up4(N)));
+    c.fused_max_kp = std::max(c.fused_max_kp, static_cast<size_t>(round_up4(width)));
   }
 }
 
 size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
-// Where fused rows lie in the context's fused_rows buffer.
+// Where the fused rows of a slot lie in the context's fused_rows buffer.
 struct FusedRows {
   int8_t* q = nullptr;
   float* scale = nullptr;
   int32_t* zero_point = nullptr;
 };
-FusedRows fused_rows(const CudaContext& c) {
-  auto* base = static_cast<unsigned char*>(c.fused_rows);
+size_t fused_slot_bytes(const CudaContext& c) {
+  return align_up(c.fused_max_rows * c.fused_max_kp) + align_up(c.fused_max_rows * sizeof(float)) +
+         align_up(c.fused_max_rows * sizeof(int32_t));
+}
+FusedRows fused_rows(const CudaContext& c, int slot) {
+  if (!c.fused_rows) return {};
+  auto* base = static_cast<unsigned char*>(c.fused_rows) + static_cast<size_t>(slot) * fused_slot_bytes(c);
   const size_t q_bytes = align_up(c.fused_max_rows * c.fused_max_kp);
   return {reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
           reinterpret_cast<int32_t*>(base + q_bytes + align_up(c.fused_max_rows * sizeof(float)))};
-}
-size_t fused_rows_bytes(const CudaContext& c) {
-  return align_up(c.fused_max_rows * c.fused_max_kp) + align_up(c.fused_max_rows * sizeof(float)) +
-         align_up(c.fused_max_rows * sizeof(int32_t));
 }
 
 // An int8 table (per-row scales) as the fp32 rows the embedding kernel reads: q · row_scale, the
@@ -644,7 +657,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
   for (int k = 0; k < args.op_count; ++k) here[static_cast<size_t>(args.ops[k])] = true;
   decide_fusions(c, g, here, args.max);
   if (c.fused_max_rows > 0)
-    if (Status s = cuda_status(device_alloc(&c.fused_rows, fused_rows_bytes(c)), "cudaMalloc (fused quantized rows)"); !s)
+    if (Status s = cuda_status(device_alloc(&c.fused_rows, 2 * fused_slot_bytes(c)), "cudaMalloc (fused quantized rows)"); !s)
       return s;
   c.weights_bytes = up.bytes();
   if (c.weights_bytes > 0) {
@@ -729,10 +742,11 @@ Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
   const int k = position_of(a, i);
   const bool fused_out = fuses_at(c, a, k);
   const bool fused_in = fuses_at(c, a, k - 2);
-  const FusedRows rows = fused_rows(c);
+  const FusedRows in = fused_in ? fused_rows(c, c.plans[static_cast<size_t>(a.ops[k - 2])].fused_slot) : FusedRows{};
+  const FusedRows out = fused_out ? fused_rows(c, plan.fused_slot) : FusedRows{};
   const int M = static_cast<int>(rows_of(a, op.out(0)));
   if (M == 0) return Status::ok();
-  const void* x = fused_in ? rows.q : ptr(a, op.in(plan::slot::kX));
+  const void* x = fused_in ? in.q : ptr(a, op.in(plan::slot::kX));
   void* d = ptr(a, op.scratch);
   if (Status st = plan.gemm->run(M, plan.weights, x, nullptr, d, c.workspace, c.stream); !st) return st;
   Int8EpilogueArgs e;
@@ -740,8 +754,8 @@ Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
   e.N = op.p<plan::LinearParams>().weights->N;
   e.ld_d = plan.ld_d;
   e.d = static_cast<const int32_t*>(d);
-  e.x_scale = fused_in ? rows.scale : static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearScale)));
-  e.x_zero_point = fused_in ? rows.zero_point : static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kLinearZeroPoint)));
+  e.x_scale = fused_in ? in.scale : static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearScale)));
+  e.x_zero_point = fused_in ? in.zero_point : static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kLinearZeroPoint)));
   e.w_scale = plan.w_scale;
   e.w_sum = plan.w_sum;
   e.activation = plan.activation;
@@ -752,12 +766,43 @@ Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
   e.y = fused_out && !plan.writes_y ? nullptr : static_cast<float*>(ptr(a, op.out(0)));
   if (fused_out) {
     e.next_multipliers = c.plans[static_cast<size_t>(plan.fused_quantize)].multipliers;
-    e.next_q = rows.q;
+    e.next_q = out.q;
     e.next_shifted = true;
-    e.next_scale = rows.scale;
-    e.next_zero_point = rows.zero_point;
+    e.next_scale = out.scale;
+    e.next_zero_point = out.zero_point;
   }
   return cuda_status(int8_epilogue(e, c.stream), "int8 epilogue kernel");
+}
+
+// LayerNorm + the next int8 linear's quantization (fuses_at the LayerNorm's position).
+Status enqueue_layer_norm_quantize(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& op = a.graph->ops[static_cast<size_t>(i)];
+  const OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
+  LayerNormQuantizeArgs k;
+  k.norm.rows = static_cast<int>(rows_of(a, op.in(0)));
+  k.norm.width = n.width;
+  k.norm.x = ptr(a, op.in(0));
+  k.norm.x_type = elem_of(a, op.in(0));
+  if (plan.fused_linear >= 0) {
+    const Op& lin = a.graph->ops[static_cast<size_t>(plan.fused_linear)];
+    const int r = lin.in(plan::slot::kLinearResidual);
+    k.norm.bias = c.plans[static_cast<size_t>(plan.fused_linear)].bias;
+    k.norm.residual = ptr(a, r);
+    k.norm.residual_type = elem_of(a, r);
+  }
+  k.norm.gamma = plan.gamma;
+  k.norm.beta = plan.beta;
+  k.norm.eps = n.eps;
+  k.norm.y = plan.writes_y ? ptr(a, op.out(0)) : nullptr;
+  k.norm.y_type = elem_of(a, op.out(0));
+  const FusedRows out = fused_rows(c, plan.fused_slot);
+  k.multipliers = c.plans[static_cast<size_t>(plan.fused_quantize)].multipliers;
+  k.q = out.q;
+  k.shifted = true;
+  k.scale = out.scale;
+  k.zero_point = out.zero_point;
+  return cuda_status(layer_norm_quantize(k, c.stream), "LayerNorm + quantize kernel");
 }
 
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
@@ -796,6 +841,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       return cuda_status(embed_layer_norm(k, s), "embeddings kernel");
     }
     case OpKind::kLayerNorm: {
+      if (fuses_at(c, a, position_of(a, i))) return enqueue_layer_norm_quantize(c, a, i);
       const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
       LayerNormArgs k;
       k.rows = static_cast<int>(rows_of(a, op.in(0)));
@@ -1004,12 +1050,19 @@ Status copy_from_host(void* cv, void* dst, const void* src, size_t bytes) {
 
 // The int8 path's kernels, as implementation() names them (fusions as prepare decided them; a run
 // of one op at a time, as observed runs make, runs them unfused).
-std::string implementation_i8(const CudaContext& c, const plan::Graph& g, const Op& op) {
+// The op's plan once prepare made it (null before, or without a context).
+const OpPlan* plan_of(const void* cv, const plan::Graph& g, const Op& op) {
   const size_t i = static_cast<size_t>(&op - g.ops.data());
-  const OpPlan* plan = i < c.plans.size() ? &c.plans[i] : nullptr;
+  return cv && i < ctx(cv).plans.size() ? &ctx(cv).plans[i] : nullptr;
+}
+
+std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op) {
+  const size_t i = static_cast<size_t>(&op - g.ops.data());
+  const OpPlan* plan = plan_of(cv, g, op);
   if (op.kind == OpKind::kQuantize) {
-    if (i > 0 && i - 1 < c.plans.size() && c.plans[i - 1].fused_quantize == static_cast<int>(i))
-      return "in the previous linear's int8 epilogue kernel";
+    const OpPlan* before = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
+    if (before && before->fused_quantize == static_cast<int>(i))
+      return "in the previous op's kernel (fused)";
     return "quantize kernel (int8 q-128)";
   }
   const plan::LinearParams& p = op.p<plan::LinearParams>();
@@ -1026,7 +1079,7 @@ std::string implementation_i8(const CudaContext& c, const plan::Graph& g, const 
 std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
   const bool int8 = op.kind == OpKind::kQuantize ||
                     (op.kind == OpKind::kLinear && op.p<plan::LinearParams>().weights->dtype == DType::kI8);
-  if (int8) return implementation_i8(ctx(cv), g, op);
+  if (int8) return implementation_i8(cv, g, op);
   switch (op.kind) {
     case OpKind::kLinear: {
       const plan::LinearParams& p = op.p<plan::LinearParams>();
@@ -1039,7 +1092,9 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     }
     case OpKind::kLayerNorm: {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
-      return i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
+      std::string s = i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
+      if (const OpPlan* p = plan_of(cv, g, op); p && p->fused_quantize >= 0) s += " + the next linear's quantize";
+      return s;
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
     case OpKind::kAttention: return "attention kernel, head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);

@@ -149,6 +149,18 @@ struct Int8EpilogueArgs {
 };
 cudaError_t int8_epilogue(const Int8EpilogueArgs& a, cudaStream_t stream);
 
+// LayerNorm (layer_norm's semantics, fp32 rows only; norm.y may be null: not written) fused with
+// the next int8 linear's quantization of the normalized rows (QuantizeArgs' meaning, K = width).
+struct LayerNormQuantizeArgs {
+  LayerNormArgs norm;
+  const float* multipliers = nullptr;
+  void* q = nullptr;
+  bool shifted = true;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t stream);
+
 // Whether this build's device code loads on the current device (cudaErrorNoKernelImageForDevice
 // when the GPU's architecture is not among those compiled).
 cudaError_t kernels_loadable();
