@@ -18,6 +18,6 @@ fi
 for f in runtime/src/backends/cuda/*.cpp; do
   g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -isystem "$dir/x/nvidia/cuda_runtime/include" \
     -isystem "$dir/x/nvidia/cublas/include" -Iruntime/include -Iruntime/src -Ibuild/schema/generated \
-    -DENCRT_WITH_CUDA=1 -DFLATBUFFERS_MAX_ALIGNMENT=64 "$f"
+    -DENCRT_WITH_CUDA=1 -DFLATBUFFERS_MAX_ALIGNMENT=64 -DENCRT_CUDA_ARCHITECTURES="\"87;90\"" "$f"
   echo "compiles with the CUDA 12.6 headers: $f"
 done

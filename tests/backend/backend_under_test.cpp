@@ -46,9 +46,20 @@ bool xnnpack_half(const BackendUnderTest& b) {
 //   cuda (set without a GPU to measure on, from what its arithmetic is; a GPU run prints every
 //     case that fails): fp32 ops reorder sums and use the GPU's expf/erff (a few ulps): 1e-4;
 //     an fp16 model stores activations in half (as xnnpack's fp16=half): 3e-2 per op, 0.1 per
-//     model; fp32 models: 1e-3.
+//     model; fp32 models: 1e-3;
+//   cuda, int8 (int8_math.h; tests/kernels/test_cuda_int8_math.cpp checks the formulas on the
+//     CPU): quantize is exact (0, as everywhere); an int8 linear's integers are exact and each fp32
+//     operation of its epilogue rounds as the reference's, so only GELU's erff (CUDA: 2 ulp) can
+//     differ: the 1e-4 of fp32 ops; int8 attention runs as fp32 attention on the GPU, so it
+//     differs from the reference's int8 attention by that one's quantization error: measured on
+//     the CPU (reference int8 against reference fp32 attention, this suite's problems) 0.012 to
+//     0.031, allowed 0.1; int8 models: the same attention difference carried through the layers,
+//     measured on the CPU (the fixtures converted with int8 and with float attention) 0.003 to
+//     0.085 on the hidden state, plus the 3e-2 of a requantization step moved by a last-bit
+//     difference: 0.25.
 double op_tolerance(const BackendUnderTest& b, plan::OpKind kind, DType weights, bool int8_attention) {
   if (b.backend == "mock_device") return 0.0;
+  if (b.backend == "cuda" && int8_attention) return 0.1;
   if (b.backend == "cuda") return kind == plan::OpKind::kLinear && weights == DType::kF16 ? 3e-2 : 1e-4;
   if (b.backend == "xnnpack") return kind == plan::OpKind::kLinear && weights == DType::kF16 && xnnpack_half(b) ? 3e-2 : 1e-5;
   if (int8_attention) return 5e-3;
@@ -58,8 +69,8 @@ double op_tolerance(const BackendUnderTest& b, plan::OpKind kind, DType weights,
 
 double model_tolerance(const BackendUnderTest& b, DType weights) {
   if (b.backend == "mock_device") return 0.0;
-  if (b.backend == "cuda" && weights != DType::kI8) return weights == DType::kF16 ? 0.1 : 1e-3;
-  if (weights == DType::kI8) return 3e-2;  // int8 layers run on the CPU backend everywhere
+  if (b.backend == "cuda") return weights == DType::kI8 ? 0.25 : weights == DType::kF16 ? 0.1 : 1e-3;
+  if (weights == DType::kI8) return 3e-2;  // int8 layers run on the CPU backend (cuda's: above)
   if (weights == DType::kF16 && b.backend == "xnnpack" && xnnpack_half(b)) return 0.1;
   if (weights == DType::kF16 && cpu_f16_arith(b)) return 5e-2;
   return 1e-4;

@@ -54,6 +54,13 @@ std::vector<unsigned char> to_float(const std::vector<unsigned char>& f16) {
   return out;
 }
 
+// uint8 quantized rows <-> a backend's int8 storage of them (q - 128: the top bit flipped), the
+// cuda backend's form for cuBLASLt's int8 GEMMs.
+std::vector<unsigned char> flip_sign_bits(std::vector<unsigned char> bytes) {
+  for (unsigned char& b : bytes) b = static_cast<unsigned char>(b ^ 0x80u);
+  return bytes;
+}
+
 struct Context {
   const backend::BackendInterface& table;
   void* context = nullptr;
@@ -90,8 +97,13 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
       plan::BufferSpec& spec = g.buffers[b];
       const DType d = table.storage_dtype(c.context, g, static_cast<int>(b));
       if (d == spec.dtype) continue;
+      if (spec.dtype == DType::kU8 && d == DType::kI8) {
+        spec.dtype = d;
+        input[b] = flip_sign_bits(input[b]);
+        continue;
+      }
       if (spec.dtype != DType::kF32 || d != DType::kF16) {
-        r.status = internal_error("conformance: the harness converts only f32 buffers to f16");
+        r.status = internal_error("conformance: the harness converts only f32 buffers to f16 and u8 to i8");
         return r;
       }
       spec.row_bytes /= 2, spec.max_bytes /= 2, used[b] /= 2, spec.dtype = d;
@@ -172,9 +184,10 @@ ProblemRun run_problem(const backend::BackendInterface& table, const backend::Op
   for (int b : outs) {
     std::vector<unsigned char> bytes(used[static_cast<size_t>(b)]);
     if (Status s = buffers.read(b, bytes.data(), bytes.size()); !s) r.status = s;
-    r.results.push_back(g.buffers[static_cast<size_t>(b)].dtype != p.graph.buffers[static_cast<size_t>(b)].dtype
-                            ? to_float(bytes)
-                            : std::move(bytes));
+    const DType stored = g.buffers[static_cast<size_t>(b)].dtype, planned = p.graph.buffers[static_cast<size_t>(b)].dtype;
+    r.results.push_back(stored == planned                                       ? std::move(bytes)
+                        : planned == DType::kU8 && stored == DType::kI8 ? flip_sign_bits(std::move(bytes))
+                                                                        : to_float(bytes));
   }
   return r;
 }

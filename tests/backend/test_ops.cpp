@@ -6,6 +6,7 @@
 // reported as such (WARN: the CPU backend runs it in a session), not passed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -481,4 +482,66 @@ TEST_CASE("conformance: scores", "[conformance][ops]") {
             add_op(p.get(), OpKind::kScores, {z}, {s, labels}, plan::ScoresParams{N, function});
             check_problem(*p);
           }
+}
+
+// int8 chains as one segment: a linear (GELU) whose output only the next linear's quantize reads,
+// and a LayerNorm feeding a quantize, so a backend that fuses a quantize into the kernel before it
+// (the cuda backend: int8_epilogue.cu, layer_norm_quantize.cu) runs its fused kernels here. Only
+// the last linear's output is compared: the intermediate rows may live where the backend put them.
+// Tolerance: a last-bit difference before a quantization may move one value by a step (as for the
+// cpu backend's int8 models): 3e-2.
+TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conformance][ops]") {
+  const BackendUnderTest& b = backend_under_test();
+  for (backend::Shape run : kRuns)
+    for (bool multipliers : {false, true})
+      for (bool layer_norm : {false, true}) {
+        const int K = 40, N1 = 37, N2 = 24;
+        auto p = problem(std::string("int8 chain ") + (layer_norm ? "layer_norm -> quantize -> linear" : "linear gelu -> quantize -> linear") +
+                             (multipliers ? " with multipliers" : ""),
+                         run);
+        const int x = f32_input(p.get(), "x", Rows::kTokens, K, -2.0f, 2.0f, 71, false);
+        auto quantized = [&](const std::string& name, int in, const detail::LinearView* w) {
+          const int q = p->add_buffer(name + ".q", DType::kU8, Rows::kTokens, static_cast<size_t>(kernels::round_up(w->K, kernels::kPanelK)));
+          const int scale = p->add_buffer(name + ".scale", DType::kF32, Rows::kTokens, sizeof(float));
+          const int zp = p->add_buffer(name + ".zero_point", DType::kI32, Rows::kTokens, sizeof(int32_t));
+          add_op(p.get(), OpKind::kQuantize, {in}, {q, scale, zp}, plan::QuantizeParams{w});
+          return std::vector<int>{q, -1, scale, zp};
+        };
+        int h = -1, width = K;
+        if (layer_norm) {
+          h = p->add_buffer("normed", DType::kF32, Rows::kTokens, static_cast<size_t>(K) * sizeof(float));
+          add_op(p.get(), OpKind::kLayerNorm, {x}, {h}, plan::LayerNormParams{norm(p.get(), K, 72), 1e-5f, K});
+        } else {
+          const detail::LinearView* w1 = linear_weights(p.get(), DType::kI8, N1, K, multipliers, 73);
+          h = p->add_buffer("hidden", DType::kF32, Rows::kTokens, static_cast<size_t>(N1) * sizeof(float));
+          add_op(p.get(), OpKind::kLinear, quantized("l1", x, w1), {h}, plan::LinearParams{w1, kernels::Activation::kGelu});
+          width = N1;
+        }
+        const detail::LinearView* w2 = linear_weights(p.get(), DType::kI8, N2, width, multipliers, 74);
+        std::vector<int> in2 = quantized("l2", h, w2);
+        in2[plan::slot::kLinearResidual] = f32_input(p.get(), "residual", Rows::kTokens, N2, -1.0f, 1.0f, 75, false);
+        const int y = p->add_buffer("y", DType::kF32, Rows::kTokens, static_cast<size_t>(N2) * sizeof(float));
+        add_op(p.get(), OpKind::kLinear, in2, {y}, plan::LinearParams{w2, kernels::Activation::kNone});
+
+        INFO("backend " << b.label << ", " << p->name << ", run batch " << run.batch << " seq " << run.seq);
+        const ProblemRun ref = run_problem(backend::cpu_backend(), reference_options(), 1, *p);
+        REQUIRE(ref.status.is_ok());
+        const ProblemRun got = run_problem(*b.table, b.options, 1, *p);
+        INFO(got.status.to_string());
+        REQUIRE(got.status.is_ok());
+        if (!got.supported) {
+          WARN(b.label << " does not support " << p->name);
+          continue;
+        }
+        for (const std::string& s : got.problems) FAIL_CHECK(s);
+        const std::vector<int> outs = p->outputs();
+        const size_t last = static_cast<size_t>(std::find(outs.begin(), outs.end(), y) - outs.begin());
+        REQUIRE(last < got.results.size());
+        const Comparison c = compare_f32(reinterpret_cast<const float*>(got.results[last].data()),
+                                         reinterpret_cast<const float*>(ref.results[last].data()),
+                                         ref.results[last].size() / sizeof(float));
+        INFO("normalized max error " << c.normalized_error << " " << c.first_mismatch);
+        CHECK(c.nonfinite_mismatches == 0);
+        CHECK(c.normalized_error <= 3e-2);
+      }
 }

@@ -55,6 +55,23 @@ struct OpPlan {
   const void* token_type = nullptr;
   // kCopy from the host: pinned staging of the source
   void* staging = nullptr;
+  // kLinear int8: weights int8 [ld_d, Kp] (rows past N zero), the epilogue's w_scale, w_sum and
+  // (in `bias`) the bias, each [ld_d], zero past N; cuBLASLt's int32 D [rows, ld_d] is the op's
+  // scratch.
+  bool int8 = false;
+  const float* w_scale = nullptr;
+  const int32_t* w_sum = nullptr;
+  int ld_d = 0;
+  // kLinear int8, kLayerNorm: the kQuantize op (i + 1) this op's kernel does too, for the int8
+  // linear (i + 2) that reads its rows (fuses_at: when the three run in one segment); -1: none.
+  // The rows go to slot fused_slot of the context's fused_rows, not the graph's buffers (those are
+  // planned to live from op i + 1 only).
+  int fused_quantize = -1;
+  int fused_consumer = -1;
+  int fused_slot = 0;
+  bool writes_y = true;  // false: only that quantize op reads this op's fp32 output
+  // kQuantize: the linear's activation multipliers [K] (null: none).
+  const float* multipliers = nullptr;
 };
 
 struct CudaContext {
@@ -75,6 +92,11 @@ struct CudaContext {
   size_t weights_bytes = 0;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  // The rows a kernel quantizes for the next int8 linear (OpPlan::fused_quantize), two slots (a
+  // linear that reads one writes the other): q [fused_max_rows, fused_max_kp] bytes, then scale
+  // and zero point [fused_max_rows], each 256-aligned, per slot.
+  void* fused_rows = nullptr;
+  size_t fused_max_rows = 0, fused_max_kp = 0;
   std::vector<OpPlan> plans;  // by graph op
   std::vector<void*> pinned;  // staging buffers
   std::unique_ptr<GraphCache> graphs_cache;
@@ -90,6 +112,7 @@ struct CudaContext {
     for (void* p : pinned) pinned_free(p);
     device_free(weights);
     device_free(workspace);
+    device_free(fused_rows);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
     if (stream) cudaStreamDestroy(stream);
@@ -180,43 +203,56 @@ void destroy(void* c) { delete static_cast<CudaContext*>(c); }
 // and the CPU would copy activations at every layer).
 
 DType model_dtype(const plan::Graph& g) {
-  for (const Op& op : g.ops)
+  for (const Op& op : g.ops) {
     if (op.kind == OpKind::kLinear) return op.p<plan::LinearParams>().weights->dtype;
+    if (op.kind == OpKind::kQuantize) return DType::kI8;  // it feeds an int8 linear
+  }
   return DType::kF32;
 }
 
 bool op_supported(const plan::Graph& g, const Op& op, DType model) {
+  // int8 tables (an int8 model's): the word table is read as stored with its row scales, the
+  // others are uploaded dequantized to fp32 (prepare).
   auto table_ok = [](const detail::TableView* t) {
-    return !t || t->dtype == DType::kF32 || t->dtype == DType::kF16;
+    return !t || t->dtype == DType::kF32 || t->dtype == DType::kF16 || (t->dtype == DType::kI8 && t->row_scales);
   };
-  // int8 models store the word table in int8 with row scales (the embed kernel reads those).
-  auto word_ok = [&](const detail::TableView* t) { return table_ok(t) || (t->dtype == DType::kI8 && t->row_scales); };
   switch (op.kind) {
     case OpKind::kCopy:
     case OpKind::kPoolMean:
     case OpKind::kPoolFirst:
     case OpKind::kTanh:
       return true;
-    case OpKind::kQuantize:
+    case OpKind::kQuantize: {
+      const detail::LinearView* w = op.p<plan::QuantizeParams>().linear;
+      return model == DType::kI8 && w && w->K > 0;
+    }
     case OpKind::kPoolMax:
     case OpKind::kL2Normalize:
     case OpKind::kScores:
       return false;
     case OpKind::kEmbed: {
       const plan::EmbedParams& e = op.p<plan::EmbedParams>();
-      return e.width <= kMaxRowWidth && word_ok(e.word) && table_ok(e.position) && table_ok(e.token_type);
+      return e.width <= kMaxRowWidth && table_ok(e.word) && table_ok(e.position) && table_ok(e.token_type);
     }
     case OpKind::kLayerNorm:
       return op.p<plan::LayerNormParams>().width <= kMaxRowWidth;
-    case OpKind::kLinear:
-      return op.p<plan::LinearParams>().weights->dtype == model;
+    case OpKind::kLinear: {
+      const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+      if (w.dtype != model) return false;
+      // int8: cuBLASLt's int8 TN GEMM over [round_up(N, 4), round_up(K, 4)] (prepare pads both),
+      // encrt's epilogue for the scales, zero points, bias, activation and residual.
+      return w.dtype != DType::kI8 || (w.scales && w.column_sums && w.N > 0 && w.K > 0);
+    }
     case OpKind::kAttention: {
       const plan::AttentionParams& a = op.p<plan::AttentionParams>();
       // The device kernel has the key padding mask only: a src mask or a sliding window keeps
       // the model on the CPU backend (which has both).
       if (a.window > 0 || op.in(plan::slot::kAttentionSrcMaskBool) >= 0 || op.in(plan::slot::kAttentionSrcMaskFloat) >= 0)
         return false;
-      return !a.int8 && attention_head_dim_supported(a.head_dim);
+      // An int8 model's int8 attention (AttentionParams::int8) runs as fp32 attention on the fp32
+      // QKV rows here: more exact than the CPU's int8 attention, and at the sequence lengths of an
+      // encoder the attention is not the int8 GEMMs' bottleneck.
+      return attention_head_dim_supported(a.head_dim);
     }
   }
   (void)g;
@@ -232,16 +268,38 @@ bool tail_op(const Op& op) {
 
 bool supports(const void*, const plan::Graph& g, const Op& op) {
   const DType model = model_dtype(g);
-  if (model != DType::kF32 && model != DType::kF16) return false;
+  if (model != DType::kF32 && model != DType::kF16 && model != DType::kI8) return false;
   for (const Op& o : g.ops)
     if (!tail_op(o) && !op_supported(g, o, model)) return false;
   return !tail_op(op) && op_supported(g, op, model);
 }
 
+// Whether a buffer is read or written outside this backend's kernels: a named output, or a copy's.
+bool leaves_device(const plan::Graph& g, int buffer) {
+  for (const plan::NamedTensor& t : g.outputs)
+    if (t.buffer == buffer) return true;
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::kCopy && (op.in(0) == buffer || op.out(0) == buffer)) return true;
+  return false;
+}
+
+// Quantized activation rows: a kQuantize op's bytes, an int8 linear's input.
+bool holds_quantized_rows(const plan::Graph& g, int buffer) {
+  for (const Op& op : g.ops) {
+    if (op.kind == OpKind::kQuantize && op.out(0) == buffer) return true;
+    if (op.kind == OpKind::kLinear && op.in(0) == buffer && op.p<plan::LinearParams>().weights->dtype == DType::kI8)
+      return true;
+  }
+  return false;
+}
+
 // fp16 models keep their activations in fp16 on the device; the named outputs stay fp32 (what
-// callers read), and so do buffers that cross to the host.
+// callers read), and so do buffers that cross to the host. Quantized rows (uint8 q in the graph)
+// are stored as int8 q − 128 (int8_math.h), what cuBLASLt's int8 GEMMs read, unless they leave
+// the device.
 DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
   const plan::BufferSpec& b = g.buffers[static_cast<size_t>(buffer)];
+  if (b.dtype == DType::kU8 && holds_quantized_rows(g, buffer) && !leaves_device(g, buffer)) return DType::kI8;
   if (b.dtype != DType::kF32 || model_dtype(g) != DType::kF16) return b.dtype;
   for (const plan::NamedTensor& t : g.outputs)
     if (t.buffer == buffer) return b.dtype;
@@ -250,7 +308,16 @@ DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
   return DType::kF16;
 }
 
-size_t scratch_bytes(const void*, const plan::Graph&, const Op&, backend::Shape) { return 0; }
+int round_up4(int x) { return (x + 3) / 4 * 4; }
+
+// An int8 linear's int32 D [rows, round_up(N, 4)] from cuBLASLt, read by the epilogue kernel.
+size_t scratch_bytes(const void*, const plan::Graph& g, const Op& op, backend::Shape max) {
+  if (op.kind != OpKind::kLinear) return 0;
+  const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+  if (w.dtype != DType::kI8) return 0;
+  const size_t rows = plan::max_rows(g.buffers[static_cast<size_t>(op.out(0))].rows, max.batch, max.seq);
+  return rows * static_cast<size_t>(round_up4(w.N)) * sizeof(int32_t);
+}
 
 // ---- Prepare: one upload of everything the ops read, GEMM plans, pinned staging.
 
@@ -310,12 +377,45 @@ bool fuses_into_norm(const plan::Graph& g, int i) {
   return ln.in(0) == lin.out(0) && ln.out(0) == lin.out(0);
 }
 
+// An int8 linear: the weights unpacked to row-major int8 [ld_d, Kp] (zero rows past N: cuBLASLt
+// wants N and K multiples of 4), the epilogue's per-column arrays padded to ld_d with zeros.
+void prepare_linear_i8(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
+  const Op& op = g.ops[static_cast<size_t>(i)];
+  const plan::LinearParams& p = op.p<plan::LinearParams>();
+  const detail::LinearView& w = *p.weights;
+  OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  plan.int8 = true;
+  plan.ld_d = round_up4(w.N);
+  const int Kp = round_up4(w.K);
+  const size_t ld = static_cast<size_t>(plan.ld_d);
+  std::vector<int8_t> rows(ld * static_cast<size_t>(Kp));
+  kernels::unpack_panel_n16k4(w.N, w.K, static_cast<const int8_t*>(w.packed), plan.ld_d, Kp, rows.data());
+  pending->add(&plan.weights, up->add(rows));
+  std::vector<float> scale(ld, 0.0f);
+  std::vector<int32_t> sum(ld, 0);
+  std::copy(w.scales, w.scales + w.N, scale.begin());
+  std::copy(w.column_sums, w.column_sums + w.N, sum.begin());
+  pending->add(reinterpret_cast<const void**>(&plan.w_scale), up->add(scale));
+  pending->add(reinterpret_cast<const void**>(&plan.w_sum), up->add(sum));
+  if (w.bias) {  // none: no add at all, as the reference (not + 0, which would turn -0 into +0)
+    std::vector<float> bias(ld, 0.0f);
+    std::copy(w.bias, w.bias + w.N, bias.begin());
+    pending->add(reinterpret_cast<const void**>(&plan.bias), up->add(bias));
+  }
+  plan.activation = p.activation == kernels::Activation::kGelu ? 2 : p.activation == kernels::Activation::kRelu ? 1 : 0;
+  // Post-norm's linear + LayerNorm: the epilogue writes the dequantized value, the LayerNorm adds
+  // the bias and the residual (the reference's order: value + bias, then + residual).
+  plan.fused_into_norm = fuses_into_norm(g, i);
+  if (plan.fused_into_norm) c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
+}
+
 // Decides how linear op i runs (fusion, where its residual goes), uploads its weights and the
 // bias it needs; the GEMM is made once the upload has device addresses (make_gemm).
 void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
   const Op& op = g.ops[static_cast<size_t>(i)];
   const plan::LinearParams& p = op.p<plan::LinearParams>();
   const detail::LinearView& w = *p.weights;
+  if (w.dtype == DType::kI8) return prepare_linear_i8(c, g, i, up, pending);
   OpPlan& plan = c.plans[static_cast<size_t>(i)];
   pending->add(&plan.weights, up->add(row_major_weights(w)));
   const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
@@ -340,9 +440,32 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
   pending->add(&plan.gemm_bias, up->add(bias));
 }
 
+// cuBLASLt's int8 TN GEMM: D [M, ld_d] int32 = X' [M, Kp] · W [ld_d, Kp]ᵀ, X' the rows as int8
+// q − 128 (storage_dtype), int32 accumulation and scale type (alpha 1, beta 0).
+Status make_gemm_i8(CudaContext& c, const plan::Graph& g, int i, backend::Shape max) {
+  const Op& op = g.ops[static_cast<size_t>(i)];
+  const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+  OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  if (g.buffers[static_cast<size_t>(op.in(0))].dtype != DType::kI8)
+    return unsupported(std::string("cuda: int8 linear '") + op.label +
+                       "' reads quantized rows stored outside the GPU's int8 (q - 128) form");
+  if (op.scratch < 0) return internal_error(std::string("cuda: int8 linear '") + op.label + "' has no scratch for its int32 output");
+  GemmSpec spec;
+  spec.N = plan.ld_d;
+  spec.K = round_up4(w.K);
+  spec.max_M = static_cast<int>(plan::max_rows(g.buffers[static_cast<size_t>(op.out(0))].rows, max.batch, max.seq));
+  spec.weights = spec.x = CUDA_R_8I;
+  spec.y = CUDA_R_32I;
+  spec.compute = CUBLAS_COMPUTE_32I;
+  spec.workspace_bytes = c.workspace_bytes;
+  plan.gemm = std::make_unique<Gemm>();
+  return plan.gemm->init(c.lt, c.handle, spec);
+}
+
 Status make_gemm(CudaContext& c, const plan::Graph& g, int i, backend::Shape max) {
   const Op& op = g.ops[static_cast<size_t>(i)];
   const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+  if (w.dtype == DType::kI8) return make_gemm_i8(c, g, i, max);
   OpPlan& plan = c.plans[static_cast<size_t>(i)];
   const DType x_type = g.buffers[static_cast<size_t>(op.in(0))].dtype;
   const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
@@ -361,6 +484,89 @@ Status make_gemm(CudaContext& c, const plan::Graph& g, int i, backend::Shape max
   spec.workspace_bytes = c.workspace_bytes;
   plan.gemm = std::make_unique<Gemm>();
   return plan.gemm->init(c.lt, c.handle, spec);
+}
+
+// Whether buffer b is read by an op other than `reader`, or leaves the device.
+bool read_elsewhere(const plan::Graph& g, int b, int reader) {
+  if (leaves_device(g, b)) return true;
+  for (size_t j = 0; j < g.ops.size(); ++j)
+    if (static_cast<int>(j) != reader)
+      for (int in : g.ops[j].inputs)
+        if (in == b) return true;
+  return false;
+}
+
+// The fusions of a kQuantize op into the kernel before it (OpPlan::fused_quantize): op i, an int8
+// linear (not fused into a LayerNorm) or a LayerNorm of fp32 rows, whose output op i + 1 quantizes
+// for the int8 linear i + 2, the quantized rows, scales and zero points read by that linear alone,
+// the row at most kMaxRowWidth wide (one block holds it). In a BERT layer: the FFN's up projection
+// (GELU) feeding the down projection, and each LayerNorm feeding the next QKV or up projection.
+// A linear that reads fused rows writes the other slot.
+void decide_fusions(CudaContext& c, const plan::Graph& g, const std::vector<bool>& here, backend::Shape max) {
+  for (size_t i = 0; i + 2 < g.ops.size(); ++i) {
+    if (!here[i] || !here[i + 1] || !here[i + 2]) continue;
+    const Op& op = g.ops[i];
+    const Op& q = g.ops[i + 1];
+    const Op& next = g.ops[i + 2];
+    OpPlan& plan = c.plans[i];
+    int width = 0;
+    if (op.kind == OpKind::kLinear && plan.int8 && !plan.fused_into_norm) {
+      width = op.p<plan::LinearParams>().weights->N;
+    } else if (op.kind == OpKind::kLayerNorm && g.buffers[static_cast<size_t>(op.in(0))].dtype == DType::kF32 &&
+               g.buffers[static_cast<size_t>(op.out(0))].dtype == DType::kF32) {
+      width = op.p<plan::LayerNormParams>().width;
+    } else {
+      continue;
+    }
+    if (q.kind != OpKind::kQuantize || q.in(0) != op.out(0)) continue;
+    if (next.kind != OpKind::kLinear || !c.plans[i + 2].int8 || next.in(plan::slot::kX) != q.out(0) ||
+        next.in(plan::slot::kLinearScale) != q.out(plan::slot::kQuantizeScale) ||
+        next.in(plan::slot::kLinearZeroPoint) != q.out(plan::slot::kQuantizeZeroPoint))
+      continue;
+    if (width > kMaxRowWidth || q.p<plan::QuantizeParams>().linear->K != width) continue;
+    const int consumer = static_cast<int>(i) + 2;
+    if (read_elsewhere(g, q.out(0), consumer) || read_elsewhere(g, q.out(plan::slot::kQuantizeScale), consumer) ||
+        read_elsewhere(g, q.out(plan::slot::kQuantizeZeroPoint), consumer))
+      continue;
+    plan.fused_quantize = static_cast<int>(i) + 1;
+    plan.fused_consumer = consumer;
+    const bool reads_fused = i >= 2 && c.plans[i - 2].fused_consumer == static_cast<int>(i);
+    plan.fused_slot = reads_fused ? 1 - c.plans[i - 2].fused_slot : 0;
+    plan.writes_y = read_elsewhere(g, op.out(0), plan.fused_quantize);
+    c.fused_max_rows = std::max(c.fused_max_rows, plan::max_rows(g.buffers[static_cast<size_t>(q.out(0))].rows, max.batch, max.seq));
+    c.fused_max_kp = std::max(c.fused_max_kp, static_cast<size_t>(round_up4(width)));
+  }
+}
+
+size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+// Where the fused rows of a slot lie in the context's fused_rows buffer.
+struct FusedRows {
+  int8_t* q = nullptr;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+size_t fused_slot_bytes(const CudaContext& c) {
+  return align_up(c.fused_max_rows * c.fused_max_kp) + align_up(c.fused_max_rows * sizeof(float)) +
+         align_up(c.fused_max_rows * sizeof(int32_t));
+}
+FusedRows fused_rows(const CudaContext& c, int slot) {
+  if (!c.fused_rows) return {};
+  auto* base = static_cast<unsigned char*>(c.fused_rows) + static_cast<size_t>(slot) * fused_slot_bytes(c);
+  const size_t q_bytes = align_up(c.fused_max_rows * c.fused_max_kp);
+  return {reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + q_bytes),
+          reinterpret_cast<int32_t*>(base + q_bytes + align_up(c.fused_max_rows * sizeof(float)))};
+}
+
+// An int8 position or token-type table (per-row scales) as fp32 rows: q · row_scale, the CPU's
+// value exactly (it adds those rows with scale 1).
+std::vector<float> dequantized_table(const detail::TableView& t) {
+  std::vector<float> out(static_cast<size_t>(t.rows) * static_cast<size_t>(t.width));
+  const int8_t* q = static_cast<const int8_t*>(t.data);
+  for (size_t r = 0; r < static_cast<size_t>(t.rows); ++r)
+    for (size_t k = 0; k < static_cast<size_t>(t.width); ++k)
+      out[r * t.width + k] = static_cast<float>(q[r * t.width + k]) * t.row_scales[r];
+  return out;
 }
 
 Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* held) {
@@ -403,10 +609,19 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
     switch (op.kind) {
       case OpKind::kEmbed: {
         const plan::EmbedParams& e = op.p<plan::EmbedParams>();
+        // The word table as stored, int8 ones with their row scales (the embed kernel applies
+        // them as the CPU does); the small int8 position and token-type tables are uploaded as
+        // fp32 (the kernel's type is then kF32: elem(kI8)).
+        auto place_table = [&](const void** slot, const detail::TableView& t) {
+          if (t.dtype == DType::kI8)
+            pending.add(slot, up.add(dequantized_table(t)));
+          else
+            place(slot, t.data, table_bytes(t));
+        };
         place(&plan.word, e.word->data, table_bytes(*e.word));
         if (e.word->dtype == DType::kI8) place_floats(&plan.word_row_scales, e.word->row_scales, e.word->rows);
-        place(&plan.position, e.position->data, table_bytes(*e.position));
-        if (e.token_type) place(&plan.token_type, e.token_type->data, table_bytes(*e.token_type));
+        place_table(&plan.position, *e.position);
+        if (e.token_type) place_table(&plan.token_type, *e.token_type);
         if (e.norm) {
           place_floats(&plan.gamma, e.norm->gamma, e.width);
           place_floats(&plan.beta, e.norm->beta, e.width);
@@ -422,6 +637,13 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
       case OpKind::kLinear:
         prepare_linear(c, g, i, &up, &pending);
         break;
+      case OpKind::kQuantize: {
+        const detail::LinearView& w = *op.p<plan::QuantizeParams>().linear;
+        if (w.activation_multipliers)
+          pending.add(reinterpret_cast<const void**>(&plan.multipliers),
+                      up.add(w.activation_multipliers, static_cast<size_t>(w.K) * sizeof(float)));
+        break;
+      }
       case OpKind::kCopy: {
         if (op.p<plan::CopyParams>().to_memory == plan::kHostMemory) break;  // to the host: direct
         void* p = nullptr;
@@ -436,6 +658,12 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
         break;
     }
   }
+  std::vector<bool> here(g.ops.size(), false);
+  for (int k = 0; k < args.op_count; ++k) here[static_cast<size_t>(args.ops[k])] = true;
+  decide_fusions(c, g, here, args.max);
+  if (c.fused_max_rows > 0)
+    if (Status s = cuda_status(device_alloc(&c.fused_rows, 2 * fused_slot_bytes(c)), "cudaMalloc (fused quantized rows)"); !s)
+      return s;
   c.weights_bytes = up.bytes();
   if (c.weights_bytes > 0) {
     if (Status s = cuda_status(device_alloc(&c.weights, c.weights_bytes), "cudaMalloc (weights)"); !s) return s;
@@ -478,6 +706,110 @@ void stage_inputs(const CudaContext& c, const backend::RunArgs& a) {
   }
 }
 
+// ---- The int8 path: kQuantize and int8 kLinear.
+
+// Op i's position in the segment, or -1.
+int position_of(const backend::RunArgs& a, int i) {
+  for (int k = 0; k < a.op_count; ++k)
+    if (a.ops[k] == i) return k;
+  return -1;
+}
+
+// Whether the linear at segment position k runs fused with its quantize op: the linear, the
+// quantize and the linear reading its rows all in this segment, in order (a segment of one op, as
+// observed runs make, runs each op by itself, through the graph's buffers).
+bool fuses_at(const CudaContext& c, const backend::RunArgs& a, int k) {
+  if (k < 0 || k + 2 >= a.op_count) return false;
+  const OpPlan& p = c.plans[static_cast<size_t>(a.ops[k])];
+  return p.fused_quantize >= 0 && a.ops[k + 1] == p.fused_quantize && a.ops[k + 2] == p.fused_consumer;
+}
+
+Status enqueue_quantize(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& op = a.graph->ops[static_cast<size_t>(i)];
+  if (fuses_at(c, a, position_of(a, i) - 1)) return Status::ok();  // done by the linear's epilogue
+  QuantizeArgs k;
+  k.rows = static_cast<int>(rows_of(a, op.out(0)));
+  k.K = op.p<plan::QuantizeParams>().linear->K;
+  k.x = static_cast<const float*>(ptr(a, op.in(plan::slot::kX)));
+  k.multipliers = c.plans[static_cast<size_t>(i)].multipliers;
+  k.q = ptr(a, op.out(0));
+  k.shifted = a.graph->buffers[static_cast<size_t>(op.out(0))].dtype == DType::kI8;
+  k.scale = static_cast<float*>(ptr(a, op.out(plan::slot::kQuantizeScale)));
+  k.zero_point = static_cast<int32_t*>(ptr(a, op.out(plan::slot::kQuantizeZeroPoint)));
+  return cuda_status(quantize_rows(k, c.stream), "quantize kernel");
+}
+
+// cuBLASLt's D = X'·Wᵀ into the op's scratch, then encrt's epilogue (and, fused, the next
+// layer's quantization into fused_rows).
+Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& op = a.graph->ops[static_cast<size_t>(i)];
+  const OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  const int k = position_of(a, i);
+  const bool fused_out = fuses_at(c, a, k);
+  const bool fused_in = fuses_at(c, a, k - 2);
+  const FusedRows in = fused_in ? fused_rows(c, c.plans[static_cast<size_t>(a.ops[k - 2])].fused_slot) : FusedRows{};
+  const FusedRows out = fused_out ? fused_rows(c, plan.fused_slot) : FusedRows{};
+  const int M = static_cast<int>(rows_of(a, op.out(0)));
+  if (M == 0) return Status::ok();
+  const void* x = fused_in ? in.q : ptr(a, op.in(plan::slot::kX));
+  void* d = ptr(a, op.scratch);
+  if (Status st = plan.gemm->run(M, plan.weights, x, nullptr, d, c.workspace, c.stream); !st) return st;
+  Int8EpilogueArgs e;
+  e.rows = M;
+  e.N = op.p<plan::LinearParams>().weights->N;
+  e.ld_d = plan.ld_d;
+  e.d = static_cast<const int32_t*>(d);
+  e.x_scale = fused_in ? in.scale : static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearScale)));
+  e.x_zero_point = fused_in ? in.zero_point : static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kLinearZeroPoint)));
+  e.w_scale = plan.w_scale;
+  e.w_sum = plan.w_sum;
+  e.activation = plan.activation;
+  if (!plan.fused_into_norm) {  // else the LayerNorm after adds the bias and the residual
+    e.bias = plan.bias;
+    e.residual = static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearResidual)));
+  }
+  e.y = fused_out && !plan.writes_y ? nullptr : static_cast<float*>(ptr(a, op.out(0)));
+  if (fused_out) {
+    e.next_multipliers = c.plans[static_cast<size_t>(plan.fused_quantize)].multipliers;
+    e.next_q = out.q;
+    e.next_shifted = true;
+    e.next_scale = out.scale;
+    e.next_zero_point = out.zero_point;
+  }
+  return cuda_status(int8_epilogue(e, c.stream), "int8 epilogue kernel");
+}
+
+// LayerNorm + the next int8 linear's quantization (fuses_at the LayerNorm's position).
+Status enqueue_layer_norm_quantize(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& op = a.graph->ops[static_cast<size_t>(i)];
+  const OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
+  LayerNormQuantizeArgs k;
+  k.norm.rows = static_cast<int>(rows_of(a, op.in(0)));
+  k.norm.width = n.width;
+  k.norm.x = ptr(a, op.in(0));
+  k.norm.x_type = elem_of(a, op.in(0));
+  if (plan.fused_linear >= 0) {
+    const Op& lin = a.graph->ops[static_cast<size_t>(plan.fused_linear)];
+    const int r = lin.in(plan::slot::kLinearResidual);
+    k.norm.bias = c.plans[static_cast<size_t>(plan.fused_linear)].bias;
+    k.norm.residual = ptr(a, r);
+    k.norm.residual_type = elem_of(a, r);
+  }
+  k.norm.gamma = plan.gamma;
+  k.norm.beta = plan.beta;
+  k.norm.eps = n.eps;
+  k.norm.y = plan.writes_y ? ptr(a, op.out(0)) : nullptr;
+  k.norm.y_type = elem_of(a, op.out(0));
+  const FusedRows out = fused_rows(c, plan.fused_slot);
+  k.multipliers = c.plans[static_cast<size_t>(plan.fused_quantize)].multipliers;
+  k.q = out.q;
+  k.shifted = true;
+  k.scale = out.scale;
+  k.zero_point = out.zero_point;
+  return cuda_status(layer_norm_quantize(k, c.stream), "LayerNorm + quantize kernel");
+}
+
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& op = a.graph->ops[static_cast<size_t>(i)];
   const OpPlan& plan = c.plans[static_cast<size_t>(i)];
@@ -515,6 +847,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       return cuda_status(embed_layer_norm(k, s), "embeddings kernel");
     }
     case OpKind::kLayerNorm: {
+      if (fuses_at(c, a, position_of(a, i))) return enqueue_layer_norm_quantize(c, a, i);
       const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
       LayerNormArgs k;
       k.rows = static_cast<int>(rows_of(a, op.in(0)));
@@ -536,6 +869,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       return cuda_status(layer_norm(k, s), "LayerNorm kernel");
     }
     case OpKind::kLinear: {
+      if (plan.int8) return enqueue_linear_i8(c, a, i);
       const int M = static_cast<int>(rows_of(a, op.out(0)));
       const int r = op.in(plan::slot::kLinearResidual);
       const void* residual = r >= 0 && !plan.fused_into_norm && !plan.residual_in_kernel ? ptr(a, r) : nullptr;
@@ -587,6 +921,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
                                        ptr(a, op.out(0)), elem_of(a, op.out(0)), s),
                          "tanh kernel");
     case OpKind::kQuantize:
+      return enqueue_quantize(c, a, i);
     case OpKind::kPoolMax:
     case OpKind::kL2Normalize:
     case OpKind::kScores:
@@ -719,8 +1054,38 @@ Status copy_from_host(void* cv, void* dst, const void* src, size_t bytes) {
 
 // ---- Descriptions.
 
+// The int8 path's kernels, as implementation() names them (fusions as prepare decided them; a run
+// of one op at a time, as observed runs make, runs them unfused).
+// The op's plan once prepare made it (null before, or without a context).
+const OpPlan* plan_of(const void* cv, const plan::Graph& g, const Op& op) {
+  const size_t i = static_cast<size_t>(&op - g.ops.data());
+  return cv && i < ctx(cv).plans.size() ? &ctx(cv).plans[i] : nullptr;
+}
+
+std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op) {
+  const size_t i = static_cast<size_t>(&op - g.ops.data());
+  const OpPlan* plan = plan_of(cv, g, op);
+  if (op.kind == OpKind::kQuantize) {
+    const OpPlan* before = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
+    if (before && before->fused_quantize == static_cast<int>(i))
+      return "in the previous op's kernel (fused)";
+    return "quantize kernel (int8 q-128)";
+  }
+  const plan::LinearParams& p = op.p<plan::LinearParams>();
+  std::string s = "cublasLt int8 TN (int32) + int8 epilogue kernel (zero point, scales";
+  if (fuses_into_norm(g, static_cast<int>(i))) return s + "; bias+residual in the LayerNorm)";
+  s += ", bias";
+  if (p.activation == kernels::Activation::kGelu) s += ", gelu";
+  if (p.activation == kernels::Activation::kRelu) s += ", relu";
+  if (op.in(plan::slot::kLinearResidual) >= 0) s += ", residual";
+  if (plan && plan->fused_quantize >= 0) s += ", + the next linear's quantize";
+  return s + ")";
+}
+
 std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
-  (void)cv;
+  const bool int8 = op.kind == OpKind::kQuantize ||
+                    (op.kind == OpKind::kLinear && op.p<plan::LinearParams>().weights->dtype == DType::kI8);
+  if (int8) return implementation_i8(cv, g, op);
   switch (op.kind) {
     case OpKind::kLinear: {
       const plan::LinearParams& p = op.p<plan::LinearParams>();
@@ -733,7 +1098,9 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     }
     case OpKind::kLayerNorm: {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
-      return i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
+      std::string s = i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
+      if (const OpPlan* p = plan_of(cv, g, op); p && p->fused_quantize >= 0) s += " + the next linear's quantize";
+      return s;
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
     case OpKind::kAttention: return "attention kernel, head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
@@ -741,7 +1108,7 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kPoolMean: return "mean pooling kernel";
     case OpKind::kPoolFirst: return "first-token kernel";
     case OpKind::kTanh: return "tanh kernel";
-    case OpKind::kQuantize:
+    case OpKind::kQuantize:  // implementation_i8
     case OpKind::kPoolMax:
     case OpKind::kL2Normalize:
     case OpKind::kScores:

@@ -27,7 +27,15 @@ Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& s
   spec_ = spec;
   const uint64_t N = static_cast<uint64_t>(spec.N), K = static_cast<uint64_t>(spec.K);
   const uint64_t M = static_cast<uint64_t>(spec.max_M);
-  if (Status s = cublas_status(lt->desc_create(&desc_, spec.compute, CUDA_R_32F), "cublasLtMatmulDescCreate"); !s) return s;
+  if (integer()) {
+    if (spec.weights != CUDA_R_8I || spec.x != CUDA_R_8I || spec.y != CUDA_R_32I || spec.bias || spec.residual)
+      return internal_error("cuda: an int32-accumulating GEMM takes int8 operands into int32, with no epilogue");
+    if (spec.N % 4 != 0 || spec.K % 4 != 0)
+      return unsupported("cuda: cuBLASLt's int8 GEMM needs N and K multiples of 4, got N " + std::to_string(spec.N) +
+                         ", K " + std::to_string(spec.K));
+  }
+  const cudaDataType_t scale_type = integer() ? CUDA_R_32I : CUDA_R_32F;
+  if (Status s = cublas_status(lt->desc_create(&desc_, spec.compute, scale_type), "cublasLtMatmulDescCreate"); !s) return s;
   const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
   if (Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)), "TRANSA"); !s)
     return s;
@@ -75,13 +83,17 @@ Status Gemm::run(int M, const void* weights, const void* x, const void* residual
                  cudaStream_t stream) {
   if (M == 0) return Status::ok();
   if (Status s = set_m(M); !s) return s;
-  const float alpha = 1.0f, beta = spec_.residual ? 1.0f : 0.0f;
+  // alpha and beta in the scale type: int32 for int8 GEMMs, else fp32.
+  const float alpha_f = 1.0f, beta_f = spec_.residual ? 1.0f : 0.0f;
+  const int32_t alpha_i = 1, beta_i = 0;
+  const void* alpha = integer() ? static_cast<const void*>(&alpha_i) : &alpha_f;
+  const void* beta = integer() ? static_cast<const void*>(&beta_i) : &beta_f;
   const void* c = spec_.residual ? residual : y;
   const cublasLtMatmulAlgo_t* algo = M <= small_m_ && have_small_ ? &small_ : &large_;
-  cublasStatus_t st = lt_->matmul(handle_, desc_, &alpha, weights, a_, x, b_, &beta, c, cd_, y, cd_, algo, workspace,
+  cublasStatus_t st = lt_->matmul(handle_, desc_, alpha, weights, a_, x, b_, beta, c, cd_, y, cd_, algo, workspace,
                                   spec_.workspace_bytes, stream);
   if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED)  // the algorithm refuses this M
-    st = lt_->matmul(handle_, desc_, &alpha, weights, a_, x, b_, &beta, c, cd_, y, cd_, nullptr, workspace,
+    st = lt_->matmul(handle_, desc_, alpha, weights, a_, x, b_, beta, c, cd_, y, cd_, nullptr, workspace,
                      spec_.workspace_bytes, stream);
   if (st == CUBLAS_STATUS_SUCCESS) return Status::ok();
   const std::string what = "cublasLtMatmul (" + std::to_string(M) + "x" + std::to_string(spec_.N) + "x" +

@@ -13,6 +13,10 @@
 
 namespace encrt::cuda {
 
+// int8 (compute CUBLAS_COMPUTE_32I): weights and x CUDA_R_8I, y CUDA_R_32I, scale type CUDA_R_32I
+// (alpha 1, beta 0 as int32), no bias or residual (encrt's epilogue kernel applies them), and
+// cuBLASLt's IMMA requirements for the regular (COL) ordering: TN, N and K multiples of 4 (the
+// leading dimensions then are), 4-byte aligned pointers (16 preferred: the arena gives 256).
 struct GemmSpec {
   int N = 0, K = 0, max_M = 0;
   cudaDataType_t weights = CUDA_R_32F;
@@ -38,6 +42,7 @@ class Gemm {
 
  private:
   Status set_m(int M);
+  bool integer() const { return spec_.compute == CUBLAS_COMPUTE_32I; }
 
   const CublasLt* lt_ = nullptr;
   cublasLtHandle_t handle_ = nullptr;

@@ -110,6 +110,60 @@ struct PoolArgs {
 };
 cudaError_t pool(const PoolArgs& a, cudaStream_t stream);
 
+// ---- int8 linear layers (quantize.cu, int8_epilogue.cu; the arithmetic: int8_math.h).
+
+// kQuantize: rows of x [rows, K] (times multipliers [K] when set) to 8-bit rows [rows, Kp]
+// (Kp = K rounded up to 4, the padding bytes the zero point), a scale and a zero point per row,
+// exactly as kernels/ref/quantize_ref.cpp. shifted: the bytes are q − 128 as int8 (what the
+// cuBLASLt GEMMs read: the cuda backend's storage of quantized rows); else the reference's uint8 q.
+struct QuantizeArgs {
+  int rows = 0, K = 0;
+  const float* x = nullptr;
+  const float* multipliers = nullptr;
+  void* q = nullptr;  // 4-byte aligned
+  bool shifted = true;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+cudaError_t quantize_rows(const QuantizeArgs& a, cudaStream_t stream);
+
+// After cuBLASLt's D = Σ (q − 128)·w ([rows, ld_d] int32, ld_d = N rounded up to 4):
+// y = act(float(D + (128 − zp)·w_sum) · x_scale · w_scale + bias) + residual, fp32, exactly as the
+// reference's gemm_u8s8 and epilogue (activation: 0 none, 1 ReLU, 2 GELU). w_scale, w_sum (and
+// bias) have ld_d entries, zero past N. With next_q set, the rows of y are also quantized for the
+// next int8 linear (its kQuantize op, fused: N <= kMaxRowWidth), and y may then be null.
+struct Int8EpilogueArgs {
+  int rows = 0, N = 0, ld_d = 0;
+  const int32_t* d = nullptr;
+  const float* x_scale = nullptr;      // [rows]
+  const int32_t* x_zero_point = nullptr;  // [rows]
+  const float* w_scale = nullptr;
+  const int32_t* w_sum = nullptr;
+  const float* bias = nullptr;  // null: none
+  int activation = 0;
+  const float* residual = nullptr;  // [rows, N] or null
+  float* y = nullptr;               // [rows, N]
+  // The fused next quantization (QuantizeArgs' meaning, K = N).
+  const float* next_multipliers = nullptr;
+  void* next_q = nullptr;
+  bool next_shifted = true;
+  float* next_scale = nullptr;
+  int32_t* next_zero_point = nullptr;
+};
+cudaError_t int8_epilogue(const Int8EpilogueArgs& a, cudaStream_t stream);
+
+// LayerNorm (layer_norm's semantics, fp32 rows only; norm.y may be null: not written) fused with
+// the next int8 linear's quantization of the normalized rows (QuantizeArgs' meaning, K = width).
+struct LayerNormQuantizeArgs {
+  LayerNormArgs norm;
+  const float* multipliers = nullptr;
+  void* q = nullptr;
+  bool shifted = true;
+  float* scale = nullptr;
+  int32_t* zero_point = nullptr;
+};
+cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t stream);
+
 // Whether this build's device code loads on the current device (cudaErrorNoKernelImageForDevice
 // when the GPU's architecture is not among those compiled).
 cudaError_t kernels_loadable();

@@ -1,0 +1,49 @@
+// Per-row quantization on the device, shared by the quantize kernel and the int8 epilogue fused
+// with the next layer's quantization: the block-wide range of a row and the bytes it stores. The
+// arithmetic is int8_math.h's (the reference's, bit for bit).
+#pragma once
+
+#include "backends/cuda/kernels/cuda_common.cuh"
+#include "backends/cuda/kernels/int8_math.h"
+
+namespace encrt::cuda {
+
+// Room for block_range's partial results: a low and a high per warp (up to 32 warps).
+constexpr int kRangeScratch = 64;
+
+// lo = min(0, lo of every thread), hi = max(0, hi of every thread), for every thread of the block.
+// The values are never NaN (the running min/max skip NaN and start at 0), and min/max are exact in
+// any order, so the result is the reference's. Every thread of the block must call it.
+__device__ __forceinline__ void block_range(float* lo, float* hi, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  float l = *lo, h = *hi;
+  for (int o = 16; o > 0; o >>= 1) {
+    l = int8::range_min(l, __shfl_xor_sync(0xffffffffu, l, o));
+    h = int8::range_max(h, __shfl_xor_sync(0xffffffffu, h, o));
+  }
+  __syncthreads();  // scratch may still be read by a previous call
+  if (lane == 0) {
+    scratch[warp] = l;
+    scratch[32 + warp] = h;
+  }
+  __syncthreads();
+  l = 0.0f, h = 0.0f;
+  for (int w = 0; w < warps; ++w) {
+    l = int8::range_min(l, scratch[w]);
+    h = int8::range_max(h, scratch[32 + w]);
+  }
+  *lo = l, *hi = h;
+}
+
+// The byte stored for value x of a row (x already times its multiplier): the reference's q, or
+// q − 128 as int8 when `flip` is int8::kSignFlip (0: the reference's uint8).
+__device__ __forceinline__ uint8_t stored_byte(float x, const int8::RowQuantization& r, uint8_t flip) {
+  const uint8_t q = r.refused ? uint8_t{0} : int8::quantize_value(x, r);
+  return static_cast<uint8_t>(q ^ flip);
+}
+// The byte of the padding columns K .. Kp − 1: the zero point (0 in a refused row).
+__device__ __forceinline__ uint8_t padding_byte(const int8::RowQuantization& r, uint8_t flip) {
+  return static_cast<uint8_t>(static_cast<uint8_t>(r.zero_point) ^ flip);
+}
+
+}  // namespace encrt::cuda
