@@ -258,8 +258,11 @@ DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
   if (b.dtype != DType::kF32 || model_dtype(g) != DType::kF16) return b.dtype;
   for (const plan::NamedTensor& t : g.outputs)
     if (t.buffer == buffer) return b.dtype;
-  for (const Op& op : g.ops)
+  for (const Op& op : g.ops) {
     if (op.kind == OpKind::kCopy && (op.in(0) == buffer || op.out(0) == buffer)) return b.dtype;
+    // The attention kernel writes its probabilities as floats, named output or not.
+    if (op.kind == OpKind::kAttention && op.out(plan::slot::kAttentionProbs) == buffer) return b.dtype;
+  }
   return DType::kF16;
 }
 

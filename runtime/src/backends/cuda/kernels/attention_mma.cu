@@ -21,7 +21,10 @@
 //     the product: where its V holds Inf or NaN the output is NaN (0 · Inf), where the reference
 //     and the SIMT kernel skip p == 0 and give a finite value. Every other non-finite case is
 //     as theirs: a NaN or +Inf score makes its row NaN, fmaxf ignores NaN in the running max.
-// A query row of a sequence with no real key gets zeros (its row sum is 0: every p is 0).
+// A query row of a sequence with no real key gets zeros (its row sum is 0: every p is 0). One
+// corner is closer to the reference than the SIMT kernel: a real key's -inf score in a tile
+// where every score is -inf gives p = 0 here (the reference's exp(-inf - max) with the row's
+// final, finite max), where the SIMT kernel's exp(-inf - -inf) makes the row NaN.
 #include <cstdint>
 
 #include "backends/cuda/kernels/cuda_common.cuh"
@@ -123,6 +126,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   // Rows g and g + 8: the running max (the same in the 4 lanes of a group) and this lane's part
   // of the running sum (its 16 keys of each tile; the group's 4 parts are added at the end).
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  bool any_real = false;  // a real key among this lane's (a group's 4 lanes see every key between them)
 
   for (int j0 = 0; j0 < n; j0 += kKeyTile) {
     __syncthreads();  // every warp is done with the previous tile
@@ -151,6 +155,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const bool real = t.real[nt * 8 + 2 * tg + e] != 0;
+        any_real |= real;
         s[nt][e] = real ? s[nt][e] * a.scale : -INFINITY;
         s[nt][2 + e] = real ? s[nt][2 + e] * a.scale : -INFINITY;
         tile_max[0] = fmaxf(tile_max[0], s[nt][e]);
@@ -173,15 +178,16 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
       o[dt][2] *= correction[1];
       o[dt][3] *= correction[1];
     }
-    // p = exp(s - max) for real keys, 0 for padded ones (as the SIMT kernel: a real key's -inf
-    // score against a -inf max gives NaN, as the reference's exp(-inf - -inf)).
+    // p = exp(s - max), 0 for a -inf score (a padded key, or a real one): the running max may
+    // still be -inf here while a later tile's is finite, and the reference's exp(-inf - max) is 0
+    // then; a row whose every real score is -inf is made NaN at the end, as the reference's
+    // exp(-inf - -inf). A NaN score gives a NaN p (and row).
 #pragma unroll
     for (int nt = 0; nt < kKeyGroups; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const bool real = t.real[nt * 8 + 2 * tg + e] != 0;
-        s[nt][e] = real ? expf(s[nt][e] - m[0]) : 0.0f;
-        s[nt][2 + e] = real ? expf(s[nt][2 + e] - m[1]) : 0.0f;
+        s[nt][e] = s[nt][e] == -INFINITY ? 0.0f : expf(s[nt][e] - m[0]);
+        s[nt][2 + e] = s[nt][2 + e] == -INFINITY ? 0.0f : expf(s[nt][2 + e] - m[1]);
         l[0] += s[nt][e];
         l[1] += s[nt][2 + e];
       }
@@ -204,12 +210,15 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   }
   if (!active) return;  // after the loop: no __syncthreads follows
 
+  // A zero sum: no real key (zeros), or every real score -inf (NaN, as the reference). With a
+  // finite max the sum is at least 1 (the max's own p), so nothing else gives 0.
+  const bool sequence_has_real = __any_sync(0xffffffffu, any_real);
   float inv[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    inv[r] = l[r] == 0.0f ? 0.0f : 1.0f / l[r];  // 0: no real key (a NaN sum stays NaN)
+    inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
   }
   __half* out = static_cast<__half*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
 #pragma unroll
