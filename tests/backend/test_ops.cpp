@@ -564,9 +564,9 @@ TEST_CASE("conformance: scores", "[conformance][ops]") {
 
 // The shapes of issue 9's tensor-core kernel: head_dim 16 (the fixtures'), 32 (MiniLM's) and 64
 // (BERT's), sequences shorter than one 16-row warp tile, one 64-key tile, two, and past a tile
-// boundary, batch 1 and 3, with and without the mask; NaN and Inf inputs at seq 64. Runs as
-// `encrt_conformance --backend cuda:attention=mma "conformance: f16 attention*"` too (that option
-// refuses the probabilities, so they have their own case).
+// boundary, batch 1 and 3, with and without the mask; NaN and Inf inputs at seq 64. Also run as
+// `encrt_conformance --backend cuda:attention=mma "[f16_attention]"` and with attention=simt
+// (attention=mma refuses the probabilities and fp32 attention, so those have other tags).
 TEST_CASE("conformance: f16 attention (tensor cores on cuda)", "[conformance][ops][f16_attention]") {
   for (int head_dim : {16, 32, 64})
     for (int seq : {1, 7, 64, 128, 200})
