@@ -292,3 +292,75 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
     CHECK(c.normalized_error <= model_tolerance(b, weights));
   }
 }
+
+// The cuda backend's two attention kernels on the real fp16 model (ENCRT_CONFORMANCE_MODEL):
+// attention=mma (tensor cores) against attention=simt at batch 8, seq 128 (MiniLM's shapes)
+// with padding of 0 to 105 tokens per sequence, and each session's placement naming its kernel.
+// The two runs share every GEMM, LayerNorm and fp16 rounding of activations; they differ in the
+// attention by P rounded to fp16 (≤ 2^-11 · max |v| per context value) and by summation order,
+// about 1e-3 of a context's RMS per layer. Held to 3e-2 (an fp16 op's tolerance): the fp16
+// model's 0.1 against the fp32 reference covers every activation's rounding, far more than this.
+TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT_CONFORMANCE_MODEL)",
+          "[conformance][models][f16_attention]") {
+  const BackendUnderTest& b = backend_under_test();
+  if (b.backend != "cuda") return;  // the option is the cuda backend's
+  const char* path = std::getenv("ENCRT_CONFORMANCE_MODEL");
+  if (!path || !*path) {
+    WARN("ENCRT_CONFORMANCE_MODEL is not set: the two attention kernels are not compared on a real model");
+    return;
+  }
+  auto m = load(path);
+  if (m->impl.layers.empty() || m->impl.layers[0].qkv.dtype != DType::kF16) {
+    WARN(path << " is not an fp16 model: the tensor-core attention kernel does not run it");
+    return;
+  }
+  const int batch = 8, seq = 128, vocab = m->impl.spec.vocab_size;
+  std::vector<int32_t> ids(static_cast<size_t>(batch) * seq), mask(ids.size(), 1);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(1000 + (i * 7919) % static_cast<size_t>(vocab - 1000));
+  for (int s = 0; s < batch; ++s)
+    for (int t = seq - 15 * s; t < seq; ++t) mask[static_cast<size_t>(s) * seq + t] = 0;
+  const Inputs in{batch, seq, ids.data(), mask.data(), nullptr};
+  std::map<std::string, std::vector<float>> results[2];
+  const char* const kernels[2] = {"simt", "mma"};
+  for (int k = 0; k < 2; ++k) {
+    SessionOptions o;
+    o.max_batch = batch;
+    o.max_seq = seq;
+    o.padding = Padding::kPadded;
+    o.backend = "cuda";
+    o.backend_options = b.options;
+    o.backend_options["attention"] = kernels[k];
+    std::unique_ptr<Session> session;
+    const Status created = Session::create(*m->model, o, &session);
+    INFO("attention=" << kernels[k] << ": " << created.to_string());
+    REQUIRE(created.is_ok());
+    int attention_ops = 0;
+    for (const OpPlacement& p : session->placement()) {
+      if (p.kind != "attention") continue;
+      ++attention_ops;
+      INFO(p.label << " on " << p.backend << ": " << p.implementation);
+      CHECK(p.backend == "cuda");
+      CHECK(p.implementation.find(k == 1 ? "(tensor cores" : "(SIMT)") != std::string::npos);
+    }
+    CHECK(attention_ops > 0);
+    REQUIRE(session->run(in).is_ok());
+    for (const std::string& name : session->output_names()) {
+      OutputInfo info;
+      REQUIRE(session->output(name, &info).is_ok());
+      std::vector<float> host(info.bytes / sizeof(float));
+      REQUIRE(session->copy_output(name, host.data(), info.bytes).is_ok());
+      results[k][name] = std::move(host);
+    }
+  }
+  REQUIRE(results[0].size() == results[1].size());
+  for (const auto& [name, simt] : results[0]) {
+    REQUIRE(results[1].count(name) == 1);
+    const std::vector<float>& mma = results[1].at(name);
+    REQUIRE(mma.size() == simt.size());
+    const Comparison c = compare_f32(mma.data(), simt.data(), simt.size());
+    INFO(path << ", output " << name << ": attention=mma against attention=simt, normalized max error " << c.normalized_error
+              << " " << c.first_mismatch);
+    CHECK(c.nonfinite_mismatches == 0);
+    CHECK(c.normalized_error <= 3e-2);
+  }
+}

@@ -346,6 +346,85 @@ std::unique_ptr<OpProblem> rows_problem(OpKind kind, bool with_mask, backend::Sh
   return p;
 }
 
+// ---- fp16 attention: the cuda backend's tensor-core kernel (attention_mma.cu) and, with the
+// probabilities, its SIMT kernel on fp16. A backend keeps an op problem's buffers in fp16 only in
+// an fp16 model (cuda's storage_dtype: the first linear's weights decide), so the attention is
+// followed by an fp16 output projection, as in a model. Q, K and V are multiples of 2^-8 in
+// [-2, 2], exact in fp16, so the GPU and the reference attend over the same values and the
+// context's error is the kernel's own: P rounded to fp16 (≤ 2^-11 · max |v| = 1e-3) and the
+// context rounded to fp16 (≤ 2^-12 · 2 = 5e-4), against a context RMS of about 0.15 or more (a
+// softmax over scores of standard deviation ~1.3 averages V, of deviation 1.15, over n / e^1.78
+// keys: 34 of 200; a third of the masked rows are zeros): ≤ 1e-2 normalized, under the fp16
+// linear's 3e-2 (op_tolerance) that the whole problem is held to.
+
+// [batch, seq] mask: sequence 0 real but every fifth token, 1 real only in its second half and
+// with holes (its first 64-key tiles wholly padded when seq > 128: the online softmax starts from
+// a -inf max), 2 no real token (zeros).
+std::vector<int32_t> f16_attention_mask(backend::Shape s) {
+  std::vector<int32_t> m(static_cast<size_t>(s.batch) * s.seq);
+  for (int b = 0; b < s.batch; ++b)
+    for (int t = 0; t < s.seq; ++t) {
+      const bool real = b % 3 == 0 ? t % 5 != 3 : b % 3 == 1 ? t >= s.seq / 2 && t % 3 != 1 : false;
+      m[static_cast<size_t>(b) * s.seq + t] = real ? 1 : 0;
+    }
+  return m;
+}
+
+std::unique_ptr<OpProblem> f16_attention_problem(int heads, int head_dim, bool with_mask, bool probs, backend::Shape run,
+                                                 bool nonfinite) {
+  std::ostringstream name;
+  name << "f16 attention heads " << heads << " head_dim " << head_dim << (with_mask ? " masked" : "")
+       << (probs ? " +probs" : "") << " + f16 output projection";
+  auto p = problem(name.str(), run);
+  p->max = {3, run.seq};
+  p->nonfinite = nonfinite;
+  const int H = heads * head_dim, N = 40;
+  const int qkv = p->add_buffer("qkv", DType::kF32, Rows::kTokens, static_cast<size_t>(3 * H) * sizeof(float));
+  const size_t n = rows(*p, Rows::kTokens) * 3 * H;
+  std::vector<float> v = uniform(n, -2.0f, 2.0f, 81 + static_cast<uint32_t>(run.seq));
+  for (float& x : v) x = std::round(x * 256.0f) / 256.0f;
+  if (nonfinite) poison(&v, n, 82);
+  p->input[static_cast<size_t>(qkv)] = as_bytes(v, n);
+  int mask = -1;
+  if (with_mask) {
+    mask = p->add_buffer("attention_mask", DType::kI32, Rows::kTokens, sizeof(int32_t));
+    p->graph.buffers[static_cast<size_t>(mask)].storage = plan::Storage::kInput;
+    p->input[static_cast<size_t>(mask)] = as_bytes(f16_attention_mask(run), static_cast<size_t>(run.batch) * run.seq);
+  }
+  const int ctx = p->add_buffer("context", DType::kF32, Rows::kTokens, static_cast<size_t>(H) * sizeof(float));
+  int pr = -1;
+  if (probs) {
+    pr = p->add_buffer("probs", DType::kF32, Rows::kFixed,
+                       static_cast<size_t>(p->max.batch) * heads * p->max.seq * p->max.seq * sizeof(float));
+    p->used[static_cast<size_t>(pr)] = static_cast<size_t>(run.batch) * heads * run.seq * run.seq * sizeof(float);
+  }
+  plan::AttentionParams a;
+  a.heads = heads;
+  a.head_dim = head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  add_op(p.get(), OpKind::kAttention, {qkv, mask}, {ctx, pr}, a);
+  const int y = p->add_buffer("y", DType::kF32, Rows::kTokens, static_cast<size_t>(N) * sizeof(float));
+  add_op(p.get(), OpKind::kLinear, {ctx, -1, -1, -1}, {y},
+         plan::LinearParams{linear_weights(p.get(), DType::kF16, N, H, false, 83), kernels::Activation::kNone});
+  return p;
+}
+
+// On the cuda backend, the attention kernel its implementation() names for the problem's
+// attention op: the tensor-core one unless attention=simt or the probabilities are written.
+void check_cuda_attention_kernel(const OpProblem& p, bool probs) {
+  const BackendUnderTest& b = backend_under_test();
+  if (b.backend != "cuda") return;
+  void* c = nullptr;
+  const Status created = b.table->create(b.options, 1, &c);
+  if (!created.is_ok()) return;  // run_problem reports it
+  const std::string impl = b.table->implementation(c, p.graph, p.graph.ops.front());
+  b.table->destroy(c);
+  const auto it = b.options.find("attention");
+  const bool simt = probs || (it != b.options.end() && it->second == "simt");
+  INFO("cuda runs " << p.name << " on: " << impl);
+  CHECK(impl.find(simt ? "(SIMT)" : "(tensor cores") != std::string::npos);
+}
+
 void check_problem(const OpProblem& p) {
   const BackendUnderTest& b = backend_under_test();
   const plan::Op& op = p.graph.ops.back();
@@ -544,4 +623,30 @@ TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conf
         CHECK(c.nonfinite_mismatches == 0);
         CHECK(c.normalized_error <= 3e-2);
       }
+}
+
+// The shapes of issue 9's tensor-core kernel: head_dim 16 (the fixtures'), 32 (MiniLM's) and 64
+// (BERT's), sequences shorter than one 16-row warp tile, one 64-key tile, two, and past a tile
+// boundary, batch 1 and 3, with and without the mask; NaN and Inf inputs at seq 64. Also run as
+// `encrt_conformance --backend cuda:attention=mma "[f16_attention]"` and with attention=simt
+// (attention=mma refuses the probabilities and fp32 attention, so those have other tags).
+TEST_CASE("conformance: f16 attention (tensor cores on cuda)", "[conformance][ops][f16_attention]") {
+  for (int head_dim : {16, 32, 64})
+    for (int seq : {1, 7, 64, 128, 200})
+      for (int batch : {1, 3})
+        for (bool mask : {false, true}) {
+          const auto p = f16_attention_problem(3, head_dim, mask, false, {batch, seq}, false);
+          check_cuda_attention_kernel(*p, false);
+          check_problem(*p);
+          if (seq == 64) check_problem(*f16_attention_problem(3, head_dim, mask, false, {batch, seq}, true));
+        }
+}
+
+TEST_CASE("conformance: f16 attention with probabilities (SIMT on cuda)", "[conformance][ops][f16_attention_probs]") {
+  for (int head_dim : {32, 64})
+    for (bool mask : {false, true}) {
+      const auto p = f16_attention_problem(2, head_dim, mask, true, {3, 70}, false);
+      check_cuda_attention_kernel(*p, true);
+      check_problem(*p);
+    }
 }

@@ -72,7 +72,12 @@ struct OpPlan {
   bool writes_y = true;  // false: only that quantize op reads this op's fp32 output
   // kQuantize: the linear's activation multipliers [K] (null: none).
   const float* multipliers = nullptr;
+  // kAttention: the tensor-core kernel (attention_mma.cu) instead of the SIMT one
+  bool attention_mma = false;
 };
+
+// Option attention: which attention kernel runs (auto: the tensor-core one where it applies).
+enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt };
 
 struct CudaContext {
   int device = 0;
@@ -81,6 +86,7 @@ struct CudaContext {
   // weights=mapped: the tensors the GPU reads as they are stored (embedding tables, LayerNorm
   // parameters) are read from the model's own bytes, registered with the GPU, not copied.
   bool mapped_weights = false;
+  AttentionKernel attention = AttentionKernel::kAuto;
   HostMapping mapping;
   size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
@@ -174,6 +180,16 @@ Status create(const backend::Options& options, int, void** out) {
     if (it->second != "device" && it->second != "mapped")
       return invalid_argument("option weights of backend cuda must be device or mapped, got '" + it->second + "'");
     c->mapped_weights = it->second == "mapped";
+  }
+  if (auto it = options.find("attention"); it != options.end()) {
+    if (it->second == "auto")
+      c->attention = AttentionKernel::kAuto;
+    else if (it->second == "mma")
+      c->attention = AttentionKernel::kMma;
+    else if (it->second == "simt")
+      c->attention = AttentionKernel::kSimt;
+    else
+      return invalid_argument("option attention of backend cuda must be auto, mma or simt, got '" + it->second + "'");
   }
   int count = 0;
   cudaGetDeviceCount(&count);
@@ -303,8 +319,11 @@ DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
   if (b.dtype != DType::kF32 || model_dtype(g) != DType::kF16) return b.dtype;
   for (const plan::NamedTensor& t : g.outputs)
     if (t.buffer == buffer) return b.dtype;
-  for (const Op& op : g.ops)
+  for (const Op& op : g.ops) {
     if (op.kind == OpKind::kCopy && (op.in(0) == buffer || op.out(0) == buffer)) return b.dtype;
+    // The attention kernel writes its probabilities as floats, named output or not.
+    if (op.kind == OpKind::kAttention && op.out(plan::slot::kAttentionProbs) == buffer) return b.dtype;
+  }
   return DType::kF16;
 }
 
@@ -317,6 +336,30 @@ size_t scratch_bytes(const void*, const plan::Graph& g, const Op& op, backend::S
   if (w.dtype != DType::kI8) return 0;
   const size_t rows = plan::max_rows(g.buffers[static_cast<size_t>(op.out(0))].rows, max.batch, max.seq);
   return rows * static_cast<size_t>(round_up4(w.N)) * sizeof(int32_t);
+}
+
+// Whether attention op `op` runs on the tensor-core kernel; when it cannot, *why_not says why.
+// (Its QKV's dtype is the stored one: fp16 only in an fp16 model.)
+bool attention_mma_applies(const CudaContext& c, const plan::Graph& g, const Op& op, std::string* why_not) {
+  const plan::AttentionParams& p = op.p<plan::AttentionParams>();
+  const Elem type = elem(storage_dtype(&c, g, op.in(plan::slot::kX)));
+  const bool probs = op.out(plan::slot::kAttentionProbs) >= 0;
+  if (attention_mma_supported(p.head_dim, type, probs, c.cc_major)) return true;
+  if (why_not) {
+    if (type != Elem::kF16)
+      *why_not = "its activations are fp32 (the tensor-core kernel takes an fp16 model's)";
+    else if (!attention_mma_head_dim_supported(p.head_dim))
+      *why_not = "head_dim " + std::to_string(p.head_dim) + " (the tensor-core kernel takes 16, 32 and 64)";
+    else if (probs)
+      *why_not = "it outputs its probabilities (the SIMT kernel writes them)";
+    else
+      *why_not = "sm_" + std::to_string(c.cc_major) + std::to_string(c.cc_minor) + " has no mma.sync m16n8k16 (sm_80 and newer)";
+  }
+  return false;
+}
+
+bool uses_attention_mma(const CudaContext& c, const plan::Graph& g, const Op& op) {
+  return c.attention != AttentionKernel::kSimt && attention_mma_applies(c, g, op, nullptr);
 }
 
 // ---- Prepare: one upload of everything the ops read, GEMM plans, pinned staging.
@@ -644,6 +687,14 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
                       up.add(w.activation_multipliers, static_cast<size_t>(w.K) * sizeof(float)));
         break;
       }
+      case OpKind::kAttention: {
+        std::string why;
+        if (c.attention == AttentionKernel::kMma && !attention_mma_applies(c, g, op, &why))
+          return unsupported("backend cuda, attention=mma: the tensor-core attention kernel cannot run attention op '" +
+                             op.label + "': " + why + " (attention=auto or simt runs it on the SIMT kernel)");
+        plan.attention_mma = uses_attention_mma(c, g, op);
+        break;
+      }
       case OpKind::kCopy: {
         if (op.p<plan::CopyParams>().to_memory == plan::kHostMemory) break;  // to the host: direct
         void* p = nullptr;
@@ -900,6 +951,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.out = ptr(a, op.out(0));
       k.probs = static_cast<float*>(ptr(a, op.out(plan::slot::kAttentionProbs)));
       k.type = elem_of(a, op.in(plan::slot::kX));
+      if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
     case OpKind::kPoolMean:
@@ -1103,7 +1155,9 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       return s;
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
-    case OpKind::kAttention: return "attention kernel, head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
+    case OpKind::kAttention:
+      return std::string(uses_attention_mma(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync)" : "attention kernel (SIMT)") +
+             ", head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
     case OpKind::kCopy: return copies_to_device(op) ? "pinned staging + cudaMemcpyAsync" : "cudaMemcpyAsync";
     case OpKind::kPoolMean: return "mean pooling kernel";
     case OpKind::kPoolFirst: return "first-token kernel";
@@ -1129,10 +1183,11 @@ std::string summary(const void* cv) {
          std::to_string(runtime) + " / driver " + std::to_string(driver) + ", " + (c.lt ? c.lt->path : std::string("no cuBLASLt")) +
          ", graphs " + (c.graphs ? "on" : "off") + (c.tf32 ? ", tf32 on" : "") + ", weights on the device " +
          std::to_string(c.weights_bytes) + " bytes" +
-         (c.mapped_weights ? ", read in place from the mapped model " + std::to_string(c.mapped_bytes) + " bytes" : "");
+         (c.mapped_weights ? ", read in place from the mapped model " + std::to_string(c.mapped_bytes) + " bytes" : "") +
+         ", attention " + (c.attention == AttentionKernel::kMma ? "mma" : c.attention == AttentionKernel::kSimt ? "simt" : "auto");
 }
 
-const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", nullptr};
+const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", "attention", nullptr};
 
 }  // namespace
 

@@ -168,4 +168,15 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
 // when the GPU's architecture is not among those compiled).
 cudaError_t kernels_loadable();
 
+// The tensor-core attention kernel (attention_mma.cu): attention()'s semantics for fp16 QKV
+// without probabilities, on mma.sync (sm_80 and newer), head_dim 16, 32 or 64; P is rounded to
+// fp16 for P·V. The padded layout with its mask, or the packed one (offsets). Anything else
+// (fp32, probabilities, another head size) is cudaErrorInvalidValue: the caller chooses
+// (attention_mma_supported) and runs attention() otherwise.
+inline bool attention_mma_head_dim_supported(int d) { return d == 16 || d == 32 || d == 64; }
+inline bool attention_mma_supported(int head_dim, Elem type, bool probs, int cc_major) {
+  return attention_mma_head_dim_supported(head_dim) && type == Elem::kF16 && !probs && cc_major >= 8;
+}
+cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
+
 }  // namespace encrt::cuda

@@ -1,0 +1,247 @@
+// The device code of attention_mma.cu (which launches it): multi-head attention on tensor cores
+// (fp16 QKV, head_dim 16, 32 or 64, no probabilities), in the flash-attention form: one block
+// of 4 warps per (sequence, head, 64 query rows), each warp owning 16 query rows; K and V go
+// through shared memory 64 keys at a time, and each tile runs
+//   S = Q·Kᵀ (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), scaled in fp32;
+//   the online softmax in fp32 registers (running max and sum per query row, the accumulator
+//     rescaled as the max grows);
+//   O += P·V with P rounded to fp16 (the second mma.sync's A operand).
+// Inline-PTX mma.sync rather than WMMA: its fragment layout is specified (PTX ISA, "Matrix
+// Fragments for mma.m16n8k16"), so the softmax works on the score fragment in registers and the
+// score fragment of two adjacent 8-key tiles *is* P's A fragment for 16 keys, with no trip
+// through shared memory; WMMA's fragments are opaque and would need one per tile. The operands
+// are read from shared memory with plain 32-bit loads (no ldmatrix), each register's two halves
+// named by the layout, so every index below can be checked against the PTX table by hand.
+//
+// Semantics are attention.cu's (its header comment) with these differences:
+//   - P is rounded to fp16 before P·V (relative error ≤ 2^-11 per probability, absolute ≤ 2^-25
+//     below fp16's normal range); the row sum is of the fp32 probabilities, so an output is off
+//     by at most 2^-11 · Σ_j p_j |v_j| ≤ 2^-11 · max |v| from this rounding;
+//   - a padded key's K and V rows are zeros in shared memory (its score is -inf and its p 0 as
+//     in the SIMT kernel), but a real key whose probability underflows to 0 still goes through
+//     the product: where its V holds Inf or NaN the output is NaN (0 · Inf), where the reference
+//     and the SIMT kernel skip p == 0 and give a finite value. Every other non-finite case is
+//     as theirs: a NaN or +Inf score makes its row NaN, fmaxf ignores NaN in the running max.
+// A query row of a sequence with no real key gets zeros (its row sum is 0: every p is 0). One
+// corner is closer to the reference than the SIMT kernel: a real key's -inf score in a tile
+// where every score is -inf gives p = 0 here (the reference's exp(-inf - max) with the row's
+// final, finite max), where the SIMT kernel's exp(-inf - -inf) makes the row NaN.
+//
+// Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: that test
+// defines __half, the warp's shuffles and mma.sync from the PTX fragment tables and runs 128 host
+// threads per block), so the kernel's index logic is checked on every build, without a GPU.
+#pragma once
+
+#include <cstdint>
+
+#ifndef ENCRT_CUDA_HOST_EMULATION
+#include <cuda_fp16.h>
+#endif
+
+#include "backends/cuda/kernels/cuda_kernels.h"
+
+namespace encrt::cuda::mma_attention {
+
+constexpr int kMmaWarps = 4;
+constexpr int kWarpRows = 16;                        // one m16 tile of query rows per warp
+constexpr int kQueryTile = kMmaWarps * kWarpRows;  // query rows per block
+constexpr int kKeyTile = 64;                         // keys per shared-memory tile
+constexpr int kKeySteps = kKeyTile / 16;             // k16 steps of P·V per tile
+constexpr int kKeyGroups = kKeyTile / 8;             // n8 tiles of S per tile
+
+// Rows padded by 8 halves (16 bytes): rows stay 16-byte aligned for the vector stores, and the
+// fragment loads (lane 4g + t reads row g, word t) fall on 32 distinct banks for D = 16, 32, 64.
+template <int D>
+struct __align__(16) MmaTiles {
+  static constexpr int kLd = D + 8;
+  __half q[kQueryTile][kLd];
+  __half k[kKeyTile][kLd];
+  __half v[kKeyTile][kLd];
+  int real[kKeyTile];  // key j0 + r is a real token of the sequence
+};
+static_assert(sizeof(MmaTiles<64>) <= 48 * 1024, "static shared memory per block");
+
+// D(16x8, fp32) += A(16x16, fp16, row-major) · B(16x8, fp16, column-major).
+__device__ __forceinline__ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_mma_m16n8k16(c, a, b0, b1);  // tests/cuda_emulation: the PTX fragment table on the host
+#else
+  (void)c, (void)a, (void)b0, (void)b1;
+  __trap();  // the host never launches this kernel below sm_80 (attention_mma_supported)
+#endif
+}
+
+// Two halves as one fragment register: the lower-indexed element in the low 16 bits.
+__device__ __forceinline__ uint32_t pack(__half lo, __half hi) {
+  return static_cast<uint32_t>(__half_as_ushort(lo)) | (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
+}
+__device__ __forceinline__ uint32_t pack(float lo, float hi) { return pack(__float2half_rn(lo), __float2half_rn(hi)); }
+// Two consecutive halves of a row (an even column: 4-byte aligned).
+__device__ __forceinline__ uint32_t pair_at(const __half* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+// Rows r0 .. r0 + 63 of the sequence, D columns from `column`, into `tile` with 16-byte loads;
+// rows at or past n, or not real, are zeros.
+template <int D>
+__device__ __forceinline__ void load_rows(__half (*tile)[D + 8], const __half* seq_base, size_t ld, int column, int r0,
+                                          int n, const int32_t* mask) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int e = threadIdx.x; e < 64 * kChunks; e += blockDim.x) {
+    const int r = e / kChunks, c = (e % kChunks) * 8, j = r0 + r;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (j < n && (!mask || mask[j] != 0))
+      v = *reinterpret_cast<const uint4*>(seq_base + static_cast<size_t>(j) * ld + column + c);
+    *reinterpret_cast<uint4*>(&tile[r][c]) = v;
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
+  static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
+  __shared__ MmaTiles<D> t;
+  const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * kQueryTile;
+  // The sequence's first row and length; a packed run's keys are all real (no mask).
+  const int row0 = a.offsets ? a.offsets[b] : b * a.seq;
+  const int n = a.offsets ? a.offsets[b + 1] - row0 : a.seq;
+  if (q0 >= n) return;  // the whole block: no __syncthreads is reached
+  const int32_t* mask = a.offsets || !a.mask ? nullptr : a.mask + static_cast<size_t>(b) * a.seq;
+  const int H = a.heads * D;
+  const size_t ld = 3 * static_cast<size_t>(H);
+  const __half* seq_base = static_cast<const __half*>(a.qkv) + static_cast<size_t>(row0) * ld;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, tg = lane & 3;  // the fragment layout's groupID and threadID_in_group
+  const int wr = warp * kWarpRows;         // the warp's first row in the query tile
+  const bool active = q0 + wr < n;         // the warp has a query row (warp-uniform)
+
+  load_rows<D>(t.q, seq_base, ld, h * D, q0, n, nullptr);
+  __syncthreads();
+  // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
+  // 2tg + 8, 2tg + 9 of each step.
+  uint32_t qa[D / 16][4];
+#pragma unroll
+  for (int kt = 0; kt < D / 16; ++kt) {
+    qa[kt][0] = pair_at(&t.q[wr + g][kt * 16 + 2 * tg]);
+    qa[kt][1] = pair_at(&t.q[wr + g + 8][kt * 16 + 2 * tg]);
+    qa[kt][2] = pair_at(&t.q[wr + g][kt * 16 + 8 + 2 * tg]);
+    qa[kt][3] = pair_at(&t.q[wr + g + 8][kt * 16 + 8 + 2 * tg]);
+  }
+
+  // The output fragment: o[dt] holds rows g (0, 1) and g + 8 (2, 3), dimensions dt·8 + 2tg, + 1.
+  float o[D / 8][4];
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
+  // Rows g and g + 8: the running max (the same in the 4 lanes of a group) and this lane's part
+  // of the running sum (its 16 keys of each tile; the group's 4 parts are added at the end).
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  bool any_real = false;  // a real key among this lane's (a group's 4 lanes see every key between them)
+
+  for (int j0 = 0; j0 < n; j0 += kKeyTile) {
+    __syncthreads();  // every warp is done with the previous tile
+    load_rows<D>(t.k, seq_base, ld, H + h * D, j0, n, mask);
+    load_rows<D>(t.v, seq_base, ld, 2 * H + h * D, j0, n, mask);
+    for (int r = threadIdx.x; r < kKeyTile; r += blockDim.x) t.real[r] = j0 + r < n && (!mask || mask[j0 + r] != 0);
+    __syncthreads();
+    if (!active) continue;
+
+    // S = Q·Kᵀ: s[nt] holds rows g (0, 1) and g + 8 (2, 3), keys nt·8 + 2tg, + 1. B (k = the
+    // head dimension, n = the key) is K's row-major [key][d]: registers at (key nt·8 + g, d 2tg).
+    float s[kKeyGroups][4];
+#pragma unroll
+    for (int nt = 0; nt < kKeyGroups; ++nt) {
+      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+      for (int kt = 0; kt < D / 16; ++kt)
+        mma_m16n8k16(s[nt], qa[kt], pair_at(&t.k[nt * 8 + g][kt * 16 + 2 * tg]),
+                     pair_at(&t.k[nt * 8 + g][kt * 16 + 8 + 2 * tg]));
+    }
+
+    // Scale, mask (-inf), the tile's row max over the group's 4 lanes, the rescale factor.
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < kKeyGroups; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool real = t.real[nt * 8 + 2 * tg + e] != 0;
+        any_real |= real;
+        s[nt][e] = real ? s[nt][e] * a.scale : -INFINITY;
+        s[nt][2 + e] = real ? s[nt][2 + e] * a.scale : -INFINITY;
+        tile_max[0] = fmaxf(tile_max[0], s[nt][e]);
+        tile_max[1] = fmaxf(tile_max[1], s[nt][2 + e]);
+      }
+    float correction[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      const float m_new = fmaxf(m[r], tile_max[r]);
+      correction[r] = m[r] == m_new ? 1.0f : expf(m[r] - m_new);  // (-inf - -inf would be NaN)
+      m[r] = m_new;
+      l[r] *= correction[r];
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) {
+      o[dt][0] *= correction[0];
+      o[dt][1] *= correction[0];
+      o[dt][2] *= correction[1];
+      o[dt][3] *= correction[1];
+    }
+    // p = exp(s - max), 0 for a -inf score (a padded key, or a real one): the running max may
+    // still be -inf here while a later tile's is finite, and the reference's exp(-inf - max) is 0
+    // then; a row whose every real score is -inf is made NaN at the end, as the reference's
+    // exp(-inf - -inf). A NaN score gives a NaN p (and row).
+#pragma unroll
+    for (int nt = 0; nt < kKeyGroups; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[nt][e] = s[nt][e] == -INFINITY ? 0.0f : expf(s[nt][e] - m[0]);
+        s[nt][2 + e] = s[nt][2 + e] == -INFINITY ? 0.0f : expf(s[nt][2 + e] - m[1]);
+        l[0] += s[nt][e];
+        l[1] += s[nt][2 + e];
+      }
+
+    // O += P·V per 16 keys: P's A fragment is the score fragments of key groups 2kk (columns
+    // 2tg, 2tg + 1 of the step) and 2kk + 1 (columns 2tg + 8, 2tg + 9), rows g then g + 8. B
+    // (k = the key, n = the dimension) from V's row-major [key][d]: keys 2tg, 2tg + 1 (and + 8)
+    // of the step at dimension dt·8 + g, two 16-bit loads per register.
+#pragma unroll
+    for (int kk = 0; kk < kKeySteps; ++kk) {
+      const uint32_t pa[4] = {pack(s[2 * kk][0], s[2 * kk][1]), pack(s[2 * kk][2], s[2 * kk][3]),
+                              pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const int key = kk * 16 + 2 * tg;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) {
+        const int d = dt * 8 + g;
+        mma_m16n8k16(o[dt], pa, pack(t.v[key][d], t.v[key + 1][d]), pack(t.v[key + 8][d], t.v[key + 9][d]));
+      }
+    }
+  }
+  if (!active) return;  // after the loop: no __syncthreads follows
+
+  // A zero sum: no real key (zeros), or every real score -inf (NaN, as the reference). With a
+  // finite max the sum is at least 1 (the max's own p), so nothing else gives 0.
+  const bool sequence_has_real = __any_sync(0xffffffffu, any_real);
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
+  }
+  __half* out = static_cast<__half*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = q0 + wr + g + 8 * r;
+    if (i >= n) continue;
+    __half* row = out + static_cast<size_t>(i) * H;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+      *reinterpret_cast<__half2*>(row + dt * 8 + 2 * tg) =
+          __floats2half2_rn(o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
+  }
+}
+
+}  // namespace encrt::cuda::mma_attention
