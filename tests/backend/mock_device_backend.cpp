@@ -31,6 +31,7 @@ struct MockContext {
   std::vector<Mapping> mappings;  // its device memory
   std::set<std::tuple<int, int, int, int>> captured;  // (first op, count, batch, seq)
   int fail_after = -1;  // option fail_run_after: run() fails once it has run this many segments
+  bool pooling = false;  // option pooling=on: it also runs the pooling ops (the hidden state stays in its memory)
   int segments_run = 0;
 };
 
@@ -59,6 +60,11 @@ Status create(const backend::Options& options, int, void** out) {
       return invalid_argument("option fail_run_after of backend mock_device must be a count, got '" + it->second + "'");
     c->fail_after = static_cast<int>(v);
   }
+  if (auto it = options.find("pooling"); it != options.end()) {
+    if (it->second != "on" && it->second != "off")
+      return invalid_argument("option pooling of backend mock_device must be on or off, got '" + it->second + "'");
+    c->pooling = it->second == "on";
+  }
   c->pool = std::make_unique<cpu::ThreadPool>(1);
   *out = c.release();
   return Status::ok();
@@ -69,8 +75,11 @@ void destroy(void* c) {
   delete static_cast<MockContext*>(c);
 }
 
-bool supports(const void*, const plan::Graph&, const plan::Op& op) {
+bool supports(const void* cv, const plan::Graph&, const plan::Op& op) {
   switch (op.kind) {
+    case plan::OpKind::kPoolMean:
+    case plan::OpKind::kPoolFirst:
+      return static_cast<const MockContext*>(cv)->pooling;
     case plan::OpKind::kLayerNorm:
     case plan::OpKind::kTanh:
     case plan::OpKind::kCopy:
@@ -192,7 +201,7 @@ Status expand_packed(void* cv, const backend::RunArgs& args, int buffer) {
   return Status::ok();
 }
 
-const char* const kOptionKeys[] = {"fail_run_after", nullptr};
+const char* const kOptionKeys[] = {"fail_run_after", "pooling", nullptr};
 
 }  // namespace
 
