@@ -502,7 +502,9 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
 // (what the buffers hold). The row-wise ops run on these rows; those past the real tokens are
 // zeros from the embedding on, rows never mix in a row-wise op (a GEMM's row of Y is its row of
 // X times W), and attention, pooling, expand_packed and the copies to the host read only real
-// rows: a value in a bucket row, even NaN, reaches no result.
+// rows: a value in a bucket row, even NaN, reaches no result. (Attention leaves its output's bucket
+// rows as the arena had them, so they may hold anything: a kernel that reduces over the rows of a
+// token buffer, such as a per-tensor quantization scale, must read offsets[batch] rows only.)
 int bucket_rows(const backend::RunArgs& a) {
   const int all = a.shape.batch * a.shape.seq;
   const int rounded = (a.packed->tokens + kPackedRowBucket - 1) / kPackedRowBucket * kPackedRowBucket;
