@@ -41,9 +41,9 @@ __global__ void embed_kernel(EmbedArgs a) {
   const size_t row = blockIdx.x;
   size_t at = row;  // the token's place in the [batch, seq] inputs
   if (a.source) {
-    // A packed run: rows past the real tokens (up to the graph's bucket) become zeros, so that
-    // what the row-wise ops compute there is finite; the block returns as a whole, before the
-    // LayerNorm's barriers.
+    // A packed run: rows past the real tokens (up to the graph's bucket) become zeros (defined
+    // values, though no result reads them: cuda_backend.cpp, bucket_rows); the block returns as a
+    // whole, before the LayerNorm's barriers.
     if (row >= static_cast<size_t>(a.offsets[a.batch])) {
       for (int c = threadIdx.x; c < a.width; c += kThreads) store(a.out, a.out_type, row * a.width + c, 0.0f);
       return;
