@@ -11,7 +11,8 @@
 //      that memory's alignment (arena_alignment), allocating device arenas with alloc_arena();
 //   4. prepare()s each backend with its ops (upload or repack weights, create operators);
 //   5. on every run, calls run() on each maximal run of consecutive ops of one backend (a
-//      segment) with every buffer's address in `buffers`.
+//      segment) with every buffer's address in `buffers`; after a packed run, expand_packed() for
+//      each token-level output in a device memory, then synchronize().
 // Entries marked (optional) may be null: the core then does the plain thing, as described.
 #pragma once
 
