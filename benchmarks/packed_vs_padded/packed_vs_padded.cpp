@@ -5,8 +5,10 @@
 // the load of a shared machine falls on both alike. Reports, per backend, the latency and the
 // real tokens per second (both runs do the same useful work: the batch's real tokens), min and
 // median over all timed runs, and the ratio packed / padded; checks that both give the same
-// pooled output. A backend that is not available, or that cannot run packed, is reported as
-// skipped with the reason.
+// pooled output. A backend with a clock of its own (cuda: CUDA events around each run's
+// segment, graph replays included) also reports its device time per run, the time the GPU
+// spends, which the host's latency hides behind launches and copies. A backend that is not
+// available, or that cannot run packed, is reported as skipped with the reason.
 //
 //   encrt_packed_vs_padded MODEL [--sentences FILE] [--batch 32] [--threads T] [--rounds 5]
 //                          [--iters 10] [--warmup 2] [--backends cpu,cuda]
@@ -100,6 +102,7 @@ struct Contender {
   const char* name;
   std::unique_ptr<encrt::Session> session;
   std::vector<double> ms;
+  std::vector<double> device_ms;  // Session::last_run_device_ms of each timed run (when the backend has a clock)
 };
 
 bool timed_block(Contender& c, const encrt::Inputs& in, int iters) {
@@ -110,6 +113,8 @@ bool timed_block(Contender& c, const encrt::Inputs& in, int iters) {
       return false;
     }
     c.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    const double device = c.session->last_run_device_ms();
+    if (device >= 0) c.device_ms.push_back(device);
   }
   return true;
 }
@@ -122,7 +127,7 @@ int bench_backend(const encrt::Model& model, const Options& o, const std::string
       std::printf("%-6s skipped: %s\n", backend.c_str(), b.detail.c_str());
       return -1;
     }
-  Contender c[2] = {{"packed", nullptr, {}}, {"padded", nullptr, {}}};
+  Contender c[2] = {{"packed", nullptr, {}, {}}, {"padded", nullptr, {}, {}}};
   for (int k = 0; k < 2; ++k) {
     encrt::SessionOptions opt;
     opt.max_batch = in.batch;
@@ -165,6 +170,18 @@ int bench_backend(const encrt::Model& model, const Options& o, const std::string
   }
   std::printf("%-6s packed / padded tokens per second: best %.2fx, median %.2fx; pooled max |diff| %.3g\n",
               backend.c_str(), tps[0][0] / tps[1][0], tps[0][1] / tps[1][1], diff);
+  if (c[0].device_ms.size() == c[0].ms.size() && c[1].device_ms.size() == c[1].ms.size()) {
+    double device_tps[2][2];
+    for (int k = 0; k < 2; ++k) {
+      const double lo = *std::min_element(c[k].device_ms.begin(), c[k].device_ms.end()), med = percentile(c[k].device_ms, 0.5);
+      device_tps[k][0] = 1000.0 * static_cast<double>(real_tokens) / lo;
+      device_tps[k][1] = 1000.0 * static_cast<double>(real_tokens) / med;
+      std::printf("%-6s %s  device ms  min %9.3f  median %9.3f   real tokens/s best %10.0f  median %10.0f  (device events)\n",
+                  backend.c_str(), c[k].name, lo, med, device_tps[k][0], device_tps[k][1]);
+    }
+    std::printf("%-6s packed / padded tokens per second on the device: best %.2fx, median %.2fx\n", backend.c_str(),
+                device_tps[0][0] / device_tps[1][0], device_tps[0][1] / device_tps[1][1]);
+  }
   return 0;
 }
 

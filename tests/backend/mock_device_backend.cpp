@@ -18,7 +18,7 @@ namespace encrt::conformance {
 
 namespace {
 
-std::atomic<int> g_runs{0}, g_captures{0}, g_replays{0}, g_copies_in{0}, g_copies_out{0};
+std::atomic<int> g_runs{0}, g_captures{0}, g_replays{0}, g_copies_in{0}, g_copies_out{0}, g_expansions{0};
 
 struct Mapping {
   void* base;
@@ -31,6 +31,7 @@ struct MockContext {
   std::vector<Mapping> mappings;  // its device memory
   std::set<std::tuple<int, int, int, int>> captured;  // (first op, count, batch, seq)
   int fail_after = -1;  // option fail_run_after: run() fails once it has run this many segments
+  bool pooling = false;  // option pooling=on: it also runs the pooling ops (the hidden state stays in its memory)
   int segments_run = 0;
 };
 
@@ -59,6 +60,11 @@ Status create(const backend::Options& options, int, void** out) {
       return invalid_argument("option fail_run_after of backend mock_device must be a count, got '" + it->second + "'");
     c->fail_after = static_cast<int>(v);
   }
+  if (auto it = options.find("pooling"); it != options.end()) {
+    if (it->second != "on" && it->second != "off")
+      return invalid_argument("option pooling of backend mock_device must be on or off, got '" + it->second + "'");
+    c->pooling = it->second == "on";
+  }
   c->pool = std::make_unique<cpu::ThreadPool>(1);
   *out = c.release();
   return Status::ok();
@@ -69,8 +75,11 @@ void destroy(void* c) {
   delete static_cast<MockContext*>(c);
 }
 
-bool supports(const void*, const plan::Graph&, const plan::Op& op) {
+bool supports(const void* cv, const plan::Graph&, const plan::Op& op) {
   switch (op.kind) {
+    case plan::OpKind::kPoolMean:
+    case plan::OpKind::kPoolFirst:
+      return static_cast<const MockContext*>(cv)->pooling;
     case plan::OpKind::kLayerNorm:
     case plan::OpKind::kTanh:
     case plan::OpKind::kCopy:
@@ -98,7 +107,9 @@ void copy_op(const backend::RunArgs& args, const plan::Op& op) {
   if (!src || !dst) return;  // an absent optional input: its mirror is absent too
   const plan::CopyParams& p = op.p<plan::CopyParams>();
   (p.to_memory != plan::kHostMemory ? g_copies_in : g_copies_out).fetch_add(1);
-  std::memcpy(dst, src, plan::bytes_of(args.graph->buffers[static_cast<size_t>(op.in(0))], args.shape.batch, args.shape.seq));
+  const int from = op.in(0);
+  std::memcpy(dst, src, plan::rows_in_run(*args.graph, from, args.shape.batch, args.shape.seq, args.packed) *
+                            args.graph->buffers[static_cast<size_t>(from)].row_bytes);
 }
 
 Status run(void* cv, const backend::RunArgs& args) {
@@ -176,12 +187,26 @@ Status capture(void* cv, const backend::RunArgs& args) {
   return Status::ok();
 }
 
-const char* const kOptionKeys[] = {"fail_run_after", nullptr};
+// Its ops are encrt's reference kernels, which run packed as the CPU backend does.
+bool supports_packed(const void* c, const plan::Graph& g, const plan::Op& op) { return supports(c, g, op); }
+
+// The seam's contract for token-level outputs in device memory, kept in that memory: expanded in
+// place (a device backend does it with its own kernels; here, the host's expand_rows).
+Status expand_packed(void* cv, const backend::RunArgs& args, int buffer) {
+  if (!args.packed) return internal_error("mock_device: expand_packed after a padded run");
+  Unlocked unlocked(mock(cv));
+  g_expansions.fetch_add(1);
+  plan::expand_rows(*args.packed, args.shape.batch, args.shape.seq, args.graph->buffers[static_cast<size_t>(buffer)].row_bytes,
+                    args.buffers[static_cast<size_t>(buffer)]);
+  return Status::ok();
+}
+
+const char* const kOptionKeys[] = {"fail_run_after", "pooling", nullptr};
 
 }  // namespace
 
 MockDeviceCounters mock_device_counters() {
-  return {g_runs.load(), g_captures.load(), g_replays.load(), g_copies_in.load(), g_copies_out.load()};
+  return {g_runs.load(), g_captures.load(), g_replays.load(), g_copies_in.load(), g_copies_out.load(), g_expansions.load()};
 }
 
 const backend::BackendInterface kMockDeviceBackend = {
@@ -209,7 +234,8 @@ const backend::BackendInterface kMockDeviceBackend = {
     /*run_profiled=*/nullptr,
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
-    /*supports_packed=*/nullptr,
+    supports_packed,
+    expand_packed,
 };
 
 }  // namespace encrt::conformance

@@ -3,7 +3,11 @@
 // device failure in run() coming back as a Status, the registry's checks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "backend/backend_under_test.h"
 #include "backend/mock_device_backend.h"
@@ -117,4 +121,61 @@ TEST_CASE("seam: the registry refuses incomplete tables and names taken", "[conf
   cpu_named.name = "cpu";
   CHECK(backend::register_backend(&cpu_named).code() == StatusCode::kInvalidArgument);
   CHECK(backend::register_backend(nullptr).code() == StatusCode::kInvalidArgument);
+}
+
+// A device backend that packs and keeps the hidden state in its memory (pooling=on: nothing on the
+// CPU reads it) expands it there (expand_packed, once per packed run), so that the output's device
+// address holds [batch, seq] rows as a padded run's: the same real rows bit for bit, zeros at
+// padding, including after a replay with another layout; sentence-level outputs alike.
+TEST_CASE("seam: packed runs expand token-level outputs in device memory", "[conformance][seam][packed]") {
+  if (!mock_entry()) return;
+  for (const char* pooling : {"", "pooler"}) {
+    INFO("pooling '" << pooling << "'");
+    const test::Fixture f = test::load_fixture("bert_plain");
+    auto model = fixture_model(f, pooling);
+    SessionOptions opt;
+    opt.max_batch = f.batch;
+    opt.max_seq = f.seq;
+    opt.backend = "mock_device";
+    opt.backend_options["pooling"] = "on";
+    std::unique_ptr<Session> packed, padded;
+    opt.padding = Padding::kPacked;
+    REQUIRE(Session::create(*model, opt, &packed).is_ok());
+    opt.padding = Padding::kPadded;
+    REQUIRE(Session::create(*model, opt, &padded).is_ok());
+    // The fixture's mask (right padding), then one with holes in every sequence but a real first
+    // token (first-token pooling packs only then): another layout of the same shape.
+    std::vector<int32_t> holes(f.mask.data.size());
+    for (size_t i = 0; i < holes.size(); ++i) holes[i] = i % static_cast<size_t>(f.seq) == 0 || i % 3 != 1;
+    const std::vector<int32_t>* masks[] = {&f.mask.data, &holes, &f.mask.data};
+    for (const std::vector<int32_t>* mask : masks) {
+      const Inputs in{f.batch, f.seq, f.ids.data.data(), mask->data(), f.token_types.data.data()};
+      const int expansions = conformance::mock_device_counters().expansions;
+      REQUIRE(padded->run(in).is_ok());
+      CHECK(conformance::mock_device_counters().expansions == expansions);
+      REQUIRE(packed->run(in).is_ok());
+      CHECK(packed->last_run_packed());
+      CHECK(conformance::mock_device_counters().expansions == expansions + 1);
+      for (const char* name : {"hidden", "pooled"}) {
+        INFO("output " << name);
+        OutputInfo a, b;
+        REQUIRE(packed->output(name, &a).is_ok());
+        REQUIRE(padded->output(name, &b).is_ok());
+        CHECK(a.device == "mock_device");
+        REQUIRE(a.bytes == b.bytes);
+        std::vector<float> got(a.bytes / sizeof(float)), want(got.size());
+        REQUIRE(packed->copy_output(name, got.data(), a.bytes).is_ok());
+        REQUIRE(padded->copy_output(name, want.data(), b.bytes).is_ok());
+        if (std::string(name) == "hidden") {
+          const size_t H = static_cast<size_t>(f.hidden);
+          for (size_t t = 0; t < mask->size(); ++t) {
+            if ((*mask)[t]) continue;
+            for (size_t i = 0; i < H; ++i) REQUIRE(got[t * H + i] == 0.0f);
+            std::fill(want.begin() + static_cast<std::ptrdiff_t>(t * H), want.begin() + static_cast<std::ptrdiff_t>((t + 1) * H), 0.0f);
+          }
+        }
+        CHECK(std::memcmp(got.data(), want.data(), a.bytes) == 0);
+      }
+    }
+  }
 }

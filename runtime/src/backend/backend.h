@@ -11,7 +11,8 @@
 //      that memory's alignment (arena_alignment), allocating device arenas with alloc_arena();
 //   4. prepare()s each backend with its ops (upload or repack weights, create operators);
 //   5. on every run, calls run() on each maximal run of consecutive ops of one backend (a
-//      segment) with every buffer's address in `buffers`.
+//      segment) with every buffer's address in `buffers`; after a packed run, expand_packed() for
+//      each token-level output in a device memory, then synchronize().
 // Entries marked (optional) may be null: the core then does the plain thing, as described.
 #pragma once
 
@@ -48,6 +49,9 @@ struct PrepareArgs {
   const int* ops = nullptr;  // the ops placed on this backend, in graph order
   int op_count = 0;
   Shape max;                 // the session's max_batch, max_seq
+  // Whether runs may be packed (RunArgs::packed): a backend sizes what a packed run needs (the
+  // layout's device copy, expand_packed's scratch) only then.
+  bool may_pack = false;
 };
 
 struct RunArgs {
@@ -120,9 +124,16 @@ struct BackendInterface {
   double (*last_device_ms)(void* context);
   // (optional) Whether the backend runs `op` on a packed layout (RunArgs::packed). Null: never;
   // a session with an op on such a backend runs padded (SessionOptions::padding auto) or refuses
-  // packed at creation. Token-level outputs are expanded by the core in host memory, so a
-  // device backend that packs also needs its outputs copied to the host first.
+  // packed at creation. Token-level outputs in host memory are expanded by the core
+  // (plan::expand_rows); those in a device memory by that memory's backend (expand_packed).
   bool (*supports_packed)(const void* context, const plan::Graph& graph, const plan::Op& op);
+  // (optional) After a packed run: expands token-level output `buffer` of its memory, in place,
+  // from args.packed->tokens packed rows to [batch, seq] rows with every padding position zero
+  // bytes (what plan::expand_rows does in host memory), so that the output's device address holds
+  // the same layout as a padded run's. The core calls it once per such output after the run's
+  // last segment and before synchronize(); it is ordered after the work already submitted. Null:
+  // a session with a token-level output in this backend's memory never packs.
+  Status (*expand_packed)(void* context, const RunArgs& args, int buffer);
 };
 
 // True when `b` has every required entry (the registry checks each table once).

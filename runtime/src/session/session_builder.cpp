@@ -195,6 +195,7 @@ Status prepare_backends(const SessionOptions& o, SessionImpl* s) {
     args.ops = b.ops.data();
     args.op_count = static_cast<int>(b.ops.size());
     args.max = {o.max_batch, o.max_seq};
+    args.may_pack = s->can_pack;
     if (Status st = b.table->prepare(b.context, args, &b.held); !st) return st;
   }
   return Status::ok();
@@ -202,7 +203,8 @@ Status prepare_backends(const SessionOptions& o, SessionImpl* s) {
 
 // Whether runs of this session can be packed (plan/token_layout.h): every op on a backend that
 // runs it packed, no attention window, token-level outputs in host memory (the core expands
-// them there). The layout's arrays are sized here, so that a run allocates nothing.
+// them there) or in the memory of a backend that expands them (expand_packed). The layout's
+// arrays are sized here, so that a run allocates nothing.
 Status plan_packing(const SessionOptions& o, SessionImpl* s) {
   s->can_pack = true;
   s->cannot_pack.clear();
@@ -225,9 +227,12 @@ Status plan_packing(const SessionOptions& o, SessionImpl* s) {
   for (const plan::NamedTensor& t : s->graph.outputs) {
     const plan::BufferSpec& b = s->graph.buffers[static_cast<size_t>(t.buffer)];
     if (b.rows != plan::Rows::kTokens) continue;
-    if (b.memory != plan::kHostMemory && s->can_pack) {
+    const MemorySpace& mem = s->memories[static_cast<size_t>(b.memory)];
+    const BackendSlot* owner = mem.owner >= 0 ? &s->backends[static_cast<size_t>(mem.owner)] : nullptr;
+    if (owner && !owner->table->expand_packed && s->can_pack) {
       s->can_pack = false;
-      s->cannot_pack = "output '" + t.name + "' lives in device memory";
+      s->cannot_pack = "output '" + t.name + "' lives in the memory of backend '" + owner->table->name +
+                       "', which does not expand packed rows there";
     }
     s->token_outputs.push_back(t.buffer);
   }

@@ -125,12 +125,35 @@ Status choose_layout(SessionImpl* s, const Inputs& in, bool observed) {
   return Status::ok();
 }
 
-// After a packed run: token-level outputs back to [batch, seq] rows, padding zeroed.
-void expand_token_outputs(SessionImpl* s) {
+// After a packed run, token-level outputs go back to [batch, seq] rows with the padding zeroed:
+// those in a device memory by their backend, enqueued after its work (before the backends are
+// synchronized), then those in host memory here, once every backend has finished.
+Status expand_device_token_outputs(SessionImpl* s) {
+  if (!s->packed) return Status::ok();
+  for (int buffer : s->token_outputs) {
+    const MemorySpace& mem = s->memories[static_cast<size_t>(s->graph.buffers[static_cast<size_t>(buffer)].memory)];
+    if (mem.owner < 0) continue;
+    const BackendSlot& b = s->backends[static_cast<size_t>(mem.owner)];
+    // (plan_packing packs only sessions whose device token outputs have an expand_packed.)
+    if (Status st = b.table->expand_packed(b.context, s->run_args(0, 0), buffer); !st) return st;
+  }
+  return Status::ok();
+}
+
+void expand_host_token_outputs(SessionImpl* s) {
   if (!s->packed) return;
-  for (int buffer : s->token_outputs)
-    plan::expand_rows(s->layout, s->batch, s->seq, s->graph.buffers[static_cast<size_t>(buffer)].row_bytes,
-                      s->bindings[static_cast<size_t>(buffer)]);
+  for (int buffer : s->token_outputs) {
+    const plan::BufferSpec& spec = s->graph.buffers[static_cast<size_t>(buffer)];
+    if (s->memories[static_cast<size_t>(spec.memory)].owner >= 0) continue;
+    plan::expand_rows(s->layout, s->batch, s->seq, spec.row_bytes, s->bindings[static_cast<size_t>(buffer)]);
+  }
+}
+
+Status synchronize_backends(SessionImpl* s) {
+  for (const BackendSlot& b : s->backends)
+    if (b.table->synchronize)
+      if (Status st = b.table->synchronize(b.context); !st) return st;
+  return Status::ok();
 }
 
 }  // namespace
@@ -143,15 +166,13 @@ Status execute_session(SessionImpl* s, const Inputs& in, const OpObserver* obser
   bind_inputs(s, in);
   if (observer) {
     if (Status st = run_observed(s, *observer); !st) return st;
-    expand_token_outputs(s);
-    return Status::ok();
+  } else {
+    for (const Segment& seg : s->segments)
+      if (Status st = run_segment(s, seg); !st) return st;
   }
-  for (const Segment& seg : s->segments)
-    if (Status st = run_segment(s, seg); !st) return st;
-  for (const BackendSlot& b : s->backends)
-    if (b.table->synchronize)
-      if (Status st = b.table->synchronize(b.context); !st) return st;
-  expand_token_outputs(s);
+  if (Status st = expand_device_token_outputs(s); !st) return st;
+  if (Status st = synchronize_backends(s); !st) return st;
+  expand_host_token_outputs(s);
   return Status::ok();
 }
 

@@ -183,6 +183,7 @@ const backend::BackendInterface kCpuBackend = {
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
     supports_packed,
+    /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
 };
 
 }  // namespace encrt::cpu

@@ -30,6 +30,10 @@ using plan::OpKind;
 
 constexpr size_t kGraphCacheShapes = 8;
 constexpr size_t kAlign = 256;
+// A packed run's row-wise ops work on its real tokens rounded up to a multiple of this, so that
+// the batches of real texts, whose token counts differ almost every time, share a few captured
+// graphs (each fixes the M of every GEMM) at a cost of at most 63 extra rows per op.
+constexpr int kPackedRowBucket = 64;
 
 Elem elem(DType d) { return d == DType::kF16 ? Elem::kF16 : Elem::kF32; }
 cudaDataType_t cuda_type(DType d) { return d == DType::kF16 ? CUDA_R_16F : CUDA_R_32F; }
@@ -105,6 +109,15 @@ struct CudaContext {
   size_t fused_max_rows = 0, fused_max_kp = 0;
   std::vector<OpPlan> plans;  // by graph op
   std::vector<void*> pinned;  // staging buffers
+  // Packed runs (prepared only when the session may pack): the layout's offsets [max_batch + 1]
+  // and then its source [max_batch · max_seq], staged in pinned memory outside any graph and
+  // copied to the device inside each segment (so a replayed graph reads the run's own layout);
+  // and the copy of a token-level output that expand_packed gathers from.
+  int32_t* layout_host = nullptr;
+  int32_t* layout_device = nullptr;
+  size_t layout_source_at = 0;  // max_batch + 1: where source starts in both
+  void* expand_scratch = nullptr;
+  size_t expand_scratch_bytes = 0;
   std::unique_ptr<GraphCache> graphs_cache;
   std::string device_name;
   int cc_major = 0, cc_minor = 0, sms = 0;
@@ -116,6 +129,8 @@ struct CudaContext {
     plans.clear();  // the GEMM descriptors before the handle
     if (handle) lt->destroy(handle);
     for (void* p : pinned) pinned_free(p);
+    device_free(layout_device);
+    device_free(expand_scratch);
     device_free(weights);
     device_free(workspace);
     device_free(fused_rows);
@@ -612,6 +627,36 @@ std::vector<float> dequantized_table(const detail::TableView& t) {
   return out;
 }
 
+bool writes(const plan::Graph& g, const backend::PrepareArgs& args, int buffer) {
+  for (int k = 0; k < args.op_count; ++k)
+    for (int out : g.ops[static_cast<size_t>(args.ops[k])].outputs)
+      if (out == buffer) return true;
+  return false;
+}
+
+// What packed runs need, allocated once: the layout's pinned staging and its device copy, and the
+// scratch that expand_packed copies a token-level output of these ops to (sized for the largest).
+Status prepare_packed(CudaContext& c, const backend::PrepareArgs& args) {
+  const plan::Graph& g = *args.graph;
+  c.layout_source_at = static_cast<size_t>(args.max.batch) + 1;
+  const size_t bytes =
+      (c.layout_source_at + static_cast<size_t>(args.max.batch) * static_cast<size_t>(args.max.seq)) * sizeof(int32_t);
+  void* host = nullptr;
+  if (Status s = cuda_status(pinned_alloc(&host, bytes), "cudaHostAlloc (packed layout)"); !s) return s;
+  c.pinned.push_back(host);
+  c.layout_host = static_cast<int32_t*>(host);
+  void* device = nullptr;
+  if (Status s = cuda_status(device_alloc(&device, bytes), "cudaMalloc (packed layout)"); !s) return s;
+  c.layout_device = static_cast<int32_t*>(device);
+  for (const plan::NamedTensor& t : g.outputs) {
+    const plan::BufferSpec& b = g.buffers[static_cast<size_t>(t.buffer)];
+    if (b.rows == plan::Rows::kTokens && writes(g, args, t.buffer))
+      c.expand_scratch_bytes = std::max(c.expand_scratch_bytes, b.max_bytes);
+  }
+  if (c.expand_scratch_bytes == 0) return Status::ok();
+  return cuda_status(device_alloc(&c.expand_scratch, c.expand_scratch_bytes), "cudaMalloc (packed outputs' scratch)");
+}
+
 Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* held) {
   CudaContext& c = ctx(cv);
   const plan::Graph& g = *args.graph;
@@ -626,6 +671,8 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
   c.plans.clear();
   c.plans.resize(g.ops.size());
   c.graphs_cache = std::make_unique<GraphCache>(kGraphCacheShapes);
+  if (args.may_pack)
+    if (Status s = prepare_packed(c, args); !s) return s;
 
   Upload up;
   PendingPointers pending;
@@ -734,9 +781,34 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
 
 // ---- Run: encrt's kernels and cuBLASLt calls on the session's stream.
 
-size_t rows_of(const backend::RunArgs& a, int buffer) {
-  return plan::rows_of(a.graph->buffers[static_cast<size_t>(buffer)], a.shape.batch, a.shape.seq);
+// A packed run's bucket: its real tokens rounded up to kPackedRowBucket, never past batch · seq
+// (what the buffers hold). The row-wise ops run on these rows; those past the real tokens are
+// zeros from the embedding on, rows never mix in a row-wise op (a GEMM's row of Y is its row of
+// X times W), and attention, pooling, expand_packed and the copies to the host read only real
+// rows: a value in a bucket row, even NaN, reaches no result. (Attention leaves its output's bucket
+// rows as the arena had them, so they may hold anything: a kernel that reduces over the rows of a
+// token buffer, such as a per-tensor quantization scale, must read offsets[batch] rows only.)
+int bucket_rows(const backend::RunArgs& a) {
+  const int all = a.shape.batch * a.shape.seq;
+  const int rounded = (a.packed->tokens + kPackedRowBucket - 1) / kPackedRowBucket * kPackedRowBucket;
+  return std::min(rounded, all);
 }
+
+// Rows of `buffer` the kernels work on: padded, the run's (batch, seq) rows; packed, the bucket
+// for the graph's token-row buffers (the [batch, seq] inputs keep their rows).
+size_t rows_of(const backend::RunArgs& a, int buffer) {
+  if (!a.packed) return plan::rows_of(a.graph->buffers[static_cast<size_t>(buffer)], a.shape.batch, a.shape.seq);
+  plan::TokenLayout bucket = *a.packed;
+  bucket.tokens = bucket_rows(a);
+  return plan::rows_in_run(*a.graph, buffer, a.shape.batch, a.shape.seq, &bucket);
+}
+// Rows of `buffer` that hold results: packed, the real tokens (what a copy to the host carries).
+size_t real_rows_of(const backend::RunArgs& a, int buffer) {
+  return plan::rows_in_run(*a.graph, buffer, a.shape.batch, a.shape.seq, a.packed);
+}
+size_t row_bytes_of(const backend::RunArgs& a, int buffer) { return a.graph->buffers[static_cast<size_t>(buffer)].row_bytes; }
+const int32_t* device_offsets(const CudaContext& c) { return c.layout_device; }
+const int32_t* device_source(const CudaContext& c) { return c.layout_device + c.layout_source_at; }
 Elem elem_of(const backend::RunArgs& a, int buffer) { return elem(a.graph->buffers[static_cast<size_t>(buffer)].dtype); }
 void* ptr(const backend::RunArgs& a, int buffer) { return buffer >= 0 ? a.buffers[static_cast<size_t>(buffer)] : nullptr; }
 
@@ -744,16 +816,18 @@ bool copies_to_device(const Op& op) {
   return op.kind == OpKind::kCopy && op.p<plan::CopyParams>().to_memory != plan::kHostMemory;
 }
 
-// The host half of the copies into the device: the caller's bytes into pinned staging (outside
-// any graph: a graph replays the staging's transfer, never a host memcpy).
+// The host half of the copies into the device: the caller's bytes and a packed run's layout into
+// pinned staging (outside any graph: a graph replays the staging's transfer, never a host memcpy).
 void stage_inputs(const CudaContext& c, const backend::RunArgs& a) {
+  if (a.packed && c.layout_host) {
+    std::memcpy(c.layout_host, a.packed->offsets, (static_cast<size_t>(a.shape.batch) + 1) * sizeof(int32_t));
+    std::memcpy(c.layout_host + c.layout_source_at, a.packed->source, static_cast<size_t>(a.packed->tokens) * sizeof(int32_t));
+  }
   for (int k = 0; k < a.op_count; ++k) {
     const Op& op = a.graph->ops[static_cast<size_t>(a.ops[k])];
     if (!copies_to_device(op)) continue;
     const void* src = ptr(a, op.in(0));
-    if (src)
-      std::memcpy(c.plans[static_cast<size_t>(a.ops[k])].staging, src,
-                  plan::bytes_of(a.graph->buffers[static_cast<size_t>(op.in(0))], a.shape.batch, a.shape.seq));
+    if (src) std::memcpy(c.plans[static_cast<size_t>(a.ops[k])].staging, src, real_rows_of(a, op.in(0)) * row_bytes_of(a, op.in(0)));
   }
 }
 
@@ -861,6 +935,16 @@ Status enqueue_layer_norm_quantize(CudaContext& c, const backend::RunArgs& a, in
   return cuda_status(layer_norm_quantize(k, c.stream), "LayerNorm + quantize kernel");
 }
 
+// The device half of a packed run's layout: every offset slot and the bucket's source entries
+// (those past the real tokens are never read), sizes that the graph's key fixes.
+Status enqueue_layout(CudaContext& c, const backend::RunArgs& a) {
+  if (!a.packed) return Status::ok();
+  if (!c.layout_device) return internal_error("cuda: a packed run in a session prepared for padded runs only");
+  const size_t bytes = (c.layout_source_at + static_cast<size_t>(bucket_rows(a))) * sizeof(int32_t);
+  return cuda_status(cudaMemcpyAsync(c.layout_device, c.layout_host, bytes, cudaMemcpyHostToDevice, c.stream),
+                     "copy of the packed layout to the device");
+}
+
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& op = a.graph->ops[static_cast<size_t>(i)];
   const OpPlan& plan = c.plans[static_cast<size_t>(i)];
@@ -870,9 +954,14 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       const void* src = ptr(a, op.in(0));
       void* dst = ptr(a, op.out(0));
       if (!src || !dst) return Status::ok();  // an absent optional input: its mirror is absent too
-      const size_t bytes = plan::bytes_of(a.graph->buffers[static_cast<size_t>(op.in(0))], a.shape.batch, a.shape.seq);
-      if (copies_to_device(op)) return cuda_status(cudaMemcpyAsync(dst, plan.staging, bytes, cudaMemcpyHostToDevice, s), "copy to the device");
-      return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), "copy to the host");
+      // Into the device, the rows the kernels read (a graph fixes the size: the bucket's, packed);
+      // to the host (never in a graph), only the rows that hold results.
+      const size_t row_bytes = row_bytes_of(a, op.in(0));
+      if (copies_to_device(op))
+        return cuda_status(cudaMemcpyAsync(dst, plan.staging, rows_of(a, op.in(0)) * row_bytes, cudaMemcpyHostToDevice, s),
+                           "copy to the device");
+      return cuda_status(cudaMemcpyAsync(dst, src, real_rows_of(a, op.in(0)) * row_bytes, cudaMemcpyDeviceToHost, s),
+                         "copy to the host");
     }
     case OpKind::kEmbed: {
       const plan::EmbedParams& e = op.p<plan::EmbedParams>();
@@ -895,6 +984,11 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.eps = e.eps;
       k.out = ptr(a, op.out(0));
       k.out_type = elem_of(a, op.out(0));
+      if (a.packed) {
+        k.offsets = device_offsets(c);
+        k.source = device_source(c);
+        k.batch = a.shape.batch;
+      }
       return cuda_status(embed_layer_norm(k, s), "embeddings kernel");
     }
     case OpKind::kLayerNorm: {
@@ -951,6 +1045,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.out = ptr(a, op.out(0));
       k.probs = static_cast<float*>(ptr(a, op.out(plan::slot::kAttentionProbs)));
       k.type = elem_of(a, op.in(plan::slot::kX));
+      if (a.packed) k.offsets = device_offsets(c);
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -966,6 +1061,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.mean = op.kind == OpKind::kPoolMean;
       k.out = ptr(a, op.out(0));
       k.out_type = elem_of(a, op.out(0));
+      if (a.packed) k.offsets = device_offsets(c);
       return cuda_status(pool(k, s), "pooling kernel");
     }
     case OpKind::kTanh:
@@ -983,6 +1079,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
 }
 
 Status enqueue(CudaContext& c, const backend::RunArgs& a) {
+  if (Status s = enqueue_layout(c, a); !s) return s;
   for (int k = 0; k < a.op_count; ++k)
     if (Status s = enqueue_op(c, a, a.ops[k]); !s) return s;
   return Status::ok();
@@ -998,7 +1095,12 @@ Status run(void* cv, const backend::RunArgs& a) {
 }
 
 GraphKey key_of(const backend::RunArgs& a) {
-  GraphKey k{a.ops[0], a.op_count, a.shape.batch, a.shape.seq, 0};
+  GraphKey k;
+  k.first_op = a.ops[0];
+  k.op_count = a.op_count;
+  k.batch = a.shape.batch;
+  k.seq = a.shape.seq;
+  k.packed_rows = a.packed ? bucket_rows(a) : -1;
   int bit = 0;
   for (int i = 0; i < a.op_count && bit < 32; ++i) {
     const Op& op = a.graph->ops[static_cast<size_t>(a.ops[i])];
@@ -1068,6 +1170,7 @@ double last_device_ms(void* cv) {
 Status run_profiled(void* cv, const backend::RunArgs& a, double* ms) {
   CudaContext& c = ctx(cv);
   stage_inputs(c, a);
+  if (Status s = enqueue_layout(c, a); !s) return s;
   for (int k = 0; k < a.op_count; ++k) {
     if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
     if (Status s = enqueue_op(c, a, a.ops[k]); !s) return s;
@@ -1079,6 +1182,44 @@ Status run_profiled(void* cv, const backend::RunArgs& a, double* ms) {
   }
   c.timed = false;
   return Status::ok();
+}
+
+// ---- Packed runs.
+
+// Every op this backend runs but attention that writes its probabilities (per padded position);
+// a window or a src mask already keeps attention off this backend (op_supported).
+bool supports_packed(const void* cv, const plan::Graph& g, const Op& op) {
+  if (!supports(cv, g, op)) return false;
+  return op.kind != OpKind::kAttention || op.out(plan::slot::kAttentionProbs) < 0;
+}
+
+// A token-level output back to [batch, seq] rows: its real rows into the scratch, then the gather
+// kernel from there (the device copy of the layout is the run's: its segments copied it, on this
+// stream, before this). The stop event moves after it, so last_device_ms counts it.
+Status expand_packed(void* cv, const backend::RunArgs& a, int buffer) {
+  CudaContext& c = ctx(cv);
+  if (!a.packed || !c.layout_device) return internal_error("cuda: expand_packed without a packed run");
+  const size_t row_bytes = row_bytes_of(a, buffer);
+  const size_t bytes = static_cast<size_t>(a.packed->tokens) * row_bytes;
+  if (row_bytes % sizeof(uint32_t) != 0 || bytes > c.expand_scratch_bytes)
+    return internal_error("cuda: output buffer " + std::to_string(buffer) + " cannot be expanded (" +
+                          std::to_string(row_bytes) + "-byte rows, " + std::to_string(bytes) + " bytes for a scratch of " +
+                          std::to_string(c.expand_scratch_bytes) + ")");
+  void* data = ptr(a, buffer);
+  if (Status s = cuda_status(cudaMemcpyAsync(c.expand_scratch, data, bytes, cudaMemcpyDeviceToDevice, c.stream),
+                             "copy of packed rows to the scratch");
+      !s)
+    return s;
+  ExpandRowsArgs k;
+  k.batch = a.shape.batch;
+  k.seq = a.shape.seq;
+  k.row_words = row_bytes / sizeof(uint32_t);
+  k.offsets = device_offsets(c);
+  k.source = device_source(c);
+  k.packed = c.expand_scratch;
+  k.out = data;
+  if (Status s = cuda_status(expand_packed_rows(k, c.stream), "packed rows expansion kernel"); !s) return s;
+  return c.timed ? cuda_status(cudaEventRecord(c.stop, c.stream), "cudaEventRecord") : Status::ok();
 }
 
 // ---- Memory.
@@ -1216,8 +1357,8 @@ const backend::BackendInterface kCudaBackend = {
     run_profiled,
     storage_dtype,
     last_device_ms,
-    // Packed batches are not implemented here yet: the session runs this backend padded.
-    /*supports_packed=*/nullptr,
+    supports_packed,
+    expand_packed,
 };
 
 }  // namespace encrt::cuda

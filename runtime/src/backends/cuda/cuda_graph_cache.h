@@ -1,4 +1,5 @@
-// Captured CUDA graphs, one per (segment, batch, seq, which optional inputs are absent): the
+// Captured CUDA graphs, one per (segment, batch, seq, which optional inputs are absent, the row
+// bucket of a packed run): the
 // first run of a shape captures its ops into a graph, later runs of that shape replay it. A small
 // cache, least recently used out first; its slots are reserved at creation, so a replay or an
 // insertion allocates nothing on the host.
@@ -17,9 +18,10 @@ struct GraphKey {
   int batch = 0;
   int seq = 0;
   uint32_t absent_inputs = 0;  // bit i: the segment's i-th input copy has no source (a null mask...)
+  int packed_rows = -1;        // a packed run: the rows its row-wise ops run on (the bucket); -1: padded
   bool operator==(const GraphKey& o) const {
     return first_op == o.first_op && op_count == o.op_count && batch == o.batch && seq == o.seq &&
-           absent_inputs == o.absent_inputs;
+           absent_inputs == o.absent_inputs && packed_rows == o.packed_rows;
   }
 };
 

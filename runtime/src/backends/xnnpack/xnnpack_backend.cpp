@@ -366,6 +366,7 @@ const backend::BackendInterface kXnnpackBackend = {
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
     /*supports_packed=*/nullptr,
+    /*expand_packed=*/nullptr,
 };
 
 }  // namespace encrt::xnnpack

@@ -6,7 +6,8 @@
 // scores never exist as a [seq, seq] array; with probabilities, a first pass for each row's max
 // and sum and a second that writes p = exp(s - max) / sum, as the reference does. Padded keys
 // get probability 0 · (1 / sum) (0, or NaN in a row whose sum is not finite, as the reference
-// and PyTorch), and a sequence without a real token gives zeros.
+// and PyTorch), and a sequence without a real token gives zeros. A packed run
+// (AttentionArgs::offsets) reads each sequence's own rows, all keys real, with the same grid.
 #include "backends/cuda/kernels/cuda_common.cuh"
 
 namespace encrt::cuda {
@@ -69,9 +70,18 @@ __global__ void attention_kernel(AttentionArgs a) {
   const int b = blockIdx.z, h = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + warp;
-  const int dim = a.head_dim, S = a.seq, H = a.heads * dim, ld = 3 * H;
-  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
-  const T* base = static_cast<const T*>(a.qkv) + static_cast<size_t>(b) * S * ld;
+  const int dim = a.head_dim, H = a.heads * dim, ld = 3 * H;
+  // Sequence b's rows of qkv and out: [first, first + S). Packed: its own rows, every key real;
+  // a block with no query row among them returns as a whole, before any barrier.
+  size_t first = static_cast<size_t>(b) * a.seq;
+  int S = a.seq;
+  if (a.offsets) {
+    first = static_cast<size_t>(a.offsets[b]);
+    S = a.offsets[b + 1] - a.offsets[b];
+    if (static_cast<int>(blockIdx.x) * kWarps >= S) return;
+  }
+  const int32_t* mask = a.mask && !a.offsets ? a.mask + first : nullptr;
+  const T* base = static_cast<const T*>(a.qkv) + first * ld;
   const bool row = i < S;
 
   if (threadIdx.x == 0) any_real = 0;
@@ -82,7 +92,8 @@ __global__ void attention_kernel(AttentionArgs a) {
     for (int d = lane; d < dim; d += 32) t.q[warp][d] = to_float(base[static_cast<size_t>(i) * ld + static_cast<size_t>(h) * dim + d]);
   __syncthreads();
 
-  T* out = static_cast<T*>(a.out) + (static_cast<size_t>(b) * S + i) * H + static_cast<size_t>(h) * dim;
+  T* out = static_cast<T*>(a.out) + (first + i) * H + static_cast<size_t>(h) * dim;
+  // (Probabilities only in padded runs, where S is a.seq: the launcher refuses them packed.)
   float* probs = kProbs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
   if (!any_real) {
     if (row) {
@@ -163,6 +174,7 @@ cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
 
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.batch == 0 || a.seq == 0) return cudaSuccess;
+  if (a.offsets && a.probs) return cudaErrorInvalidValue;  // probabilities are per padded position
   return a.type == Elem::kF16 ? launch_typed<__half>(a, stream) : launch_typed<float>(a, stream);
 }
 

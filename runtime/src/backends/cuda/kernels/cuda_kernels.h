@@ -43,6 +43,13 @@ struct EmbedArgs {
   float eps = 0.0f;
   void* out = nullptr;
   Elem out_type = Elem::kF32;
+  // A packed run (plan/token_layout.h), device arrays: row r < offsets[batch] (the real tokens)
+  // is the token at source[r] of the [batch, seq] ids and types, at position source[r] % seq;
+  // rows from offsets[batch] to `rows` (the bucket a captured graph fixes) are written as zeros.
+  // Null: padded, row r is the token at r.
+  const int32_t* offsets = nullptr;
+  const int32_t* source = nullptr;
+  int batch = 0;
 };
 cudaError_t embed_layer_norm(const EmbedArgs& a, cudaStream_t stream);
 
@@ -107,6 +114,9 @@ struct PoolArgs {
   bool mean = true;
   void* out = nullptr;
   Elem out_type = Elem::kF32;
+  // A packed run: device [batch + 1] row offsets, sequence b's rows (all real) are offsets[b] ..
+  // offsets[b + 1] - 1 and the mask is not read; a sequence without rows gets zeros. Null: padded.
+  const int32_t* offsets = nullptr;
 };
 cudaError_t pool(const PoolArgs& a, cudaStream_t stream);
 
@@ -163,6 +173,19 @@ struct LayerNormQuantizeArgs {
   int32_t* zero_point = nullptr;
 };
 cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t stream);
+
+// After a packed run: [batch, seq] rows of `row_words` 4-byte words in `out` from the packed rows
+// in `packed` (a copy: a scatter in place would overwrite rows not yet moved), row r going to
+// position source[r] and every other position (padding) to zeros. Device arrays as EmbedArgs'.
+struct ExpandRowsArgs {
+  int batch = 0, seq = 0;
+  size_t row_words = 0;
+  const int32_t* offsets = nullptr;
+  const int32_t* source = nullptr;
+  const void* packed = nullptr;
+  void* out = nullptr;
+};
+cudaError_t expand_packed_rows(const ExpandRowsArgs& a, cudaStream_t stream);
 
 // Whether this build's device code loads on the current device (cudaErrorNoKernelImageForDevice
 // when the GPU's architecture is not among those compiled).

@@ -1,4 +1,4 @@
-// Elementwise epilogues (activation + residual, tanh) and pooling.
+// Elementwise epilogues (activation + residual, tanh) and pooling (padded or packed rows).
 #include "backends/cuda/kernels/cuda_common.cuh"
 
 namespace encrt::cuda {
@@ -23,21 +23,28 @@ __global__ void tanh_kernel(size_t n, void* y, Elem type) {
   if (i < n) store(y, type, i, tanhf(load(y, type, i)));
 }
 
-// One block per sequence; each thread owns columns c, c + blockDim.x, ...
+// One block per sequence; each thread owns columns c, c + blockDim.x, ... Sequence b's rows are
+// row0 .. row0 + rows - 1 (packed: its own rows, every one real, so the mask is not read).
 __global__ void pool_kernel(PoolArgs a) {
   const int b = blockIdx.x;
-  const size_t row0 = static_cast<size_t>(b) * a.seq;
+  size_t row0 = static_cast<size_t>(b) * a.seq;
+  int rows = a.seq;
+  if (a.offsets) {
+    row0 = static_cast<size_t>(a.offsets[b]);
+    rows = a.offsets[b + 1] - a.offsets[b];
+  }
+  const int32_t* mask = a.offsets ? nullptr : a.mask;
   for (int c = threadIdx.x; c < a.width; c += blockDim.x) {
     float v = 0.0f;
     if (a.mean) {
       int count = 0;
-      for (int t = 0; t < a.seq; ++t) {
-        if (a.mask && a.mask[row0 + t] == 0) continue;
+      for (int t = 0; t < rows; ++t) {
+        if (mask && mask[row0 + t] == 0) continue;
         v += load(a.x, a.x_type, (row0 + t) * a.width + c);
         ++count;
       }
       if (count > 0) v *= 1.0f / static_cast<float>(count);
-    } else {
+    } else if (rows > 0) {
       v = load(a.x, a.x_type, row0 * a.width + c);
     }
     store(a.out, a.out_type, static_cast<size_t>(b) * a.width + c, v);

@@ -1,5 +1,5 @@
 // LayerNorm, alone or fused with what precedes it: the embedding gather (word * scale + position
-// + token type) or a linear layer's bias and residual. One block of 256 threads per row; the row
+// + token type, padded or packed rows) or a linear layer's bias and residual. One block of 256 threads per row; the row
 // stays in registers (at most kMaxRowWidth values), and the statistics are fp32 two-pass, as the
 // x86 kernels compute them: mean, then the mean of (x - mean)^2.
 #include "backends/cuda/kernels/cuda_common.cuh"
@@ -39,9 +39,20 @@ __device__ __forceinline__ void normalize_row(float (&v)[kPerThread], int width,
 
 __global__ void embed_kernel(EmbedArgs a) {
   const size_t row = blockIdx.x;
-  const int id = a.ids[row];
-  const int position = static_cast<int>(row % a.seq);
-  const int type = a.token_types ? a.token_types[row] : 0;
+  size_t at = row;  // the token's place in the [batch, seq] inputs
+  if (a.source) {
+    // A packed run: rows past the real tokens (up to the graph's bucket) become zeros (defined
+    // values, though no result reads them: cuda_backend.cpp, bucket_rows); the block returns as a
+    // whole, before the LayerNorm's barriers.
+    if (row >= static_cast<size_t>(a.offsets[a.batch])) {
+      for (int c = threadIdx.x; c < a.width; c += kThreads) store(a.out, a.out_type, row * a.width + c, 0.0f);
+      return;
+    }
+    at = static_cast<size_t>(a.source[row]);
+  }
+  const int id = a.ids[at];
+  const int position = static_cast<int>(at % static_cast<size_t>(a.seq));
+  const int type = a.token_types ? a.token_types[at] : 0;
   float v[kPerThread];
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
@@ -88,7 +99,7 @@ __global__ void layer_norm_kernel(LayerNormArgs a) {
 
 cudaError_t embed_layer_norm(const EmbedArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return cudaSuccess;
-  if (a.width > kMaxRowWidth) return cudaErrorInvalidValue;
+  if (a.width > kMaxRowWidth || a.seq < 1 || (a.source && (!a.offsets || a.batch < 1))) return cudaErrorInvalidValue;
   embed_kernel<<<a.rows, kThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
