@@ -68,6 +68,9 @@ for dtype in fp16 int8; do
   "$encrt" inspect "$minilm/minilm.$dtype.encrt" --backend cuda --seq 128 >"$results/inspect_$dtype.txt" 2>&1
   sed -n '/^backends of/,/^host arena/p' "$results/inspect_$dtype.txt"
 done
+"$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options attention=simt --seq 128 \
+  >"$results/inspect_fp16_simt.txt" 2>&1
+note "attention kernels (fp16, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_fp16.txt")"
 
 # 3. Conformance.
 export ENCRT_FIXTURES_DIR=$PWD/tests/fixtures
@@ -84,6 +87,15 @@ else
   grep -B4 -A12 "FAILED" "$results/conformance.log" | head -150
   note "conformance --backend cuda: FAILED, status $status ($(tail -3 "$results/conformance.log" | tr '\n' ' '))"
 fi
+
+# The tensor-core attention kernel alone (attention=mma refuses fp32 attention and probabilities,
+# so only its own cases), and the MiniLM cases on the int8 model.
+timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:attention=mma "[f16_attention]" \
+  >"$results/conformance_mma.log" 2>&1
+note "conformance --backend cuda:attention=mma [f16_attention]: status $? ($(tail -2 "$results/conformance_mma.log" | head -1))"
+ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend cuda \
+  "conformance: MiniLM*" >"$results/conformance_int8_minilm.log" 2>&1
+note "conformance --backend cuda, MiniLM int8: status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
 
 # 4. Accuracy against PyTorch fp32 (reference embeddings computed with the fp32 weights).
 accuracy() {  # label dtype backend [backend options]

@@ -1078,11 +1078,26 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   return internal_error("cuda: op '" + op.label + "' of a kind this backend does not run");
 }
 
-Status enqueue(CudaContext& c, const backend::RunArgs& a) {
-  if (Status s = enqueue_layout(c, a); !s) return s;
-  for (int k = 0; k < a.op_count; ++k)
+// Ops [from, to) of the segment (the packed layout's copy first when the range starts it).
+Status enqueue(CudaContext& c, const backend::RunArgs& a, int from, int to) {
+  if (from == 0)
+    if (Status s = enqueue_layout(c, a); !s) return s;
+  for (int k = from; k < to; ++k)
     if (Status s = enqueue_op(c, a, a.ops[k]); !s) return s;
   return Status::ok();
+}
+Status enqueue(CudaContext& c, const backend::RunArgs& a) { return enqueue(c, a, 0, a.op_count); }
+
+// How many ops of the segment a graph holds: those before its first copy to the host (a graph
+// may not write pageable host memory), which run eagerly after the graph. A model whose pooled
+// output goes on to a CPU op (MiniLM's L2 normalization) ends its segment with such a copy: the
+// whole encoder is still replayed from the graph.
+int graph_ops(const backend::RunArgs& a) {
+  for (int k = 0; k < a.op_count; ++k) {
+    const Op& op = a.graph->ops[static_cast<size_t>(a.ops[k])];
+    if (op.kind == OpKind::kCopy && !copies_to_device(op)) return k;
+  }
+  return a.op_count;
 }
 
 Status run(void* cv, const backend::RunArgs& a) {
@@ -1111,9 +1126,11 @@ GraphKey key_of(const backend::RunArgs& a) {
   return k;
 }
 
-Status launch(CudaContext& c, cudaGraphExec_t exec) {
+// The graph of the segment's first graph_ops(a) ops, then the rest eagerly, between the events.
+Status launch(CudaContext& c, const backend::RunArgs& a, cudaGraphExec_t exec) {
   if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
   if (Status s = cuda_status(cudaGraphLaunch(exec, c.stream), "cudaGraphLaunch"); !s) return s;
+  if (Status s = enqueue(c, a, graph_ops(a), a.op_count); !s) return s;
   c.timed = true;
   return cuda_status(cudaEventRecord(c.stop, c.stream), "cudaEventRecord");
 }
@@ -1126,23 +1143,19 @@ Status replay(void* cv, const backend::RunArgs& a, bool* replayed) {
   if (!exec) return Status::ok();
   stage_inputs(c, a);
   *replayed = true;
-  return launch(c, exec);
+  return launch(c, a, exec);
 }
 
-// Records the segment into a graph and runs it; eager when graphs are off or the segment copies
-// to the host (a graph may not write pageable host memory).
+// Records the segment's ops up to its first copy to the host into a graph and runs it (and the
+// rest eagerly); all eager when graphs are off or the segment starts with such a copy.
 Status capture(void* cv, const backend::RunArgs& a) {
   CudaContext& c = ctx(cv);
-  bool eager = !c.graphs;
-  for (int k = 0; k < a.op_count && !eager; ++k) {
-    const Op& op = a.graph->ops[static_cast<size_t>(a.ops[k])];
-    eager = op.kind == OpKind::kCopy && !copies_to_device(op);
-  }
-  if (eager) return run(cv, a);
+  const int captured = graph_ops(a);
+  if (!c.graphs || captured == 0) return run(cv, a);
   stage_inputs(c, a);
   if (Status s = cuda_status(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"); !s)
     return s;
-  const Status enqueued = enqueue(c, a);
+  const Status enqueued = enqueue(c, a, 0, captured);
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(c.stream, &graph);
   if (!enqueued) {
@@ -1155,7 +1168,7 @@ Status capture(void* cv, const backend::RunArgs& a) {
   cudaGraphDestroy(graph);
   if (Status s = cuda_status(instantiated, "cudaGraphInstantiate"); !s) return s;
   c.graphs_cache->insert(key_of(a), exec);
-  return launch(c, exec);
+  return launch(c, a, exec);
 }
 
 Status synchronize(void* cv) { return cuda_status(cudaStreamSynchronize(ctx(cv).stream), "cudaStreamSynchronize"); }
