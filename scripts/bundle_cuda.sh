@@ -23,9 +23,13 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DENCRT_WITH_CUDA=ON -DENCRT_P
 cmake --build "$build" -j "$(nproc)" --target encrt_cli encrt_conformance encrt_packed_vs_padded
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/minilm/source"
+mkdir -p "$bundle/lib"
 for b in encrt encrt_conformance encrt_packed_vs_padded; do
   strip -o "$bundle/bin/$b" "$build/bin/$b"
 done
+# The benchmark links libencrt.so (the CLI and the suite are static); its build-tree RPATH does not
+# exist there, so device_check.sh sets LD_LIBRARY_PATH to this.
+strip -o "$bundle/lib/libencrt.so.0" "$build/lib/libencrt.so.0"
 # The reference embeddings and ids (the models it converts are not kept: see above).
 HF_HUB_OFFLINE=1 "$python" tests/e2e/minilm_check.py --encrt "$build/bin/encrt" --dtypes fp16 --save "$bundle/minilm"
 rm -f "$bundle"/minilm/pooled.*.npy "$bundle"/minilm/minilm.*.encrt
@@ -46,11 +50,15 @@ save_file({k: (v.half() if v.is_floating_point() else v).contiguous() for k, v i
           os.path.join(dst, "model.safetensors"), metadata={"format": "pt"})
 PY
 cp tests/e2e/sentences.txt "$bundle/minilm/sentences.txt"
+# The programs travel xz-compressed (a third of their size); device_check.sh unpacks them.
+tar -C "$bundle" -cJf "$bundle/programs.tar.xz" bin lib
+rm -rf "$bundle/bin" "$bundle/lib"
 git rev-parse HEAD >"$bundle/commit"
 # A dry run of the conversions the device check makes, so that a broken bundle shows here.
 dry=$(mktemp -d)
+tar -C "$dry" -xJf "$bundle/programs.tar.xz"
 for dtype in fp16 int8; do
-  "$bundle/bin/encrt" convert "$bundle/minilm/source" -o "$dry/minilm.$dtype.encrt" --dtype "$dtype" --quiet
+  "$dry/bin/encrt" convert "$bundle/minilm/source" -o "$dry/minilm.$dtype.encrt" --dtype "$dtype" --quiet
 done
 rm -rf "$dry"
 du -sh "$bundle"

@@ -4,14 +4,15 @@
   python3 scripts/device_bars.py RESULTS_DIR
 
 Reads bench_*.json (`encrt bench --json`), accuracy_*.json (tests/e2e/minilm_check.py --json),
-torch.json (benchmarks/torch_gpu_bench.py --json) and packed_*.json (encrt_packed_vs_padded
---json), prints one line per bar with its figure and PASS, FAIL or MISSING (a figure that was not
+torch.json (benchmarks/torch_gpu_bench.py --json) and packed_*.txt (encrt_packed_vs_padded's
+output), prints one line per bar with its figure and PASS, FAIL or MISSING (a figure that was not
 measured: never a pass), and the PyTorch ratios. GPU times are medians of CUDA-event times.
 Exit status 0 when every bar passed, 1 otherwise.
 """
 import glob
 import json
 import os
+import re
 import sys
 
 
@@ -42,11 +43,17 @@ def main():
     d = load(os.path.join(results, "torch.json"))
     for row in (d or {}).get("rows", []):
         torch[(row["mode"], row["batch"], row["seq"])] = row["gpu_ms_median"]
+    # encrt_packed_vs_padded's lines "cpu    packed / padded tokens per second: best 2.53x, median
+    # 1.65x; ..." and, for a device, "... tokens per second on the device: ..." (GPU time).
     packed = {}
-    for path in glob.glob(os.path.join(results, "packed_*.json")):
-        d = load(path)
-        if d:
-            packed[os.path.basename(path)[7:-5]] = d
+    for path in glob.glob(os.path.join(results, "packed_*.txt")):
+        dtype = os.path.basename(path)[7:-4]
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = re.match(r"(\w+)\s+packed / padded tokens per second( on the device)?: best ([\d.]+)x, median ([\d.]+)x",
+                             line)
+                if m and (m.group(1) == "cpu" or m.group(2)):
+                    packed.setdefault(dtype, {})[m.group(1)] = {"ratio_median": float(m.group(4))}
 
     rows = []
 

@@ -21,15 +21,25 @@
 set -uo pipefail
 python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
 cd "$(dirname "$0")/.."
-bundle=${1:-build-gpu-bundle}
-encrt=$bundle/bin/encrt
-minilm=$bundle/minilm
+source_bundle=${1:-build-gpu-bundle}
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
 mkdir -p "$results"
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
-[[ -x $encrt && -f $minilm/source/model.safetensors && -f $minilm/reference.npy ]] ||
-  { echo "device_check: no bundle in $bundle (scripts/bundle_cuda.sh)"; exit 2; }
+[[ -f $source_bundle/programs.tar.xz && -f $source_bundle/minilm/source/model.safetensors &&
+   -f $source_bundle/minilm/reference.npy ]] ||
+  { echo "device_check: no bundle in $source_bundle (scripts/bundle_cuda.sh)"; exit 2; }
+# Everything this run writes (the programs unpacked, the converted models) goes to a folder of
+# its own, not into the bundle.
+bundle=$(mktemp -d)
+"$python" -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" \
+  "$source_bundle/programs.tar.xz" "$bundle" || { echo "device_check: cannot unpack the programs"; exit 2; }
+cp "$source_bundle/commit" "$bundle/commit"
+mkdir -p "$bundle/minilm"
+cp "$source_bundle"/minilm/*.npy "$source_bundle/minilm/sentences.txt" "$bundle/minilm/"
+encrt=$bundle/bin/encrt
+minilm=$bundle/minilm
+src=$source_bundle/minilm/source
 echo "bundle of commit $(cat "$bundle/commit" 2>/dev/null), checked on $(hostname), results in $results"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 grep -m1 "model name" /proc/cpuinfo || true
@@ -57,7 +67,7 @@ echo "cuBLASLt: ${ENCRT_CUBLASLT:-from the library search path}"
 # 1. The models.
 start=$SECONDS
 for dtype in fp16 int8; do
-  if ! "$encrt" convert "$minilm/source" -o "$minilm/minilm.$dtype.encrt" --dtype "$dtype" --quiet --threads "$(nproc)"; then
+  if ! "$encrt" convert "$src" -o "$minilm/minilm.$dtype.encrt" --dtype "$dtype" --quiet --threads "$(nproc)"; then
     note "convert MiniLM $dtype: FAILED"
   fi
 done
@@ -144,10 +154,10 @@ done
 
 # 6. Packed vs padded, real sentence lengths.
 for dtype in fp16 int8; do
-  timeout 180 "$bundle/bin/encrt_packed_vs_padded" "$minilm/minilm.$dtype.encrt" --sentences "$minilm/sentences.txt" \
-    --batch 32 --backends cuda,cpu --threads "$(nproc)" --rounds 5 --iters 20 --warmup 3 \
-    --json "$results/packed_$dtype.json" >"$results/packed_$dtype.txt" 2>&1
-  note "packed vs padded $dtype: $(grep -i "ratio\|skipped" "$results/packed_$dtype.txt" | tr '\n' ';')"
+  LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 180 "$bundle/bin/encrt_packed_vs_padded" \
+    "$minilm/minilm.$dtype.encrt" --sentences "$minilm/sentences.txt" --batch 32 --backends cuda,cpu \
+    --threads "$(nproc)" --rounds 3 --iters 20 --warmup 3 >"$results/packed_$dtype.txt" 2>&1
+  note "packed vs padded $dtype: $(grep -i "packed / padded\|skipped" "$results/packed_$dtype.txt" | tr '\n' ';')"
 done
 
 # 7. The peer.
