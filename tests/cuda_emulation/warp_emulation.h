@@ -197,3 +197,57 @@ inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_
     c[i] = sum;
   }
 }
+
+// ---- The SIMT kernels (layer_norm, layer_norm_quantize, quantize, int8_epilogue, attention,
+// elementwise, packed_rows: their *_kernel.cuh): the half conversions, the broadcast shuffle, the
+// device's math functions by their host names, and a launcher that reuses its threads.
+
+// cuda_fp16's conversions: float to half rounds to nearest even (core/half.h's, as
+// __float2half_rn), half to float is exact.
+inline float __half2float(__half h) { return encrt::half_to_float(h.bits); }
+
+// The value of v in lane src_lane of the warp (every lane of the warp calls it, as the kernels do:
+// a full mask).
+inline float __shfl_sync(unsigned, float v, int src_lane) {
+  encrt::emulation::Warp& w = encrt::emulation::my_warp();
+  const int lane = encrt::emulation::my_lane();
+  w.f[lane] = v;
+  w.barrier.wait();
+  const float got = w.f[src_lane & 31];
+  w.barrier.wait();
+  return got;
+}
+
+// The device's isnan; expf, erff, tanhf, sqrtf, fmaxf and rintf are the C library's own (<cmath>
+// declares them in the global namespace). The host's expf, erff and tanhf are within an ulp or two
+// of CUDA's (whose bounds are 2, 2 and 2 ulp): the tests' tolerances for them say so.
+using std::isnan;
+
+namespace encrt::emulation {
+
+// Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
+// 1024), as launch() does, but with the host threads made once and reused for every block (the
+// SIMT kernels run many small blocks): each thread runs its part of a block, and the next block
+// starts when every thread has finished this one (a block's __shared__ statics are then free).
+inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  Barrier barrier(threads), between_blocks(threads);
+  std::vector<Warp> warps(static_cast<size_t>(threads / 32));
+  block() = Block{threads, &barrier, warps.data()};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      thread_index = {static_cast<unsigned>(t), 0, 0};
+      for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+          for (unsigned x = 0; x < grid.x; ++x) {
+            block_index = {x, y, z};
+            kernel();
+            between_blocks.wait();
+          }
+    });
+  for (std::thread& t : pool) t.join();
+  block() = Block{};
+}
+
+}  // namespace encrt::emulation
