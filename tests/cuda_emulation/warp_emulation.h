@@ -1,5 +1,6 @@
-// Just enough of CUDA's execution model on the host to run a kernel's own source there: one host
-// thread per CUDA thread of a block (blocks one after another), __syncthreads as a barrier of
+// Just enough of CUDA's execution model on the host to run a kernel's own source there: one
+// fiber per CUDA thread of a block (blocks one after another, the fibers of one host thread taking
+// turns at each barrier: far cheaper than as many host threads), __syncthreads as a barrier of
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 computed from the fragments as the PTX ISA's tables
 // ("Matrix Fragments for mma.m16n8k16 with floating point type") place them. What it checks: a
@@ -11,13 +12,16 @@
 
 #define ENCRT_CUDA_HOST_EMULATION 1
 
-#include <condition_variable>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
-#include <thread>
+#include <memory>
 #include <vector>
+
+#include <ucontext.h>
 
 #include <cuda_runtime_api.h>  // the vector types (uint4) and the qualifiers this file redefines
 #include <vector_functions.h>  // make_uint4
@@ -60,25 +64,27 @@ struct Index {
   unsigned x = 0, y = 0, z = 0;
 };
 
-// A reusable barrier of n threads.
+// The running block's fibers (launch_blocks, at the end): a thread that waits at a barrier has
+// arrived (the block made progress), then lets the others run until the barrier opens.
+inline void arrived_at_barrier();
+inline void yield_to_other_threads();
+
+// A reusable barrier of n threads (fibers of one host thread: no lock needed).
 class Barrier {
  public:
   explicit Barrier(int n) : n_(n) {}
   void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
+    arrived_at_barrier();
     const long generation = generation_;
     if (++waiting_ == n_) {
       waiting_ = 0;
       ++generation_;
-      cv_.notify_all();
       return;
     }
-    cv_.wait(lock, [&] { return generation_ != generation; });
+    while (generation_ == generation) yield_to_other_threads();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
   int n_, waiting_ = 0;
   long generation_ = 0;
 };
@@ -112,25 +118,10 @@ inline int my_lane() { return static_cast<int>(thread_index.x % 32); }
 inline float half_lo(uint32_t r) { return half_to_float(static_cast<uint16_t>(r & 0xffffu)); }
 inline float half_hi(uint32_t r) { return half_to_float(static_cast<uint16_t>(r >> 16)); }
 
-// Runs kernel() on a grid of blocks of `threads` threads (a multiple of 32, at most 256).
-inline void launch(Index grid, int threads, const std::function<void()>& kernel) {
-  Barrier barrier(threads);
-  std::vector<Warp> warps(static_cast<size_t>(threads / 32));
-  block() = Block{threads, &barrier, warps.data()};
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-          pool.emplace_back([&, t, x, y, z] {
-            thread_index = {static_cast<unsigned>(t), 0, 0};
-            block_index = {x, y, z};
-            kernel();
-          });
-        for (std::thread& t : pool) t.join();
-      }
-  block() = Block{};
-}
+inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel);
+
+// Runs kernel() on a grid of blocks of `threads` threads (a multiple of 32, at most 1024).
+inline void launch(Index grid, int threads, const std::function<void()>& kernel) { launch_blocks(grid, threads, kernel); }
 
 }  // namespace encrt::emulation
 
@@ -225,28 +216,96 @@ using std::isnan;
 
 namespace encrt::emulation {
 
+// The threads of the running block as fibers (ucontext) of the calling host thread: each runs
+// until it waits at a barrier (yield_to_other_threads), then the next one runs, round robin. A
+// round in which no fiber arrived at a barrier or finished is a deadlock (a barrier that not
+// every thread of the block reaches): it is reported and the test aborts, rather than hangs.
+class Fibers {
+ public:
+  Fibers(int threads, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(threads)) {
+    for (int t = 0; t < threads; ++t) stacks_.emplace_back(new char[kStackBytes]);
+  }
+
+  // Runs every thread of the block at block_index to its end.
+  void run_block() {
+    const int threads = static_cast<int>(contexts_.size());
+    done_.assign(contexts_.size(), false);
+    live_ = threads;
+    for (int t = 0; t < threads; ++t) {
+      ucontext_t& c = contexts_[static_cast<size_t>(t)];
+      getcontext(&c);
+      c.uc_stack.ss_sp = stacks_[static_cast<size_t>(t)].get();
+      c.uc_stack.ss_size = kStackBytes;
+      c.uc_link = &scheduler_;
+      makecontext(&c, &Fibers::entry, 0);
+    }
+    while (live_ > 0) {
+      const long progress = progress_;
+      for (int t = 0; t < threads; ++t) {
+        if (done_[static_cast<size_t>(t)]) continue;
+        current_ = t;
+        thread_index = {static_cast<unsigned>(t), 0, 0};
+        swapcontext(&scheduler_, &contexts_[static_cast<size_t>(t)]);
+      }
+      if (live_ > 0 && progress == progress_) {
+        std::fprintf(stderr, "warp_emulation: block (%u, %u, %u) deadlocks: a barrier that not every thread reaches\n",
+                     block_index.x, block_index.y, block_index.z);
+        std::abort();
+      }
+    }
+  }
+
+  void arrived() { ++progress_; }
+  // The running fiber waits: the next one runs.
+  void yield() {
+    swapcontext(&contexts_[static_cast<size_t>(current_)], &scheduler_);
+  }
+
+  static Fibers*& running() {
+    static Fibers* fibers = nullptr;
+    return fibers;
+  }
+
+ private:
+  static constexpr size_t kStackBytes = 256 * 1024;
+
+  static void entry() {
+    Fibers& f = *running();
+    f.kernel_();
+    f.done_[static_cast<size_t>(f.current_)] = true;
+    --f.live_;
+    ++f.progress_;
+  }  // returns to uc_link: the scheduler
+
+  const std::function<void()>& kernel_;
+  std::vector<ucontext_t> contexts_;
+  std::vector<std::unique_ptr<char[]>> stacks_;
+  std::vector<bool> done_;
+  ucontext_t scheduler_{};
+  int current_ = 0, live_ = 0;
+  long progress_ = 0;
+};
+
+inline void arrived_at_barrier() { Fibers::running()->arrived(); }
+inline void yield_to_other_threads() { Fibers::running()->yield(); }
+
 // Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
-// 1024), as launch() does, but with the host threads made once and reused for every block (the
-// SIMT kernels run many small blocks): each thread runs its part of a block, and the next block
-// starts when every thread has finished this one (a block's __shared__ statics are then free).
+// 1024): each block's threads to their end before the next block starts (a block's __shared__
+// statics are then free for the next).
 inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
-  Barrier barrier(threads), between_blocks(threads);
+  Barrier barrier(threads);
   std::vector<Warp> warps(static_cast<size_t>(threads / 32));
   block() = Block{threads, &barrier, warps.data()};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      thread_index = {static_cast<unsigned>(t), 0, 0};
-      for (unsigned z = 0; z < grid.z; ++z)
-        for (unsigned y = 0; y < grid.y; ++y)
-          for (unsigned x = 0; x < grid.x; ++x) {
-            block_index = {x, y, z};
-            kernel();
-            between_blocks.wait();
-          }
-    });
-  for (std::thread& t : pool) t.join();
+  Fibers fibers(threads, kernel);
+  Fibers::running() = &fibers;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        block_index = {x, y, z};
+        fibers.run_block();
+      }
+  Fibers::running() = nullptr;
   block() = Block{};
 }
 
