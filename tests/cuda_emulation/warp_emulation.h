@@ -191,7 +191,7 @@ inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_
 
 // ---- The SIMT kernels (layer_norm, layer_norm_quantize, quantize, int8_epilogue, attention,
 // elementwise, packed_rows: their *_kernel.cuh): the half conversions, the broadcast shuffle, the
-// device's math functions by their host names, and a launcher that reuses its threads.
+// device's math functions by their host names; and the fibers that run a block's threads.
 
 // cuda_fp16's conversions: float to half rounds to nearest even (core/half.h's, as
 // __float2half_rn), half to float is exact.
@@ -239,9 +239,14 @@ class Fibers {
       c.uc_link = &scheduler_;
       makecontext(&c, &Fibers::entry, 0);
     }
+    // Rounds go up and down the threads alternately, and blocks start in turn one way and the
+    // other: a read of another thread's write that lacks its barrier then finds the write not yet
+    // made in one of them (a race the order of one host thread would hide).
+    bool descending = (block_index.x + block_index.y + block_index.z) % 2 != 0;
     while (live_ > 0) {
       const long progress = progress_;
-      for (int t = 0; t < threads; ++t) {
+      for (int i = 0; i < threads; ++i) {
+        const int t = descending ? threads - 1 - i : i;
         if (done_[static_cast<size_t>(t)]) continue;
         current_ = t;
         thread_index = {static_cast<unsigned>(t), 0, 0};
@@ -252,6 +257,7 @@ class Fibers {
                      block_index.x, block_index.y, block_index.z);
         std::abort();
       }
+      descending = !descending;
     }
   }
 
