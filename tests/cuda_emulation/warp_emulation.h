@@ -1,5 +1,6 @@
-// Just enough of CUDA's execution model on the host to run a kernel's own source there: one host
-// thread per CUDA thread of a block (blocks one after another), __syncthreads as a barrier of
+// Just enough of CUDA's execution model on the host to run a kernel's own source there: one
+// fiber per CUDA thread of a block (blocks one after another, the fibers of one host thread taking
+// turns at each barrier: far cheaper than as many host threads), __syncthreads as a barrier of
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 computed from the fragments as the PTX ISA's tables
 // ("Matrix Fragments for mma.m16n8k16 with floating point type") place them. What it checks: a
@@ -11,13 +12,16 @@
 
 #define ENCRT_CUDA_HOST_EMULATION 1
 
-#include <condition_variable>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
-#include <thread>
+#include <memory>
 #include <vector>
+
+#include <ucontext.h>
 
 #include <cuda_runtime_api.h>  // the vector types (uint4) and the qualifiers this file redefines
 #include <vector_functions.h>  // make_uint4
@@ -60,25 +64,27 @@ struct Index {
   unsigned x = 0, y = 0, z = 0;
 };
 
-// A reusable barrier of n threads.
+// The running block's fibers (launch_blocks, at the end): a thread that waits at a barrier has
+// arrived (the block made progress), then lets the others run until the barrier opens.
+inline void arrived_at_barrier();
+inline void yield_to_other_threads();
+
+// A reusable barrier of n threads (fibers of one host thread: no lock needed).
 class Barrier {
  public:
   explicit Barrier(int n) : n_(n) {}
   void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
+    arrived_at_barrier();
     const long generation = generation_;
     if (++waiting_ == n_) {
       waiting_ = 0;
       ++generation_;
-      cv_.notify_all();
       return;
     }
-    cv_.wait(lock, [&] { return generation_ != generation; });
+    while (generation_ == generation) yield_to_other_threads();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
   int n_, waiting_ = 0;
   long generation_ = 0;
 };
@@ -112,25 +118,10 @@ inline int my_lane() { return static_cast<int>(thread_index.x % 32); }
 inline float half_lo(uint32_t r) { return half_to_float(static_cast<uint16_t>(r & 0xffffu)); }
 inline float half_hi(uint32_t r) { return half_to_float(static_cast<uint16_t>(r >> 16)); }
 
-// Runs kernel() on a grid of blocks of `threads` threads (a multiple of 32, at most 256).
-inline void launch(Index grid, int threads, const std::function<void()>& kernel) {
-  Barrier barrier(threads);
-  std::vector<Warp> warps(static_cast<size_t>(threads / 32));
-  block() = Block{threads, &barrier, warps.data()};
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-          pool.emplace_back([&, t, x, y, z] {
-            thread_index = {static_cast<unsigned>(t), 0, 0};
-            block_index = {x, y, z};
-            kernel();
-          });
-        for (std::thread& t : pool) t.join();
-      }
-  block() = Block{};
-}
+inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel);
+
+// Runs kernel() on a grid of blocks of `threads` threads (a multiple of 32, at most 1024).
+inline void launch(Index grid, int threads, const std::function<void()>& kernel) { launch_blocks(grid, threads, kernel); }
 
 }  // namespace encrt::emulation
 
@@ -197,3 +188,131 @@ inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_
     c[i] = sum;
   }
 }
+
+// ---- The SIMT kernels (layer_norm, layer_norm_quantize, quantize, int8_epilogue, attention,
+// elementwise, packed_rows: their *_kernel.cuh): the half conversions, the broadcast shuffle, the
+// device's math functions by their host names; and the fibers that run a block's threads.
+
+// cuda_fp16's conversions: float to half rounds to nearest even (core/half.h's, as
+// __float2half_rn), half to float is exact.
+inline float __half2float(__half h) { return encrt::half_to_float(h.bits); }
+
+// The value of v in lane src_lane of the warp (every lane of the warp calls it, as the kernels do:
+// a full mask).
+inline float __shfl_sync(unsigned, float v, int src_lane) {
+  encrt::emulation::Warp& w = encrt::emulation::my_warp();
+  const int lane = encrt::emulation::my_lane();
+  w.f[lane] = v;
+  w.barrier.wait();
+  const float got = w.f[src_lane & 31];
+  w.barrier.wait();
+  return got;
+}
+
+// The device's isnan; expf, erff, tanhf, sqrtf, fmaxf and rintf are the C library's own (<cmath>
+// declares them in the global namespace). The host's expf, erff and tanhf are within an ulp or two
+// of CUDA's (whose bounds are 2, 2 and 2 ulp): the tests' tolerances for them say so.
+using std::isnan;
+
+namespace encrt::emulation {
+
+// The threads of the running block as fibers (ucontext) of the calling host thread: each runs
+// until it waits at a barrier (yield_to_other_threads), then the next one runs, round robin. A
+// round in which no fiber arrived at a barrier or finished is a deadlock (a barrier that not
+// every thread of the block reaches): it is reported and the test aborts, rather than hangs.
+class Fibers {
+ public:
+  Fibers(int threads, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(threads)) {
+    for (int t = 0; t < threads; ++t) stacks_.emplace_back(new char[kStackBytes]);
+  }
+
+  // Runs every thread of the block at block_index to its end.
+  void run_block() {
+    const int threads = static_cast<int>(contexts_.size());
+    done_.assign(contexts_.size(), false);
+    live_ = threads;
+    for (int t = 0; t < threads; ++t) {
+      ucontext_t& c = contexts_[static_cast<size_t>(t)];
+      getcontext(&c);
+      c.uc_stack.ss_sp = stacks_[static_cast<size_t>(t)].get();
+      c.uc_stack.ss_size = kStackBytes;
+      c.uc_link = &scheduler_;
+      makecontext(&c, &Fibers::entry, 0);
+    }
+    // Rounds go up and down the threads alternately, and blocks start in turn one way and the
+    // other: a read of another thread's write that lacks its barrier then finds the write not yet
+    // made in one of them (a race the order of one host thread would hide).
+    bool descending = (block_index.x + block_index.y + block_index.z) % 2 != 0;
+    while (live_ > 0) {
+      const long progress = progress_;
+      for (int i = 0; i < threads; ++i) {
+        const int t = descending ? threads - 1 - i : i;
+        if (done_[static_cast<size_t>(t)]) continue;
+        current_ = t;
+        thread_index = {static_cast<unsigned>(t), 0, 0};
+        swapcontext(&scheduler_, &contexts_[static_cast<size_t>(t)]);
+      }
+      if (live_ > 0 && progress == progress_) {
+        std::fprintf(stderr, "warp_emulation: block (%u, %u, %u) deadlocks: a barrier that not every thread reaches\n",
+                     block_index.x, block_index.y, block_index.z);
+        std::abort();
+      }
+      descending = !descending;
+    }
+  }
+
+  void arrived() { ++progress_; }
+  // The running fiber waits: the next one runs.
+  void yield() {
+    swapcontext(&contexts_[static_cast<size_t>(current_)], &scheduler_);
+  }
+
+  static Fibers*& running() {
+    static Fibers* fibers = nullptr;
+    return fibers;
+  }
+
+ private:
+  static constexpr size_t kStackBytes = 256 * 1024;
+
+  static void entry() {
+    Fibers& f = *running();
+    f.kernel_();
+    f.done_[static_cast<size_t>(f.current_)] = true;
+    --f.live_;
+    ++f.progress_;
+  }  // returns to uc_link: the scheduler
+
+  const std::function<void()>& kernel_;
+  std::vector<ucontext_t> contexts_;
+  std::vector<std::unique_ptr<char[]>> stacks_;
+  std::vector<bool> done_;
+  ucontext_t scheduler_{};
+  int current_ = 0, live_ = 0;
+  long progress_ = 0;
+};
+
+inline void arrived_at_barrier() { Fibers::running()->arrived(); }
+inline void yield_to_other_threads() { Fibers::running()->yield(); }
+
+// Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
+// 1024): each block's threads to their end before the next block starts (a block's __shared__
+// statics are then free for the next).
+inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  Barrier barrier(threads);
+  std::vector<Warp> warps(static_cast<size_t>(threads / 32));
+  block() = Block{threads, &barrier, warps.data()};
+  Fibers fibers(threads, kernel);
+  Fibers::running() = &fibers;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        block_index = {x, y, z};
+        fibers.run_block();
+      }
+  Fibers::running() = nullptr;
+  block() = Block{};
+}
+
+}  // namespace encrt::emulation

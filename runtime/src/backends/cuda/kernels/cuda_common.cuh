@@ -1,7 +1,11 @@
 // Device helpers shared by the kernels: element loads and stores as fp32, warp and block sums.
+// Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: warp_emulation.h
+// defines __half and the intrinsics), as is every kernel header that includes it.
 #pragma once
 
+#ifndef ENCRT_CUDA_HOST_EMULATION
 #include <cuda_fp16.h>
+#endif
 
 #include "backends/cuda/kernels/cuda_kernels.h"
 

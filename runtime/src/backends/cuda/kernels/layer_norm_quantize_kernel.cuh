@@ -1,0 +1,74 @@
+// LayerNorm (after a linear's bias and residual, as layer_norm.cu) fused with the next int8
+// layer's quantization of the normalized row: one block of 256 threads per row, the row in
+// registers. The LayerNorm arithmetic is layer_norm.cu's normalize_row, operation for operation
+// (fp32 two-pass statistics, the same block sums), so the fp32 rows are those the unfused kernel
+// writes; the quantization is quantize_row.cuh's (the reference's rule).
+//
+// The device code of layer_norm_quantize.cu (which launches it), also compiled for the host by
+// tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
+#pragma once
+
+#include "backends/cuda/kernels/quantize_row.cuh"
+
+namespace encrt::cuda::layer_norm_quantize_kernels {
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = kMaxRowWidth / kThreads;
+
+__global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
+  __shared__ float sums[kThreads / 32];
+  __shared__ float ranges[kRangeScratch];
+  const LayerNormArgs& n = a.norm;
+  const size_t row = blockIdx.x;
+  float v[kPerThread];
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    v[k] = 0.0f;
+    if (c >= n.width) continue;
+    const size_t i = row * n.width + c;
+    float x = static_cast<const float*>(n.x)[i];
+    if (n.bias) x += n.bias[c];
+    if (n.residual) x += static_cast<const float*>(n.residual)[i];
+    v[k] = x;
+    sum += x;
+  }
+  const float mean = block_sum(sum, sums) / static_cast<float>(n.width);
+  float sq = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < n.width) sq += (v[k] - mean) * (v[k] - mean);
+  }
+  const float var = block_sum(sq, sums) / static_cast<float>(n.width);
+  const float inv = 1.0f / sqrtf(var + n.eps);
+  float lo = 0.0f, hi = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c >= n.width) continue;
+    const float y = (v[k] - mean) * inv * n.gamma[c] + n.beta[c];
+    if (n.y) static_cast<float*>(n.y)[row * n.width + c] = y;
+    v[k] = a.multipliers ? int8::mul_rn(y, a.multipliers[c]) : y;
+    lo = int8::range_min(lo, v[k]);
+    hi = int8::range_max(hi, v[k]);
+  }
+  block_range(&lo, &hi, ranges);
+  const int8::RowQuantization r = int8::row_quantization(lo, hi);
+  const uint8_t flip = a.shifted ? int8::kSignFlip : uint8_t{0};
+  const int Kp = (n.width + 3) / 4 * 4;
+  uint8_t* q = static_cast<uint8_t*>(a.q) + row * static_cast<size_t>(Kp);
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < n.width) q[c] = stored_byte(v[k], r, flip);
+  }
+  for (int c = n.width + static_cast<int>(threadIdx.x); c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
+  if (threadIdx.x == 0) {
+    a.scale[row] = r.scale;
+    a.zero_point[row] = r.zero_point;
+  }
+}
+
+}  // namespace encrt::cuda::layer_norm_quantize_kernels
