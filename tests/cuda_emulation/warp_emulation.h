@@ -19,6 +19,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>  // the vector types (uint4) and the qualifiers this file redefines
@@ -234,5 +235,47 @@ inline void emulated_mma_m16n8k32_s8(int32_t (&c)[4], const uint32_t (&a)[4], ui
   }
 }
 
-// cp.async of `bytes` from global to shared memory, done at once.
-inline void emulated_cp_async(void* shared, const void* global, int bytes) { std::memcpy(shared, global, static_cast<size_t>(bytes)); }
+namespace encrt::emulation {
+
+// The global memory a test lets a kernel's cp.async read (none registered: any), and how many
+// copies fell outside it: a kernel that reads past a row or a matrix is caught even where the
+// bytes it read would not change its results.
+struct Readable {
+  std::mutex mutex;
+  std::vector<std::pair<const unsigned char*, size_t>> ranges;
+  long outside = 0;
+};
+inline Readable& readable() {
+  static Readable r;
+  return r;
+}
+inline void allow_reads(const void* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(readable().mutex);
+  readable().ranges.emplace_back(static_cast<const unsigned char*>(p), bytes);
+}
+// Clears the ranges; returns the copies outside them since the last call.
+inline long reset_reads() {
+  std::lock_guard<std::mutex> lock(readable().mutex);
+  const long outside = readable().outside;
+  readable().ranges.clear();
+  readable().outside = 0;
+  return outside;
+}
+
+}  // namespace encrt::emulation
+
+// cp.async of `bytes` from global to shared memory, done at once (after the bounds check).
+inline void emulated_cp_async(void* shared, const void* global, int bytes) {
+  encrt::emulation::Readable& r = encrt::emulation::readable();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto* p = static_cast<const unsigned char*>(global);
+    bool inside = r.ranges.empty();
+    for (const auto& [base, size] : r.ranges) inside = inside || (p >= base && p + bytes <= base + size);
+    if (!inside) {
+      ++r.outside;
+      return;
+    }
+  }
+  std::memcpy(shared, global, static_cast<size_t>(bytes));
+}

@@ -205,8 +205,15 @@ struct GemmI8MmaArgs {
 constexpr int kGemmI8MmaMaxKp = 131068;
 inline bool gemm_i8_mma_supported(int cc_major, int Kp) { return cc_major >= 8 && Kp <= kGemmI8MmaMaxKp; }
 cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream);
-// The block tile gemm_i8_mma() takes for M rows, N columns on `sms` multiprocessors (64 or 32: a
-// square tile of that many rows and columns), for implementation() and the tests.
-int gemm_i8_mma_tile(int M, int N, int sms);
+// The block tile gemm_i8_mma() takes (square, this many rows and columns): 64 × 64 (each warp
+// 32 × 32: 8 mma.sync per k32 step on 6 fragment loads) where that gives at least one block per
+// multiprocessor, else 32 × 32 (each warp 16 × 16), four times the blocks. MiniLM at batch 1
+// (M = 128) has 12 blocks of 64 × 64 for N = 384 and 48 for N = 1536 on an H200's 132 SMs, but 48
+// and 192 of 32 × 32. (A split over K would give more, but its partial sums would have to meet in
+// memory before the epilogue: the round trip this kernel exists to remove.)
+inline int gemm_i8_mma_tile(int M, int N, int sms) {
+  const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + 63) / 64);
+  return blocks64 >= sms ? 64 : 32;
+}
 
 }  // namespace encrt::cuda

@@ -9,8 +9,6 @@ namespace {
 using mma_gemm_i8::gemm_i8_mma_kernel;
 using mma_gemm_i8::kThreads;
 
-int blocks(int M, int N, int tile) { return ((M + tile - 1) / tile) * ((N + tile - 1) / tile); }
-
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 template <int kTile, int kChunk>
@@ -21,13 +19,6 @@ cudaError_t launch(const GemmI8MmaArgs& a, bool pairs, cudaStream_t stream) {
 }
 
 }  // namespace
-
-// 64 × 64 (each warp 32 × 32: 8 mma.sync per k32 step on 6 fragment loads) where that gives at
-// least one block per multiprocessor; else 32 × 32 (each warp 16 × 16), four times the blocks:
-// MiniLM at batch 1 (M = 128) has 2 × 6 = 12 blocks of 64 × 64 for N = 384 and 48 for N = 1536 on
-// an H200's 132 SMs, but 48 and 192 of 32 × 32. (A split over K would give more, but its partial
-// sums would have to meet in memory before the epilogue: the round trip this kernel removes.)
-int gemm_i8_mma_tile(int M, int N, int sms) { return blocks(M, N, 64) >= sms ? 64 : 32; }
 
 cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
