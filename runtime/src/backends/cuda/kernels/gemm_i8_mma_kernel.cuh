@@ -8,9 +8,10 @@
 // Tiling: a block of 4 warps (2 × 2) owns a BM × BN tile of y (64 × 64, or 32 × 32 when the
 // larger tile would not give every multiprocessor a block: gemm_i8_mma.cu); each warp a
 // (BM/2) × (BN/2) sub-tile of m16n8 accumulators (int32, in registers for the whole K loop).
-// K goes through shared memory 64 bytes at a time in two stages: cp.async (sm_80) fills stage
-// s ^ 1 while the warps multiply stage s, so the loads of the next step overlap the mma.sync of
-// this one. Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read
+// K goes through shared memory 64 bytes at a time in a ring of kStages = 4 stages: cp.async
+// (sm_80) fills the stages of the next three steps while the warps multiply this one, so a block
+// waits for global memory (L2 for the weights, at ~0.3 to 0.6 µs a trip) once per four steps at
+// worst, not once per step: what bounds batch 1, where each block's work per step is tiny. Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read
 // from global memory); only m < M, n < N are stored.
 //
 // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (inline PTX, as attention_mma_kernel.cuh does,
@@ -45,7 +46,7 @@ constexpr int kWarps = 4;  // 2 × 2 over the block tile
 constexpr int kThreads = kWarps * 32;
 constexpr int kBlockK = 64;          // bytes of K per shared-memory stage (two k32 steps)
 constexpr int kLd = kBlockK + 16;    // a shared row: 80 bytes
-constexpr int kStages = 2;
+constexpr int kStages = 4;  // 40 KB of shared memory at 64 x 64, 20 KB at 32 x 32
 
 template <int BM, int BN>
 struct __align__(16) Stages {
@@ -145,21 +146,29 @@ __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, 
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0;
 
-  load_tile<BM, kChunk>(s.a[0], x, a.M, a.Kp, m0, 0);
-  load_tile<BN, kChunk>(s.b[0], a.w, a.ld_w, a.Kp, n0, 0);
-  copy_commit();
-  for (int step = 0; step < steps; ++step) {
-    const int stage = step & 1;
-    // The next step's copies into the other stage, which every warp finished reading before the
-    // __syncthreads that ended the previous step. One group per step, empty at the last, so that
-    // wait<1> always means "this step's group has landed".
-    if (step + 1 < steps) {
-      load_tile<BM, kChunk>(s.a[stage ^ 1], x, a.M, a.Kp, m0, (step + 1) * kBlockK);
-      load_tile<BN, kChunk>(s.b[stage ^ 1], a.w, a.ld_w, a.Kp, n0, (step + 1) * kBlockK);
+  // One cp.async group per step (empty past the last step), committed in step order: steps
+  // 0 .. kStages − 2 here, step + kStages − 1 in iteration `step`. Before iteration step's wait,
+  // kStages − 1 + step groups are committed, so "at most kStages − 2 pending" is "step's has landed".
+#pragma unroll
+  for (int p = 0; p < kStages - 1; ++p) {
+    if (p < steps) {
+      load_tile<BM, kChunk>(s.a[p], x, a.M, a.Kp, m0, p * kBlockK);
+      load_tile<BN, kChunk>(s.b[p], a.w, a.ld_w, a.Kp, n0, p * kBlockK);
     }
     copy_commit();
-    copy_wait<1>();
-    __syncthreads();  // every thread's copies (and zero stores) of this stage are visible
+  }
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % kStages;
+    copy_wait<kStages - 2>();
+    // Every thread's copies (and zero stores) of this step are visible, and every warp is done
+    // with step − 1's stage, which the prefetch below refills.
+    __syncthreads();
+    const int ahead = step + kStages - 1;
+    if (ahead < steps) {
+      load_tile<BM, kChunk>(s.a[ahead % kStages], x, a.M, a.Kp, m0, ahead * kBlockK);
+      load_tile<BN, kChunk>(s.b[ahead % kStages], a.w, a.ld_w, a.Kp, n0, ahead * kBlockK);
+    }
+    copy_commit();
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 32; ++kk) {
       const int c = kk * 32 + 4 * t;
@@ -183,7 +192,6 @@ __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, 
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) mma_m16n8k32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
     }
-    __syncthreads();  // every warp is done with this stage before the next step refills it
   }
 
   // The epilogue, from the accumulators: acc[mt][nt][2h + e] is row wm + mt·16 + g + 8h, column
