@@ -153,11 +153,12 @@ std::unique_ptr<OpProblem> layer_norm_problem(int H, bool in_place, backend::Sha
 }
 
 std::unique_ptr<OpProblem> linear_problem(DType dtype, int N, int K, kernels::Activation act, bool residual, Rows r,
-                                          backend::Shape run, bool nonfinite) {
+                                          backend::Shape run, bool nonfinite, backend::Shape max = kMax) {
   std::ostringstream name;
   name << "linear " << dtype_name(dtype) << " N" << N << " K" << K << " act" << static_cast<int>(act)
        << (residual ? " +residual" : "") << (r == Rows::kSequences ? " (sequences)" : "");
   auto p = problem(name.str(), run);
+  p->max = max;  // before any buffer: their sizes are planned from it
   p->nonfinite = nonfinite;
   const detail::LinearView* w = linear_weights(p.get(), dtype, N, K, false, 21);
   std::vector<int> in;
@@ -697,8 +698,8 @@ TEST_CASE("conformance: int8 GEMM shapes (tensor cores on cuda)", "[conformance]
     // Batch 32 only where it is the point (the GPU's large tiles): the CPU backends' int8 GEMMs
     // have their own large-shape tests, and the scalar reference takes seconds per such shape.
     if (s.run.batch * s.run.seq > 1024 && b.backend != "cuda") continue;
-    auto p = linear_problem(DType::kI8, s.N, s.K, s.act, s.residual, Rows::kTokens, s.run, false);
-    p->max = {std::max(s.run.batch, kMax.batch), std::max(s.run.seq, kMax.seq)};
+    auto p = linear_problem(DType::kI8, s.N, s.K, s.act, s.residual, Rows::kTokens, s.run, false,
+                            {std::max(s.run.batch, kMax.batch), std::max(s.run.seq, kMax.seq)});
     check_cuda_int8_gemm(*p);
     check_problem(*p);
   }
