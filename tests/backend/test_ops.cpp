@@ -478,7 +478,7 @@ TEST_CASE("conformance: layer_norm", "[conformance][ops]") {
         for (bool nonfinite : {false, true}) check_problem(*layer_norm_problem(H, in_place, run, nonfinite));
 }
 
-TEST_CASE("conformance: linear", "[conformance][ops]") {
+TEST_CASE("conformance: linear", "[conformance][ops][int8_gemm]") {
   const kernels::Activation acts[] = {kernels::Activation::kNone, kernels::Activation::kRelu, kernels::Activation::kGelu};
   for (backend::Shape run : kRuns)
     for (DType dtype : {DType::kF32, DType::kF16, DType::kI8})
@@ -569,8 +569,9 @@ TEST_CASE("conformance: scores", "[conformance][ops]") {
 // (the cuda backend: int8_epilogue.cu, layer_norm_quantize.cu) runs its fused kernels here. Only
 // the last linear's output is compared: the intermediate rows may live where the backend put them.
 // Tolerance: a last-bit difference before a quantization may move one value by a step (as for the
-// cpu backend's int8 models): 3e-2.
-TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conformance][ops]") {
+// cpu backend's int8 models): 3e-2. On cuda under int8_gemm=auto or mma the linears run the
+// tensor-core GEMM and the quantize op between them its own kernel ("[int8_gemm]": both options).
+TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conformance][ops][int8_gemm]") {
   const BackendUnderTest& b = backend_under_test();
   for (backend::Shape run : kRuns)
     for (bool multipliers : {false, true})
@@ -679,7 +680,8 @@ void check_cuda_int8_gemm(const OpProblem& p) {
 // the backend's int8 linear one (1e-4 normalized): both GEMMs sum the same integers exactly and
 // apply the same fp32 operations as the reference, each rounded once, so only GELU's erff (within
 // 2 ulps on the device) differs. Also run as `encrt_conformance --backend cuda:int8_gemm=mma
-// "[int8_gemm]"` and with int8_gemm=cublaslt, the two GEMMs held to the same reference.
+// "[int8_gemm]"` and with int8_gemm=cublaslt, the two GEMMs held to the same reference (the tag
+// also selects the linear problems of every dtype and the int8 chains).
 TEST_CASE("conformance: int8 GEMM shapes (tensor cores on cuda)", "[conformance][ops][int8_gemm]") {
   struct Shape {
     int N, K;

@@ -6,13 +6,14 @@
 // (8 bytes per output, about 60% of that path's traffic at MiniLM's shapes) never reaches memory.
 //
 // Tiling: a block of 4 warps (2 × 2) owns a BM × BN tile of y (64 × 64, or 32 × 32 when the
-// larger tile would not give every multiprocessor a block: gemm_i8_mma.cu); each warp a
+// larger tile would not give every multiprocessor a block: gemm_i8_mma_tile); each warp a
 // (BM/2) × (BN/2) sub-tile of m16n8 accumulators (int32, in registers for the whole K loop).
 // K goes through shared memory 64 bytes at a time in a ring of kStages = 4 stages: cp.async
 // (sm_80) fills the stages of the next three steps while the warps multiply this one, so a block
 // waits for global memory (L2 for the weights, at ~0.3 to 0.6 µs a trip) once per four steps at
-// worst, not once per step: what bounds batch 1, where each block's work per step is tiny. Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read
-// from global memory); only m < M, n < N are stored.
+// worst, not once per step: what bounds batch 1, where each block's work per step is tiny.
+// Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read from global
+// memory); only m < M, n < N are stored.
 //
 // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (inline PTX, as attention_mma_kernel.cuh does,
 // so that every fragment index below can be checked against the PTX ISA's table: "Matrix
@@ -27,9 +28,10 @@
 // 64 + 16 bytes long: 16-byte aligned for cp.async, and the loads of a warp (rows g, words t) fall
 // on 32 distinct banks ((20 g + t) mod 32 is a permutation of 0 .. 31).
 //
-// Integers: |x'| ≤ 128 and |w| ≤ 128, so |D| ≤ 16,384 · Kp < 2^31 for Kp ≤ kGemmI8MmaMaxKp (the tensor
-// cores' s32 sums are then exact, whatever they do on overflow; gemm_i8_mma_supported refuses a
-// longer K); the zero-point fold wraps modulo 2^32 like the reference (int8_math.h). The fp32 steps are int8_epilogue_value.cuh's, the epilogue kernel's.
+// Integers: |x'| ≤ 128 and |w| ≤ 128, so |D| ≤ 16,384 · Kp < 2^31 for Kp ≤ kGemmI8MmaMaxKp
+// (the tensor cores' s32 sums are then exact, whatever they do on overflow;
+// gemm_i8_mma_supported refuses a longer K); the zero-point fold wraps modulo 2^32 like the
+// reference (int8_math.h). The fp32 steps are int8_epilogue_value.cuh's, the epilogue kernel's.
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: mma.sync from
 // the PTX table and cp.async as a plain copy), so the indexing is checked on every build.
