@@ -3,7 +3,9 @@
 // turns at each barrier: far cheaper than as many host threads), __syncthreads as a barrier of
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 computed from the fragments as the PTX ISA's tables
-// ("Matrix Fragments for mma.m16n8k16 with floating point type") place them. What it checks: a
+// ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
+// mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32"), and cp.async as
+// a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns). What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
 // cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
 // beyond the barriers), which waits for a GPU run. Include this before the kernel's .cuh, which
@@ -19,6 +21,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <ucontext.h>
@@ -316,3 +321,82 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
 }
 
 }  // namespace encrt::emulation
+
+// D = A·B + C for the int8 mma.sync m16n8k32 (PTX ISA 9.7.14.5.10, "Matrix Fragments for
+// mma.m16n8k32", .s8 multiplicands, .s32 accumulators), for lane = 4·g + t and element i of a
+// fragment (four per register, the lowest byte the lowest element): A (16x32, row-major),
+// element i of 16: row g, + 8 for i in 4..7 and 12..15; column 4t + (i & 3), + 16 for i >= 8.
+// B (32x8, column-major), element i of 8: row 4t + (i & 3), + 16 for i >= 4; column g. C and D
+// (16x8 s32), element i of 4: row g, + 8 for i >= 2; column 2t + (i & 1). Sums modulo 2^32.
+inline void emulated_mma_m16n8k32_s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  using namespace encrt::emulation;
+  Warp& w = my_warp();
+  const int lane = my_lane();
+  for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
+  w.b[lane][0] = b0;
+  w.b[lane][1] = b1;
+  w.barrier.wait();
+  auto byte = [](uint32_t reg, int j) { return static_cast<int32_t>(static_cast<int8_t>((reg >> (8 * j)) & 0xffu)); };
+  int32_t A[16][32], B[32][8];
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int i = 0; i < 16; ++i) {
+      const int row = g + ((i & 4) ? 8 : 0), col = 4 * t + (i & 3) + (i >= 8 ? 16 : 0);
+      A[row][col] = byte(w.a[l][i / 4], i & 3);
+    }
+    for (int i = 0; i < 8; ++i) B[4 * t + (i & 3) + (i >= 4 ? 16 : 0)][g] = byte(w.b[l][i / 4], i & 3);
+  }
+  w.barrier.wait();  // every lane has read the fragments before any lane's next mma writes them
+  const int g = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+    uint32_t sum = static_cast<uint32_t>(c[i]);
+    for (int k = 0; k < 32; ++k) sum += static_cast<uint32_t>(A[row][k] * B[k][col]);
+    c[i] = static_cast<int32_t>(sum);
+  }
+}
+
+namespace encrt::emulation {
+
+// The global memory a test lets a kernel's cp.async read (none registered: any), and how many
+// copies fell outside it: a kernel that reads past a row or a matrix is caught even where the
+// bytes it read would not change its results.
+struct Readable {
+  std::mutex mutex;
+  std::vector<std::pair<const unsigned char*, size_t>> ranges;
+  long outside = 0;
+};
+inline Readable& readable() {
+  static Readable r;
+  return r;
+}
+inline void allow_reads(const void* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(readable().mutex);
+  readable().ranges.emplace_back(static_cast<const unsigned char*>(p), bytes);
+}
+// Clears the ranges; returns the copies outside them since the last call.
+inline long reset_reads() {
+  std::lock_guard<std::mutex> lock(readable().mutex);
+  const long outside = readable().outside;
+  readable().ranges.clear();
+  readable().outside = 0;
+  return outside;
+}
+
+}  // namespace encrt::emulation
+
+// cp.async of `bytes` from global to shared memory, done at once (after the bounds check).
+inline void emulated_cp_async(void* shared, const void* global, int bytes) {
+  encrt::emulation::Readable& r = encrt::emulation::readable();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto* p = static_cast<const unsigned char*>(global);
+    bool inside = r.ranges.empty();
+    for (const auto& [base, size] : r.ranges) inside = inside || (p >= base && p + bytes <= base + size);
+    if (!inside) {
+      ++r.outside;
+      return;
+    }
+  }
+  std::memcpy(shared, global, static_cast<size_t>(bytes));
+}

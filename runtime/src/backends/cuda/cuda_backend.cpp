@@ -66,6 +66,9 @@ struct OpPlan {
   const float* w_scale = nullptr;
   const int32_t* w_sum = nullptr;
   int ld_d = 0;
+  // kLinear int8 on encrt's tensor-core GEMM (gemm_i8_mma.cu: the epilogue in registers, no
+  // cuBLASLt plan, no int32 scratch) instead of cuBLASLt + the epilogue kernel.
+  bool gemm_mma = false;
   // kLinear int8, kLayerNorm: the kQuantize op (i + 1) this op's kernel does too, for the int8
   // linear (i + 2) that reads its rows (fuses_at: when the three run in one segment); -1: none.
   // The rows go to slot fused_slot of the context's fused_rows, not the graph's buffers (those are
@@ -82,6 +85,8 @@ struct OpPlan {
 
 // Option attention: which attention kernel runs (auto: the tensor-core one where it applies).
 enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt };
+// Option int8_gemm: which GEMM runs an int8 linear (auto: encrt's tensor-core one where it applies).
+enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
 
 struct CudaContext {
   int device = 0;
@@ -91,6 +96,7 @@ struct CudaContext {
   // parameters) are read from the model's own bytes, registered with the GPU, not copied.
   bool mapped_weights = false;
   AttentionKernel attention = AttentionKernel::kAuto;
+  Int8Gemm int8_gemm = Int8Gemm::kAuto;
   HostMapping mapping;
   size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
@@ -205,6 +211,16 @@ Status create(const backend::Options& options, int, void** out) {
       c->attention = AttentionKernel::kSimt;
     else
       return invalid_argument("option attention of backend cuda must be auto, mma or simt, got '" + it->second + "'");
+  }
+  if (auto it = options.find("int8_gemm"); it != options.end()) {
+    if (it->second == "auto")
+      c->int8_gemm = Int8Gemm::kAuto;
+    else if (it->second == "mma")
+      c->int8_gemm = Int8Gemm::kMma;
+    else if (it->second == "cublaslt")
+      c->int8_gemm = Int8Gemm::kCublasLt;
+    else
+      return invalid_argument("option int8_gemm of backend cuda must be auto, mma or cublaslt, got '" + it->second + "'");
   }
   int count = 0;
   cudaGetDeviceCount(&count);
@@ -344,11 +360,32 @@ DType storage_dtype(const void*, const plan::Graph& g, int buffer) {
 
 int round_up4(int x) { return (x + 3) / 4 * 4; }
 
-// An int8 linear's int32 D [rows, round_up(N, 4)] from cuBLASLt, read by the epilogue kernel.
-size_t scratch_bytes(const void*, const plan::Graph& g, const Op& op, backend::Shape max) {
+// Whether an int8 linear with weights w can run on the tensor-core GEMM; when it cannot, *why_not
+// says why.
+bool int8_gemm_mma_applies(const CudaContext& c, const detail::LinearView& w, std::string* why_not) {
+  if (gemm_i8_mma_supported(c.cc_major, round_up4(w.K))) return true;
+  if (why_not) {
+    if (c.cc_major < 8)
+      *why_not = "sm_" + std::to_string(c.cc_major) + std::to_string(c.cc_minor) + " has no mma.sync m16n8k32 (sm_80 and newer)";
+    else
+      *why_not = "K = " + std::to_string(w.K) + " (the tensor-core GEMM's int32 sums take K up to " +
+                 std::to_string(kGemmI8MmaMaxKp) + ")";
+  }
+  return false;
+}
+
+// The choice, from the options and the device alone (scratch_bytes makes it before prepare).
+bool uses_int8_gemm_mma(const CudaContext& c, const detail::LinearView& w) {
+  return c.int8_gemm != Int8Gemm::kCublasLt && int8_gemm_mma_applies(c, w, nullptr);
+}
+
+// An int8 linear's int32 D [rows, round_up(N, 4)] from cuBLASLt, read by the epilogue kernel (none
+// on the tensor-core GEMM, whose D stays in registers).
+size_t scratch_bytes(const void* cv, const plan::Graph& g, const Op& op, backend::Shape max) {
   if (op.kind != OpKind::kLinear) return 0;
   const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
   if (w.dtype != DType::kI8) return 0;
+  if (cv && uses_int8_gemm_mma(ctx(cv), w)) return 0;
   const size_t rows = plan::max_rows(g.buffers[static_cast<size_t>(op.out(0))].rows, max.batch, max.seq);
   return rows * static_cast<size_t>(round_up4(w.N)) * sizeof(int32_t);
 }
@@ -443,6 +480,7 @@ void prepare_linear_i8(CudaContext& c, const plan::Graph& g, int i, Upload* up, 
   const detail::LinearView& w = *p.weights;
   OpPlan& plan = c.plans[static_cast<size_t>(i)];
   plan.int8 = true;
+  plan.gemm_mma = uses_int8_gemm_mma(c, w);
   plan.ld_d = round_up4(w.N);
   const int Kp = round_up4(w.K);
   const size_t ld = static_cast<size_t>(plan.ld_d);
@@ -499,7 +537,8 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
 }
 
 // cuBLASLt's int8 TN GEMM: D [M, ld_d] int32 = X' [M, Kp] · W [ld_d, Kp]ᵀ, X' the rows as int8
-// q − 128 (storage_dtype), int32 accumulation and scale type (alpha 1, beta 0).
+// q − 128 (storage_dtype), int32 accumulation and scale type (alpha 1, beta 0). Nothing for a
+// linear on the tensor-core GEMM (which int8_gemm=mma requires of every int8 linear).
 Status make_gemm_i8(CudaContext& c, const plan::Graph& g, int i, backend::Shape max) {
   const Op& op = g.ops[static_cast<size_t>(i)];
   const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
@@ -507,6 +546,11 @@ Status make_gemm_i8(CudaContext& c, const plan::Graph& g, int i, backend::Shape 
   if (g.buffers[static_cast<size_t>(op.in(0))].dtype != DType::kI8)
     return unsupported(std::string("cuda: int8 linear '") + op.label +
                        "' reads quantized rows stored outside the GPU's int8 (q - 128) form");
+  std::string why;
+  if (c.int8_gemm == Int8Gemm::kMma && !int8_gemm_mma_applies(c, w, &why))
+    return unsupported("backend cuda, int8_gemm=mma: the tensor-core int8 GEMM cannot run linear '" + op.label + "': " + why +
+                       " (int8_gemm=auto or cublaslt runs it on cuBLASLt)");
+  if (plan.gemm_mma) return Status::ok();
   if (op.scratch < 0) return internal_error(std::string("cuda: int8 linear '") + op.label + "' has no scratch for its int32 output");
   GemmSpec spec;
   spec.N = plan.ld_d;
@@ -568,7 +612,9 @@ void decide_fusions(CudaContext& c, const plan::Graph& g, const std::vector<bool
     const Op& next = g.ops[i + 2];
     OpPlan& plan = c.plans[i];
     int width = 0;
-    if (op.kind == OpKind::kLinear && plan.int8 && !plan.fused_into_norm) {
+    // (The tensor-core GEMM does not fuse the next quantize: that op's kernel reads its fp32 rows,
+    // the same bytes per value as the fused cuBLASLt path's int32 D round trip; see README.)
+    if (op.kind == OpKind::kLinear && plan.int8 && !plan.fused_into_norm && !plan.gemm_mma) {
       width = op.p<plan::LinearParams>().weights->N;
     } else if (op.kind == OpKind::kLayerNorm && g.buffers[static_cast<size_t>(op.in(0))].dtype == DType::kF32 &&
                g.buffers[static_cast<size_t>(op.out(0))].dtype == DType::kF32) {
@@ -877,6 +923,27 @@ Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
   const int M = static_cast<int>(rows_of(a, op.out(0)));
   if (M == 0) return Status::ok();
   const void* x = fused_in ? in.q : ptr(a, op.in(plan::slot::kX));
+  if (plan.gemm_mma) {
+    GemmI8MmaArgs m;
+    m.M = M;
+    m.N = op.p<plan::LinearParams>().weights->N;
+    m.ld_w = plan.ld_d;
+    m.Kp = round_up4(op.p<plan::LinearParams>().weights->K);
+    m.x = x;
+    m.w = static_cast<const int8_t*>(plan.weights);
+    m.x_scale = fused_in ? in.scale : static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearScale)));
+    m.x_zero_point = fused_in ? in.zero_point : static_cast<const int32_t*>(ptr(a, op.in(plan::slot::kLinearZeroPoint)));
+    m.w_scale = plan.w_scale;
+    m.w_sum = plan.w_sum;
+    m.activation = plan.activation;
+    if (!plan.fused_into_norm) {  // else the LayerNorm after adds the bias and the residual
+      m.bias = plan.bias;
+      m.residual = static_cast<const float*>(ptr(a, op.in(plan::slot::kLinearResidual)));
+    }
+    m.y = static_cast<float*>(ptr(a, op.out(0)));
+    m.sms = c.sms;
+    return cuda_status(gemm_i8_mma(m, c.stream), "int8 GEMM kernel (tensor cores)");
+  }
   void* d = ptr(a, op.scratch);
   if (Status st = plan.gemm->run(M, plan.weights, x, nullptr, d, c.workspace, c.stream); !st) return st;
   Int8EpilogueArgs e;
@@ -1278,7 +1345,10 @@ std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op
     return "quantize kernel (int8 q-128)";
   }
   const plan::LinearParams& p = op.p<plan::LinearParams>();
-  std::string s = "cublasLt int8 TN (int32) + int8 epilogue kernel (zero point, scales";
+  const bool mma = cv && uses_int8_gemm_mma(ctx(cv), *p.weights);
+  std::string s = mma ? "int8 GEMM kernel (tensor cores, mma.sync m16n8k32; 64x64 or 32x32 tiles by M) with the epilogue "
+                        "in registers (zero point, scales"
+                      : "cublasLt int8 TN (int32) + int8 epilogue kernel (zero point, scales";
   if (fuses_into_norm(g, static_cast<int>(i))) return s + "; bias+residual in the LayerNorm)";
   s += ", bias";
   if (p.activation == kernels::Activation::kGelu) s += ", gelu";
@@ -1338,10 +1408,11 @@ std::string summary(const void* cv) {
          ", graphs " + (c.graphs ? "on" : "off") + (c.tf32 ? ", tf32 on" : "") + ", weights on the device " +
          std::to_string(c.weights_bytes) + " bytes" +
          (c.mapped_weights ? ", read in place from the mapped model " + std::to_string(c.mapped_bytes) + " bytes" : "") +
-         ", attention " + (c.attention == AttentionKernel::kMma ? "mma" : c.attention == AttentionKernel::kSimt ? "simt" : "auto");
+         ", attention " + (c.attention == AttentionKernel::kMma ? "mma" : c.attention == AttentionKernel::kSimt ? "simt" : "auto") +
+         ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto");
 }
 
-const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", "attention", nullptr};
+const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", nullptr};
 
 }  // namespace
 

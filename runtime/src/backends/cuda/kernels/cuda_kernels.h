@@ -202,4 +202,41 @@ inline bool attention_mma_supported(int head_dim, Elem type, bool probs, int cc_
 }
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
 
+// ---- The int8 tensor-core GEMM with the epilogue fused in (gemm_i8_mma.cu; the device code and
+// its design: gemm_i8_mma_kernel.cuh). y = act(float(Σ x'·w + (128 − zp)·w_sum) · x_scale · w_scale
+// + bias) + residual, int8_epilogue()'s values (the same int8_epilogue_value.cuh), with no int32 D
+// in memory. mma.sync m16n8k32 s8 (sm_80 and newer); the caller chooses (gemm_i8_mma_supported)
+// and runs cuBLASLt + int8_epilogue() otherwise.
+struct GemmI8MmaArgs {
+  int M = 0, N = 0;
+  int ld_w = 0;  // rows of w: N rounded up to 4 (rows past N zero)
+  int Kp = 0;    // K rounded up to 4: the row stride of x and w
+  const void* x = nullptr;    // int8 q − 128 [M, Kp], 4-byte aligned (16 for the 16-byte copies)
+  const int8_t* w = nullptr;  // int8 [ld_w, Kp] row-major
+  const float* x_scale = nullptr;         // [M]
+  const int32_t* x_zero_point = nullptr;  // [M]
+  const float* w_scale = nullptr;         // [ld_w]
+  const int32_t* w_sum = nullptr;         // [ld_w]
+  const float* bias = nullptr;            // [ld_w] or null
+  int activation = 0;                     // 0 none, 1 ReLU, 2 GELU
+  const float* residual = nullptr;        // [M, N] or null
+  float* y = nullptr;                     // [M, N]
+  // The GPU's multiprocessors: the tile is chosen so that even M = 128 gives a full wave.
+  int sms = 0;
+};
+// K at most kGemmI8MmaMaxKp: every int32 sum of 128 · 128 products stays below 2^31.
+constexpr int kGemmI8MmaMaxKp = 131068;
+inline bool gemm_i8_mma_supported(int cc_major, int Kp) { return cc_major >= 8 && Kp <= kGemmI8MmaMaxKp; }
+cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream);
+// The block tile gemm_i8_mma() takes (square, this many rows and columns): 64 × 64 (each warp
+// 32 × 32: 8 mma.sync per k32 step on 6 fragment loads) where that gives at least one block per
+// multiprocessor, else 32 × 32 (each warp 16 × 16), four times the blocks. MiniLM at batch 1
+// (M = 128) has 12 blocks of 64 × 64 for N = 384 and 48 for N = 1536 on an H200's 132 SMs, but 48
+// and 192 of 32 × 32. (A split over K would give more, but its partial sums would have to meet in
+// memory before the epilogue: the round trip this kernel exists to remove.)
+inline int gemm_i8_mma_tile(int M, int N, int sms) {
+  const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + 63) / 64);
+  return blocks64 >= sms ? 64 : 32;
+}
+
 }  // namespace encrt::cuda

@@ -13,22 +13,15 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/int8_epilogue_value.cuh"
 #include "backends/cuda/kernels/quantize_row.cuh"
 
 namespace encrt::cuda::int8_epilogue_kernels {
 
-// elementwise.cu's exact-erf GELU and NaN-keeping ReLU (the reference's definitions).
-__device__ __forceinline__ float activate(float x, int activation) {
-  if (activation == 1) return isnan(x) ? x : x > 0.0f ? x : 0.0f;
-  if (activation == 2) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-  return x;
-}
-
-// Column n of row `row`, everything but the residual.
+// Column n of row `row`, everything but the residual (int8_epilogue_value.cuh: the same
+// operations as the tensor-core GEMM's epilogue).
 __device__ __forceinline__ float value_of(const Int8EpilogueArgs& a, int32_t d, int32_t zp, float sx, int n) {
-  float v = int8::dequantize(int8::fold_zero_point(d, zp, a.w_sum[n]), sx, a.w_scale[n]);
-  if (a.bias) v = int8::add_rn(v, a.bias[n]);
-  return activate(v, a.activation);
+  return int8::epilogue_value(d, zp, sx, a.w_sum[n], a.w_scale[n], a.bias, n, a.activation);
 }
 
 // The elementwise kernel's block size (int8_epilogue.cu's launcher).

@@ -1,0 +1,37 @@
+// Launches the int8 tensor-core GEMM (gemm_i8_mma_kernel.cuh: the design) after checking what it
+// takes, and chooses its tile and copy width.
+#include "backends/cuda/kernels/gemm_i8_mma_kernel.cuh"
+
+namespace encrt::cuda {
+
+namespace {
+
+using mma_gemm_i8::gemm_i8_mma_kernel;
+using mma_gemm_i8::kThreads;
+
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+template <int kTile, int kChunk>
+cudaError_t launch(const GemmI8MmaArgs& a, bool pairs, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((a.N + kTile - 1) / kTile), static_cast<unsigned>((a.M + kTile - 1) / kTile));
+  gemm_i8_mma_kernel<kTile, kTile, kChunk><<<grid, kThreads, 0, stream>>>(a, pairs);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream) {
+  if (a.M == 0) return cudaSuccess;
+  if (a.M < 0 || a.N <= 0 || a.ld_w < a.N || a.Kp <= 0 || a.Kp % 4 != 0 || a.Kp > kGemmI8MmaMaxKp)
+    return cudaErrorInvalidValue;
+  if (!a.x || !a.w || !a.x_scale || !a.x_zero_point || !a.w_scale || !a.w_sum || !a.y) return cudaErrorInvalidValue;
+  if ((a.M + 31) / 32 > 65535) return cudaErrorInvalidValue;  // grid.y
+  if (!aligned(a.x, 4) || !aligned(a.w, 4)) return cudaErrorMisalignedAddress;
+  const bool wide = a.Kp % 16 == 0 && aligned(a.x, 16) && aligned(a.w, 16);
+  const bool pairs = a.N % 2 == 0 && aligned(a.y, 8) && (!a.residual || aligned(a.residual, 8));
+  if (gemm_i8_mma_tile(a.M, a.N, a.sms) == 64)
+    return wide ? launch<64, 16>(a, pairs, stream) : launch<64, 4>(a, pairs, stream);
+  return wide ? launch<32, 16>(a, pairs, stream) : launch<32, 4>(a, pairs, stream);
+}
+
+}  // namespace encrt::cuda

@@ -1,0 +1,238 @@
+// The device code of gemm_i8_mma.cu (which launches it): an int8 linear layer on tensor cores with
+// its epilogue in registers,
+//   y[m, n] = act(float(D + (128 − zp[m])·w_sum[n]) · s_x[m] · s_w[n] + bias[n]) + residual[m, n],
+//   D[m, n] = Σ_k x'[m, k]·w[n, k] (x' = q − 128, the GPU's storage of quantized rows),
+// stored once as fp32: the int32 D that cuBLASLt's path writes and the epilogue kernel reads back
+// (8 bytes per output, about 60% of that path's traffic at MiniLM's shapes) never reaches memory.
+//
+// Tiling: a block of 4 warps (2 × 2) owns a BM × BN tile of y (64 × 64, or 32 × 32 when the
+// larger tile would not give every multiprocessor a block: gemm_i8_mma_tile); each warp a
+// (BM/2) × (BN/2) sub-tile of m16n8 accumulators (int32, in registers for the whole K loop).
+// K goes through shared memory 64 bytes at a time in a ring of kStages = 4 stages: cp.async
+// (sm_80) fills the stages of the next three steps while the warps multiply this one, so a block
+// waits for global memory (L2 for the weights, at ~0.3 to 0.6 µs a trip) once per four steps at
+// worst, not once per step: what bounds batch 1, where each block's work per step is tiny.
+// Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read from global
+// memory); only m < M, n < N are stored.
+//
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (inline PTX, as attention_mma_kernel.cuh does,
+// so that every fragment index below can be checked against the PTX ISA's table: "Matrix
+// Fragments for mma.m16n8k32", section 9.7.14.5.10 of PTX ISA 8.x/9.x), for lane = 4·g + t:
+//   A (16 × 32, row-major), four .b32 registers of four int8 each, the lowest-addressed byte the
+//     lowest element: a0 = row g, columns 4t .. 4t + 3; a1 = row g + 8, the same columns;
+//     a2 = row g, columns 16 + 4t ..; a3 = row g + 8, columns 16 + 4t ..
+//   B (32 × 8, column-major: column n is weight row n, contiguous in k), two registers:
+//     b0 = column g, rows (k) 4t .. 4t + 3; b1 = column g, rows 16 + 4t ..
+//   C, D (16 × 8 int32): c0, c1 = row g, columns 2t, 2t + 1; c2, c3 = row g + 8, the same.
+// So each fragment register is one aligned 32-bit load from shared memory. Shared rows are
+// 64 + 16 bytes long: 16-byte aligned for cp.async, and the loads of a warp (rows g, words t) fall
+// on 32 distinct banks ((20 g + t) mod 32 is a permutation of 0 .. 31).
+//
+// Integers: |x'| ≤ 128 and |w| ≤ 128, so |D| ≤ 16,384 · Kp < 2^31 for Kp ≤ kGemmI8MmaMaxKp
+// (the tensor cores' s32 sums are then exact, whatever they do on overflow;
+// gemm_i8_mma_supported refuses a longer K); the zero-point fold wraps modulo 2^32 like the
+// reference (int8_math.h). The fp32 steps are int8_epilogue_value.cuh's, the epilogue kernel's.
+//
+// Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: mma.sync from
+// the PTX table and cp.async as a plain copy), so the indexing is checked on every build.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cuda/kernels/cuda_kernels.h"
+#include "backends/cuda/kernels/int8_epilogue_value.cuh"
+
+namespace encrt::cuda::mma_gemm_i8 {
+
+constexpr int kWarps = 4;  // 2 × 2 over the block tile
+constexpr int kThreads = kWarps * 32;
+constexpr int kBlockK = 64;          // bytes of K per shared-memory stage (two k32 steps)
+constexpr int kLd = kBlockK + 16;    // a shared row: 80 bytes
+constexpr int kStages = 4;  // 40 KB of shared memory at 64 x 64, 20 KB at 32 x 32
+
+template <int BM, int BN>
+struct __align__(16) Stages {
+  int8_t a[kStages][BM][kLd];  // x' rows m0 .. m0 + BM − 1
+  int8_t b[kStages][BN][kLd];  // weight rows n0 .. n0 + BN − 1
+};
+static_assert(sizeof(Stages<64, 64>) <= 48 * 1024, "static shared memory per block");
+
+// D(16x8, s32) += A(16x32, s8, row-major) · B(32x8, s8, column-major).
+__device__ __forceinline__ void mma_m16n8k32(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_mma_m16n8k32_s8(c, a, b0, b1);  // tests/cuda_emulation: the PTX fragment table on the host
+#else
+  (void)c, (void)a, (void)b0, (void)b1;
+  __trap();  // the host never launches this kernel below sm_80 (gemm_i8_mma_supported)
+#endif
+}
+
+// cp.async of kBytes (4 or 16) from global to shared memory; both addresses kBytes-aligned.
+template <int kBytes>
+__device__ __forceinline__ void copy_async(void* shared, const void* global) {
+  static_assert(kBytes == 4 || kBytes == 16, "cp.async sizes used here");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(global) : "memory");
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_cp_async(shared, global, kBytes);
+#else
+  (void)shared, (void)global;
+  __trap();
+#endif
+}
+// Closes this thread's group of cp.async issued since the last commit.
+__device__ __forceinline__ void copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most kPending of this thread's committed groups are still in flight (the other
+// threads' copies are then ordered by the __syncthreads that follows every call).
+template <int kPending>
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+// Rows r0 .. r0 + ROWS − 1, bytes k0 .. k0 + 63 of a [rows, Kp] int8 matrix into `tile` in chunks
+// of kChunk bytes (Kp a multiple of kChunk, so a chunk is wholly inside or outside a row); rows
+// at or past `rows` and bytes at or past Kp are zeros, stored directly (not read).
+template <int ROWS, int kChunk>
+__device__ __forceinline__ void load_tile(int8_t (*tile)[kLd], const int8_t* src, int rows, int Kp, int r0, int k0) {
+  constexpr int kChunks = kBlockK / kChunk;  // per row
+  for (int e = threadIdx.x; e < ROWS * kChunks; e += kThreads) {
+    const int r = e / kChunks, c = (e % kChunks) * kChunk;
+    int8_t* dst = &tile[r][c];
+    if (r0 + r < rows && k0 + c < Kp) {
+      copy_async<kChunk>(dst, src + static_cast<size_t>(r0 + r) * static_cast<size_t>(Kp) + static_cast<size_t>(k0 + c));
+    } else if constexpr (kChunk == 16) {
+      *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+    } else {
+      *reinterpret_cast<uint32_t*>(dst) = 0u;
+    }
+  }
+}
+
+// Four consecutive int8 of a shared row (a 4-aligned column) as one fragment register.
+__device__ __forceinline__ uint32_t word_at(const int8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+// kChunk: 16 when x, w and Kp allow 16-byte copies (Kp % 16 == 0 and 16-aligned bases), else 4.
+// pairs: column pairs (2t, 2t + 1) are stored (and the residual read) as float2 (N even, y and
+// residual 8-aligned).
+template <int BM, int BN, int kChunk>
+__global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, bool pairs) {
+  constexpr int WM = BM / 2, WN = BN / 2;  // the warp's sub-tile
+  constexpr int MT = WM / 16, NT = WN / 8;  // its m16 and n8 tiles
+  static_assert(MT >= 1 && NT >= 1 && WM % 16 == 0 && WN % 8 == 0, "warp tile");
+  __shared__ Stages<BM, BN> s;
+  const int m0 = static_cast<int>(blockIdx.y) * BM, n0 = static_cast<int>(blockIdx.x) * BN;
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  const int g = lane >> 2, t = lane & 3;  // the fragment layout's groupID and threadID_in_group
+  const int wm = (warp >> 1) * WM, wn = (warp & 1) * WN;
+  const int8_t* x = static_cast<const int8_t*>(a.x);
+  const int steps = (a.Kp + kBlockK - 1) / kBlockK;
+
+  int32_t acc[MT][NT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0;
+
+  // One cp.async group per step (empty past the last step), committed in step order: steps
+  // 0 .. kStages − 2 here, step + kStages − 1 in iteration `step`. Before iteration step's wait,
+  // kStages − 1 + step groups are committed, so "at most kStages − 2 pending" is "step's has landed".
+#pragma unroll
+  for (int p = 0; p < kStages - 1; ++p) {
+    if (p < steps) {
+      load_tile<BM, kChunk>(s.a[p], x, a.M, a.Kp, m0, p * kBlockK);
+      load_tile<BN, kChunk>(s.b[p], a.w, a.ld_w, a.Kp, n0, p * kBlockK);
+    }
+    copy_commit();
+  }
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % kStages;
+    copy_wait<kStages - 2>();
+    // Every thread's copies (and zero stores) of this step are visible, and every warp is done
+    // with step − 1's stage, which the prefetch below refills.
+    __syncthreads();
+    const int ahead = step + kStages - 1;
+    if (ahead < steps) {
+      load_tile<BM, kChunk>(s.a[ahead % kStages], x, a.M, a.Kp, m0, ahead * kBlockK);
+      load_tile<BN, kChunk>(s.b[ahead % kStages], a.w, a.ld_w, a.Kp, n0, ahead * kBlockK);
+    }
+    copy_commit();
+#pragma unroll
+    for (int kk = 0; kk < kBlockK / 32; ++kk) {
+      const int c = kk * 32 + 4 * t;
+      uint32_t af[MT][4], bf[NT][2];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const int r = wm + mt * 16 + g;
+        af[mt][0] = word_at(&s.a[stage][r][c]);
+        af[mt][1] = word_at(&s.a[stage][r + 8][c]);
+        af[mt][2] = word_at(&s.a[stage][r][c + 16]);
+        af[mt][3] = word_at(&s.a[stage][r + 8][c + 16]);
+      }
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = wn + nt * 8 + g;
+        bf[nt][0] = word_at(&s.b[stage][n][c]);
+        bf[nt][1] = word_at(&s.b[stage][n][c + 16]);
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_m16n8k32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+    }
+  }
+
+  // The epilogue, from the accumulators: acc[mt][nt][2h + e] is row wm + mt·16 + g + 8h, column
+  // wn + nt·8 + 2t + e of the tile.
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = m0 + wm + mt * 16 + g + 8 * h;
+      if (m >= a.M) continue;
+      const float sx = a.x_scale[m];
+      const int32_t zp = a.x_zero_point[m];
+      const size_t row = static_cast<size_t>(m) * static_cast<size_t>(a.N);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = n0 + wn + nt * 8 + 2 * t;
+        if (n >= a.N) continue;
+        float v0 = int8::epilogue_value(acc[mt][nt][2 * h], zp, sx, a.w_sum[n], a.w_scale[n], a.bias, n, a.activation);
+        if (pairs) {  // n + 1 < N: N is even and n is
+          float v1 =
+              int8::epilogue_value(acc[mt][nt][2 * h + 1], zp, sx, a.w_sum[n + 1], a.w_scale[n + 1], a.bias, n + 1, a.activation);
+          if (a.residual) {
+            const float2 r = *reinterpret_cast<const float2*>(a.residual + row + n);
+            v0 = int8::add_rn(v0, r.x);
+            v1 = int8::add_rn(v1, r.y);
+          }
+          *reinterpret_cast<float2*>(a.y + row + n) = make_float2(v0, v1);
+        } else {
+          if (a.residual) v0 = int8::add_rn(v0, a.residual[row + n]);
+          a.y[row + n] = v0;
+          if (n + 1 < a.N) {
+            float v1 = int8::epilogue_value(acc[mt][nt][2 * h + 1], zp, sx, a.w_sum[n + 1], a.w_scale[n + 1], a.bias, n + 1,
+                                            a.activation);
+            if (a.residual) v1 = int8::add_rn(v1, a.residual[row + n + 1]);
+            a.y[row + n + 1] = v1;
+          }
+        }
+      }
+    }
+}
+
+}  // namespace encrt::cuda::mma_gemm_i8
