@@ -77,7 +77,7 @@ def main():
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
             a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
             f"mean {a['mean_cosine']:.6f} min {a['min_cosine']:.6f}" if a else "")
-    for label in ("int8_cuda", "int8_cpu"):
+    for label in ("int8_cuda", "int8_cuda_cublaslt", "int8_cpu"):
         a = accuracy.get(label, {}).get("int8")
         bar(12, f"MiniLM int8 ({label}) cosine mean >= 0.995, min >= 0.99", a,
             a is not None and a["mean_cosine"] >= 0.995 and a["min_cosine"] >= 0.99,
@@ -109,7 +109,7 @@ def main():
             v = ms(f"{dtype}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {dtype}: " + (f"{t / v:.2f}x (PyTorch {t * 1000:.1f} us, encrt {v * 1000:.1f} us)"
                                                      if t and v else "not measured"))
-        for mode in ("fp16_nographs", "fp16_simt"):
+        for mode in ("fp16_nographs", "fp16_simt", "int8_cublaslt"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     return 0 if all(r[3] == "PASS" for r in rows) else 1

@@ -9,12 +9,14 @@
 # 1. convert MiniLM (fp16-rounded checkpoint, see bundle_cuda.sh) to fp16 and int8 here;
 # 2. the device and `encrt inspect --backend cuda` for both models (which kernel runs each op);
 # 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
-#    and padded, MiniLM fp16 against the CPU reference);
+#    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
+#    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt, MiniLM int8;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
 #    attention=simt, with weights=mapped; int8 on cuda and on the CPU from the same file (bars
-#    mean 0.995, min 0.99);
+#    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
-#    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt;
+#    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt; int8 with
+#    int8_gemm=cublaslt (the tensor-core GEMM is the default); per-op profiles at batch 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py).
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
@@ -22,6 +24,11 @@ set -uo pipefail
 python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
 cd "$(dirname "$0")/.."
 source_bundle=${1:-build-gpu-bundle}
+# STEPS: which parts run (the models are always converted), for splitting the check over device
+# calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,packed,torch, then
+# STEPS=conformance. Default: all.
+steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch}
+want() { [[ ,$steps, == *,$1,* ]]; }
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
 mkdir -p "$results"
 summary=()
@@ -74,6 +81,7 @@ done
 note "converted MiniLM fp16 and int8 in $((SECONDS - start)) s"
 
 # 2. Where each op runs.
+if want inspect; then
 for dtype in fp16 int8; do
   "$encrt" inspect "$minilm/minilm.$dtype.encrt" --backend cuda --seq 128 >"$results/inspect_$dtype.txt" 2>&1
   sed -n '/^backends of/,/^host arena/p' "$results/inspect_$dtype.txt"
@@ -81,8 +89,10 @@ done
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options attention=simt --seq 128 \
   >"$results/inspect_fp16_simt.txt" 2>&1
 note "attention kernels (fp16, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_fp16.txt")"
+fi
 
 # 3. Conformance.
+if want conformance; then
 export ENCRT_FIXTURES_DIR=$PWD/tests/fixtures
 export ENCRT_TEST_TMP_DIR=$(mktemp -d)
 export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
@@ -103,11 +113,18 @@ fi
 timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:attention=mma "[f16_attention]" \
   >"$results/conformance_mma.log" 2>&1
 note "conformance --backend cuda:attention=mma [f16_attention]: status $? ($(tail -2 "$results/conformance_mma.log" | head -1))"
+for gemm in mma cublaslt; do
+  timeout 240 "$bundle/bin/encrt_conformance" --backend "cuda:int8_gemm=$gemm" "[int8_gemm]" \
+    >"$results/conformance_int8_$gemm.log" 2>&1
+  note "conformance --backend cuda:int8_gemm=$gemm [int8_gemm]: status $? ($(tail -2 "$results/conformance_int8_$gemm.log" | head -1))"
+done
 ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend cuda \
   "conformance: MiniLM*" >"$results/conformance_int8_minilm.log" 2>&1
 note "conformance --backend cuda, MiniLM int8: status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
+fi
 
 # 4. Accuracy against PyTorch fp32 (reference embeddings computed with the fp32 weights).
+if want accuracy; then
 accuracy() {  # label dtype backend [backend options]
   local label=$1 dtype=$2 backend=$3 options=${4:-} out
   local extra=(--backend "$backend")
@@ -124,9 +141,12 @@ accuracy fp16_cuda fp16 cuda
 accuracy fp16_cuda_simt fp16 cuda attention=simt
 accuracy fp16_cuda_mapped fp16 cuda weights=mapped
 accuracy int8_cuda int8 cuda
+accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
 accuracy int8_cpu int8 cpu
+fi
 
 # 5. GPU time.
+if want bench; then
 bench() {  # label model batch seq [encrt bench options...]
   local label=$1 model=$2 batch=$3 seq=$4 json line
   shift 4
@@ -146,25 +166,33 @@ for shape in 1x128 32x128; do
   bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
   bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
   bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
+  bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
 done
+"$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
+  --backend-options int8_gemm=cublaslt >"$results/profile_int8_cublaslt_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   >"$results/profile_int8_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.fp16.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   >"$results/profile_fp16_b32.txt" 2>&1
+fi
 
 # 6. Packed vs padded, real sentence lengths.
+if want packed; then
 for dtype in fp16 int8; do
   LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 180 "$bundle/bin/encrt_packed_vs_padded" \
     "$minilm/minilm.$dtype.encrt" --sentences "$minilm/sentences.txt" --batch 32 --backends cuda,cpu \
     --threads "$(nproc)" --rounds 3 --iters 20 --warmup 3 >"$results/packed_$dtype.txt" 2>&1
   note "packed vs padded $dtype: $(grep -i "packed / padded\|skipped" "$results/packed_$dtype.txt" | tr '\n' ';')"
 done
+fi
 
 # 7. The peer.
+if want torch; then
 if tout=$(timeout 180 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
   while read -r l; do note "$l"; done < <(echo "$tout" | grep "^torch fp16")
 else
   note "torch_gpu_bench: $(echo "$tout" | tail -1)"
+fi
 fi
 echo
 echo "==== summary (device_check, $SECONDS s)"
