@@ -6,6 +6,8 @@
 // error. A backend that runs no op of a model leaves it to the CPU backend, which packs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -58,11 +60,22 @@ DType weights_of(converter::WeightType type) {
 
 // A packed run's outputs against the padded run's of the same inputs: the hidden state zero at
 // every padding position of `mask` and the padded run's elsewhere, every other output the padded
-// run's (bit for bit on host backends, within the backend's model tolerance on a device).
+// run's (bit for bit on host backends, within the backend's model tolerance on a device). On a host
+// backend a sequence whose mask has holes (not right padding) is held to 1e-5 x the output's RMS
+// instead: packed, its keys move to other SIMD lanes, and the NEON fp32 attention's 4-lane softmax
+// sum then rounds differently (a few ulps; tests/runtime/test_packed_batches.cpp, same rule). In
+// an fp16 or int8 model the later layers' fp16 arithmetic or requantization can turn those ulps
+// into a step of their own (measured under qemu, fp16 arithmetic: 3.6e-3 x RMS), so there such a
+// sequence is held to the backend's model tolerance (backend_under_test.cpp), 1e-5 at least.
 void check_packed_equals_padded(const Run& padded, const Run& packed, const std::vector<int32_t>& mask, size_t H,
-                                DType weights) {
+                                DType weights, int seq) {
   const BackendUnderTest& b = backend_under_test();
   const bool host = b.table->memory == backend::MemoryKind::kHost;
+  const size_t batch = mask.size() / static_cast<size_t>(seq);
+  std::vector<bool> right_padded(batch, true);
+  for (size_t s = 0; s < batch; ++s)
+    for (size_t t = 1; t < static_cast<size_t>(seq); ++t)
+      if (mask[s * seq + t] && !mask[s * seq + t - 1]) right_padded[s] = false;
   for (const auto& [name, want] : padded.outputs) {
     INFO("output " << name);
     std::vector<float> got = packed.outputs.at(name);
@@ -77,7 +90,23 @@ void check_packed_equals_padded(const Run& padded, const Run& packed, const std:
       CHECK(nonzero_at_padding == 0);
     }
     if (host) {
-      CHECK(std::memcmp(got.data(), ref.data(), ref.size() * sizeof(float)) == 0);
+      // Each output holds its sequences one after another, whatever its rows (tokens or sequences).
+      const size_t per_sequence = ref.size() / batch;
+      double sum2 = 0, holes_error = 0;
+      size_t differ = 0;
+      for (float v : ref) sum2 += static_cast<double>(v) * v;
+      const double rms = ref.empty() ? 0.0 : std::sqrt(sum2 / static_cast<double>(ref.size()));
+      for (size_t i = 0; i < ref.size(); ++i) {
+        if (right_padded[i / per_sequence])
+          differ += std::memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+        else
+          holes_error = std::max(holes_error, static_cast<double>(std::fabs(got[i] - ref[i])));
+      }
+      const double holes_tolerance = weights == DType::kF32 ? 1e-5 : std::max(1e-5, model_tolerance(b, weights));
+      INFO("sequences with holes: max |packed - padded| " << holes_error << ", RMS " << rms << ", tolerance "
+                                                          << holes_tolerance << " x RMS");
+      CHECK(differ == 0);
+      CHECK(holes_error <= holes_tolerance * rms);
     } else {
       const Comparison c = compare_f32(got.data(), ref.data(), ref.size());
       CHECK(c.nonfinite_mismatches == 0);
@@ -124,7 +153,7 @@ void check_fixture(const test::Fixture& f, converter::WeightType type) {
   INFO(packed.status.to_string());
   REQUIRE(packed.status.is_ok());
   CHECK(packed.packed);
-  check_packed_equals_padded(padded, packed, f.mask.data, static_cast<size_t>(f.hidden), weights_of(type));
+  check_packed_equals_padded(padded, packed, f.mask.data, static_cast<size_t>(f.hidden), weights_of(type), f.seq);
 }
 
 // A batch over the fixture's ids, `batch` sequences of f.seq, with the given mask.
@@ -189,7 +218,7 @@ void check_many_lengths(const test::Fixture& f, converter::WeightType type) {
     INFO(got.status.to_string());
     REQUIRE(got.status.is_ok());
     CHECK(got.packed);
-    check_packed_equals_padded(want, got, order[k]->mask, static_cast<size_t>(f.hidden), weights_of(type));
+    check_packed_equals_padded(want, got, order[k]->mask, static_cast<size_t>(f.hidden), weights_of(type), order[k]->seq);
   }
 }
 
@@ -261,6 +290,6 @@ TEST_CASE("conformance: packed batches of MiniLM (ENCRT_CONFORMANCE_MODEL)", "[c
     INFO(got.status.to_string());
     REQUIRE(got.status.is_ok());
     CHECK(got.packed);
-    check_packed_equals_padded(want, got, *mask, static_cast<size_t>(model->config().hidden_size), weights);
+    check_packed_equals_padded(want, got, *mask, static_cast<size_t>(model->config().hidden_size), weights, seq);
   }
 }

@@ -174,7 +174,21 @@ TEST_CASE("seam: packed runs expand token-level outputs in device memory", "[con
             std::fill(want.begin() + static_cast<std::ptrdiff_t>(t * H), want.begin() + static_cast<std::ptrdiff_t>((t + 1) * H), 0.0f);
           }
         }
-        CHECK(std::memcmp(got.data(), want.data(), a.bytes) == 0);
+        if (mask != &holes) {
+          CHECK(std::memcmp(got.data(), want.data(), a.bytes) == 0);
+        } else {
+          // Packed, the keys of a sequence with holes move to other SIMD lanes: the NEON fp32
+          // attention's 4-lane softmax sum rounds differently (a few ulps; the x86 kernels give the
+          // same bits), so those runs are held to 1e-5 x the RMS as test_packed.cpp holds them.
+          double sum2 = 0, worst = 0;
+          for (size_t i = 0; i < want.size(); ++i) {
+            sum2 += static_cast<double>(want[i]) * want[i];
+            worst = std::max(worst, static_cast<double>(std::fabs(got[i] - want[i])));
+          }
+          const double rms = want.empty() ? 0.0 : std::sqrt(sum2 / static_cast<double>(want.size()));
+          INFO("mask with holes: max |packed - padded| " << worst << ", RMS " << rms);
+          CHECK(worst <= 1e-5 * rms);
+        }
       }
     }
   }
