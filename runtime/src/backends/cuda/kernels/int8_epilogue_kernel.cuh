@@ -85,21 +85,8 @@ __global__ void int8_epilogue_quantize_kernel(Int8EpilogueArgs a) {
     lo = int8::range_min(lo, x[k]);
     hi = int8::range_max(hi, x[k]);
   }
-  block_range(&lo, &hi, scratch);
-  const int8::RowQuantization r = int8::row_quantization(lo, hi);
-  const uint8_t flip = a.next_shifted ? int8::kSignFlip : uint8_t{0};
-  const int Kp = (a.N + 3) / 4 * 4;
-  uint8_t* q = static_cast<uint8_t*>(a.next_q) + row * static_cast<size_t>(Kp);
-#pragma unroll
-  for (int k = 0; k < kRowPerThread; ++k) {
-    const int c = threadIdx.x + k * kRowThreads;
-    if (c < a.N) q[c] = stored_byte(x[k], r, flip);
-  }
-  for (int c = a.N + static_cast<int>(threadIdx.x); c < Kp; c += kRowThreads) q[c] = padding_byte(r, flip);
-  if (threadIdx.x == 0) {
-    a.next_scale[row] = r.scale;
-    a.next_zero_point[row] = r.zero_point;
-  }
+  store_quantized_row<kRowPerThread, kRowThreads>(x, a.N, lo, hi, scratch, a.next_shifted, a.next_q, row, a.next_scale,
+                                                  a.next_zero_point);
 }
 
 }  // namespace encrt::cuda::int8_epilogue_kernels

@@ -54,21 +54,7 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
     lo = int8::range_min(lo, v[k]);
     hi = int8::range_max(hi, v[k]);
   }
-  block_range(&lo, &hi, ranges);
-  const int8::RowQuantization r = int8::row_quantization(lo, hi);
-  const uint8_t flip = a.shifted ? int8::kSignFlip : uint8_t{0};
-  const int Kp = (n.width + 3) / 4 * 4;
-  uint8_t* q = static_cast<uint8_t*>(a.q) + row * static_cast<size_t>(Kp);
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
-    if (c < n.width) q[c] = stored_byte(v[k], r, flip);
-  }
-  for (int c = n.width + static_cast<int>(threadIdx.x); c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
-  if (threadIdx.x == 0) {
-    a.scale[row] = r.scale;
-    a.zero_point[row] = r.zero_point;
-  }
+  store_quantized_row<kPerThread, kThreads>(v, n.width, lo, hi, ranges, a.shifted, a.q, row, a.scale, a.zero_point);
 }
 
 }  // namespace encrt::cuda::layer_norm_quantize_kernels

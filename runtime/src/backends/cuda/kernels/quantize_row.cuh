@@ -46,4 +46,29 @@ __device__ __forceinline__ uint8_t padding_byte(const int8::RowQuantization& r, 
   return static_cast<uint8_t>(static_cast<uint8_t>(r.zero_point) ^ flip);
 }
 
+// The end of a kernel that holds one row per block, kPer values per thread (column
+// threadIdx.x + k · kThreads of x[k]), with the row's running range in lo/hi: the block's range,
+// then the row's bytes at q_rows + row · Kp (Kp = width rounded up to 4, padding included), its
+// scale and its zero point, as the quantize kernel writes them.
+template <int kPer, int kThreads>
+__device__ __forceinline__ void store_quantized_row(const float (&x)[kPer], int width, float lo, float hi, float* scratch,
+                                                    bool shifted, void* q_rows, size_t row, float* scale,
+                                                    int32_t* zero_point) {
+  block_range(&lo, &hi, scratch);
+  const int8::RowQuantization r = int8::row_quantization(lo, hi);
+  const uint8_t flip = shifted ? int8::kSignFlip : uint8_t{0};
+  const int Kp = (width + 3) / 4 * 4;
+  uint8_t* q = static_cast<uint8_t*>(q_rows) + row * static_cast<size_t>(Kp);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int c = threadIdx.x + k * kThreads;
+    if (c < width) q[c] = stored_byte(x[k], r, flip);
+  }
+  for (int c = width + static_cast<int>(threadIdx.x); c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
+  if (threadIdx.x == 0) {
+    scale[row] = r.scale;
+    zero_point[row] = r.zero_point;
+  }
+}
+
 }  // namespace encrt::cuda
