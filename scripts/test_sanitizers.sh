@@ -36,19 +36,48 @@ if [[ $which == all || $which == asan ]]; then
   cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}"
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  for isa in best scalar; do
-    for suite in "${suites[@]}"; do
-      echo "asan+ubsan ($isa kernels): $suite"
-      if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "build-asan/bin/$suite"; else "build-asan/bin/$suite"; fi
+  # The suites and corpus replays run side by side, one per core (each is one process); each
+  # one's output goes to build-asan/logs/<label>.log and is printed in full if it fails.
+  rm -rf build-asan/logs build-asan/tmp
+  mkdir -p build-asan/logs
+  run_job() {  # label, isa, then the command
+    local label=$1 isa=$2
+    shift 2
+    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n || true; done
+    # Each job converts its fixtures into a scratch folder of its own.
+    ( set +e; t0=$SECONDS
+      export ENCRT_TEST_TMP_DIR="$PWD/build-asan/tmp/$label"
+      mkdir -p "$ENCRT_TEST_TMP_DIR"
+      if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "$@"; else "$@"; fi >"build-asan/logs/$label.log" 2>&1
+      echo "$? $((SECONDS - t0))" >"build-asan/logs/$label.status" ) &
+  }
+  labels=()
+  for suite in "${suites[@]}"; do
+    for isa in best scalar; do
+      labels+=("$suite.$isa")
+      run_job "$suite.$isa" "$isa" "build-asan/bin/$suite"
     done
   done
-  for isa in best scalar; do
-    for t in "${fuzz_targets[@]}"; do
-      echo "asan+ubsan ($isa kernels): fuzz corpus $t"
-      if [[ $isa == scalar ]]; then ENCRT_ISA=scalar "build-asan/bin/encrt_fuzz_replay_$t" "fuzz/corpus/$t"
-      else "build-asan/bin/encrt_fuzz_replay_$t" "fuzz/corpus/$t"; fi
+  for t in "${fuzz_targets[@]}"; do
+    for isa in best scalar; do
+      labels+=("fuzz_corpus_$t.$isa")
+      run_job "fuzz_corpus_$t.$isa" "$isa" "build-asan/bin/encrt_fuzz_replay_$t" "fuzz/corpus/$t"
     done
   done
+  wait
+  failed=0
+  for label in "${labels[@]}"; do
+    status=99 seconds=?
+    [[ -f "build-asan/logs/$label.status" ]] && read -r status seconds <"build-asan/logs/$label.status"
+    if [[ $status -eq 0 ]]; then
+      echo "asan+ubsan: PASS $label ($seconds s): $(tail -n 2 "build-asan/logs/$label.log" | tr -s '\n' ' ')"
+    else
+      echo "asan+ubsan: FAIL $label (exit $status, $seconds s); its output:"
+      cat "build-asan/logs/$label.log"
+      failed=1
+    fi
+  done
+  if [[ $failed -ne 0 ]]; then echo "asan+ubsan: FAILED"; exit 1; fi
   # The conformance suite holds every backend and level to the scalar reference; entries this
   # CPU cannot run are skipped (exit 4), as in the Release build.
   ctest --test-dir build-asan -R '^conformance:' -j "$jobs" --output-on-failure

@@ -122,10 +122,18 @@ inline std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
-// A fresh, empty directory ENCRT_TEST_TMP_DIR/converter/<name>.
+// The scratch root: the environment's ENCRT_TEST_TMP_DIR when set (two runs of the suite side by
+// side, as scripts/test_sanitizers.sh runs them, each get their own), else the folder compiled in.
+inline std::string test_tmp_root() {
+  const char* env = std::getenv("ENCRT_TEST_TMP_DIR");
+  return env && *env ? env : ENCRT_TEST_TMP_DIR;
+}
+
+// A fresh, empty directory <scratch root>/converter/<name>.
 inline std::string scratch_dir(const std::string& name) {
-  const std::string root = std::string(ENCRT_TEST_TMP_DIR) + "/converter";
-  ::mkdir(ENCRT_TEST_TMP_DIR, 0777);
+  const std::string tmp = test_tmp_root();
+  const std::string root = tmp + "/converter";
+  ::mkdir(tmp.c_str(), 0777);
   ::mkdir(root.c_str(), 0777);
   const std::string dir = root + "/" + name;
   const std::string cmd = "rm -rf '" + dir + "'";
