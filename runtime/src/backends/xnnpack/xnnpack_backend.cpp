@@ -15,6 +15,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/panel_unpack.h"
 #include "kernels/ref/ref_kernels.h"
+#include "plan/token_layout.h"
 
 namespace encrt::xnnpack {
 
@@ -144,6 +145,10 @@ bool supports(const void* c, const plan::Graph&, const plan::Op& op) {
   const DType d = op.p<plan::LinearParams>().weights->dtype;
   return d == DType::kF32 || (d == DType::kF16 && (!half(c, op) || library().fp16));
 }
+
+// A linear layer is row by row, so a packed run (only the real tokens' rows, plan/token_layout.h)
+// is the same operator on fewer rows: every op this backend takes runs packed.
+bool supports_packed(const void* c, const plan::Graph& g, const plan::Op& op) { return supports(c, g, op); }
 
 // fp16: the activations in half [M, K] and the outputs in half [M, N], each padded for
 // XNNPACK's reads past the end.
@@ -277,7 +282,7 @@ void epilogue_row(void* context, size_t row) {
 }
 
 Status run_linear(const XnnContext& c, const backend::RunArgs& args, const plan::Op& op, const Linear& l) {
-  const size_t M = plan::rows_of(args.graph->buffers[static_cast<size_t>(op.out(0))], args.shape.batch, args.shape.seq);
+  const size_t M = plan::rows_in_run(*args.graph, op.out(0), args.shape.batch, args.shape.seq, args.packed);
   const float* x = static_cast<const float*>(args.buffers[static_cast<size_t>(op.in(plan::slot::kX))]);
   float* y = static_cast<float*>(args.buffers[static_cast<size_t>(op.out(0))]);
   const int r = op.in(plan::slot::kLinearResidual);
@@ -365,8 +370,8 @@ const backend::BackendInterface kXnnpackBackend = {
     /*run_profiled=*/nullptr,
     /*storage_dtype=*/nullptr,
     /*last_device_ms=*/nullptr,
-    /*supports_packed=*/nullptr,
-    /*expand_packed=*/nullptr,
+    supports_packed,
+    /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
 };
 
 }  // namespace encrt::xnnpack
