@@ -123,6 +123,37 @@ TEST_CASE("seam: the registry refuses incomplete tables and names taken", "[conf
   CHECK(backend::register_backend(nullptr).code() == StatusCode::kInvalidArgument);
 }
 
+// A backend without supports_packed: auto runs padded, packed is refused at Session::create with
+// the backend and op named (session_builder.cpp's plan_packing).
+TEST_CASE("seam: a backend that does not run packed makes auto pad and packed refuse", "[conformance][seam][packed]") {
+  if (!mock_entry()) return;
+  static backend::BackendInterface unpacked = [] {
+    backend::BackendInterface t = conformance::kMockDeviceBackend;
+    t.name = "mock_unpacked";
+    t.supports_packed = nullptr;
+    t.expand_packed = nullptr;
+    return t;
+  }();
+  static const Status registered = backend::register_backend(&unpacked);
+  REQUIRE(registered.is_ok());
+  const test::Fixture f = test::load_fixture("bert_plain");
+  auto model = fixture_model(f);
+  SessionOptions opt;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  opt.backend = "mock_unpacked";
+  std::unique_ptr<Session> session;
+  opt.padding = Padding::kPacked;
+  const Status s = Session::create(*model, opt, &session);
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK_THAT(s.message(), Catch::Contains("backend 'mock_unpacked' does not run op"));
+  opt.padding = Padding::kAuto;
+  REQUIRE(Session::create(*model, opt, &session).is_ok());
+  const Inputs in{f.batch, f.seq, f.ids.data.data(), f.mask.data.data(), f.token_types.data.data()};
+  REQUIRE(session->run(in).is_ok());
+  CHECK_FALSE(session->last_run_packed());
+}
+
 // A device backend that packs and keeps the hidden state in its memory (pooling=on: nothing on the
 // CPU reads it) expands it there (expand_packed, once per packed run), so that the output's device
 // address holds [batch, seq] rows as a padded run's: the same real rows bit for bit, zeros at
