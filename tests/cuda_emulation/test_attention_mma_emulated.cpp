@@ -293,6 +293,17 @@ void check_f32(const Case& c, uint32_t seed, Ranges r = {}, const std::vector<st
     const double exact_bound = (std::exp(2 * delta) * (1 + bf16_u) * (1 + bf16_u) - 1 + slack) * exact.weights[i] + 1e-30;
     worst_exact = std::max(worst_exact, std::fabs(g - exact.out[i]) / exact_bound);
   }
+  double worst_abs = 0, sum_squares = 0;  // the conformance suite's measure: max |error| / RMS
+  int finite = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::isfinite(exact.out[i]) && std::isfinite(got[i])) {
+      worst_abs = std::max(worst_abs, std::fabs(got[i] - exact.out[i]));
+      sum_squares += exact.out[i] * exact.out[i];
+      ++finite;
+    }
+  const double rms = finite > 0 ? std::sqrt(sum_squares / finite) : 0.0;
+  INFO("against the fp32 inputs: max |error| " << worst_abs << ", RMS " << rms << ", normalized "
+                                               << (rms > 0 ? worst_abs / rms : worst_abs));
   INFO("largest error over its bound: " << worst_staged << " (bf16-rounded inputs), " << worst_exact
                                         << " (fp32 inputs); non-finite mismatches " << nonfinite_mismatches);
   CHECK(nonfinite_mismatches == 0);
@@ -304,8 +315,10 @@ void check_f32(const Case& c, uint32_t seed, Ranges r = {}, const std::vector<st
 
 TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, padded", "[cuda_emulation]") {
   for (int head_dim : {16, 32, 64})
+    // batch 2 at seq 200: sequence 1's first key tile wholly padded (the online softmax starts
+    // from a -inf max); batch 3: sequence 2 without a real token.
     for (auto [batch, seq] : {std::pair{1, 1}, std::pair{3, 1}, std::pair{1, 7}, std::pair{3, 64}, std::pair{1, 128},
-                              std::pair{3, 200}})
+                              std::pair{2, 200}})
       for (bool masked : {false, true})
         check_f32({head_dim, batch, seq, 2, masked, false}, 41 + static_cast<uint32_t>(seq + head_dim));
 }
