@@ -1,7 +1,7 @@
 // The device code of attention_mma.cu (which launches it): multi-head attention on tensor cores
-// (fp16 or fp32 QKV, head_dim 16, 32 or 64, no probabilities), in the flash-attention form: one block
-// of 4 warps per (sequence, head, 64 query rows), each warp owning 16 query rows; K and V go
-// through shared memory 64 keys at a time, and each tile runs
+// (fp16 or fp32 QKV, head_dim 16, 32 or 64, no probabilities), in the flash-attention form: one
+// block of 4 warps per (sequence, head, 64 query rows), each warp owning 16 query rows; K and V
+// go through shared memory 64 keys at a time, and each tile runs
 //   S = Q·Kᵀ (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), scaled in fp32;
 //   the online softmax in fp32 registers (running max and sum per query row, the accumulator
 //     rescaled as the max grows);
