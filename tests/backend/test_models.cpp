@@ -300,8 +300,13 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
 // attention by P rounded to fp16 (≤ 2^-11 · max |v| per context value) and by summation order,
 // about 1e-3 of a context's RMS per layer. Held to 3e-2 (an fp16 op's tolerance): the fp16
 // model's 0.1 against the fp32 reference covers every activation's rounding, far more than this.
+// An int8 model (the device check's second run) compares bf16 tensor cores (q, k, v, p rounded to
+// bf16: ≤ 2^-8 relative each) with fp32 attention on the same fp32 QKV rows; a context's change
+// then moves some of the next linear's per-row quantized values by a step, carried through the
+// layers. Held to the int8 model's 0.25 against the CPU (backend_under_test.cpp), whose largest
+// part is an attention difference of this size carried the same way.
 TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT_CONFORMANCE_MODEL)",
-          "[conformance][models][f16_attention]") {
+          "[conformance][models][f16_attention][bf16_attention]") {
   const BackendUnderTest& b = backend_under_test();
   if (b.backend != "cuda") return;  // the option is the cuda backend's
   const char* path = std::getenv("ENCRT_CONFORMANCE_MODEL");
@@ -310,10 +315,12 @@ TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT
     return;
   }
   auto m = load(path);
-  if (m->impl.layers.empty() || m->impl.layers[0].qkv.dtype != DType::kF16) {
-    WARN(path << " is not an fp16 model: the tensor-core attention kernel does not run it");
+  const DType weights = m->impl.layers.empty() ? DType::kF32 : m->impl.layers[0].qkv.dtype;
+  if (weights != DType::kF16 && weights != DType::kI8) {
+    WARN(path << " is neither an fp16 nor an int8 model: attention=auto and mma differ there only in precision lost on purpose");
     return;
   }
+  const double tol = weights == DType::kF16 ? 3e-2 : 0.25;
   const int batch = 8, seq = 128, vocab = m->impl.spec.vocab_size;
   std::vector<int32_t> ids(static_cast<size_t>(batch) * seq), mask(ids.size(), 1);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(1000 + (i * 7919) % static_cast<size_t>(vocab - 1000));
@@ -361,6 +368,6 @@ TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT
     INFO(path << ", output " << name << ": attention=mma against attention=simt, normalized max error " << c.normalized_error
               << " " << c.first_mismatch);
     CHECK(c.nonfinite_mismatches == 0);
-    CHECK(c.normalized_error <= 3e-2);
+    CHECK(c.normalized_error <= tol);
   }
 }

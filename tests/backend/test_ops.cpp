@@ -631,7 +631,8 @@ TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conf
 // (BERT's), sequences shorter than one 16-row warp tile, one 64-key tile, two, and past a tile
 // boundary, batch 1 and 3, with and without the mask; NaN and Inf inputs at seq 64. Also run as
 // `encrt_conformance --backend cuda:attention=mma "[f16_attention]"` and with attention=simt
-// (attention=mma refuses the probabilities and fp32 attention, so those have other tags).
+// (attention=mma refuses the probabilities, and takes fp32 attention on bf16 tensor cores, so
+// those have other tags: [f16_attention_probs], [bf16_attention]).
 TEST_CASE("conformance: f16 attention (tensor cores on cuda)", "[conformance][ops][f16_attention]") {
   for (int head_dim : {16, 32, 64})
     for (int seq : {1, 7, 64, 128, 200})
@@ -705,4 +706,74 @@ TEST_CASE("conformance: int8 GEMM shapes (tensor cores on cuda)", "[conformance]
     check_cuda_int8_gemm(*p);
     check_problem(*p);
   }
+}
+
+namespace {
+
+// ---- fp32 attention on the cuda backend's bf16 tensor cores (attention_mma_kernel.cuh with fp32
+// QKV): an int8 model's attention op (AttentionParams::int8) takes them under attention=auto, an
+// fp32 model's only under attention=mma (auto keeps it on the SIMT kernel: no precision lost
+// unasked). The fp16 cases' shapes and masks (f16_attention_mask), QKV uniform in [-2, 2] as fp32
+// values (the kernel rounds them to bf16). Tolerances: op_tolerance's, argued there (0.1 for the
+// int8 attention against the reference's int8 one and for fp32 attention under attention=mma;
+// 1e-4 for fp32 attention on the SIMT kernel).
+std::unique_ptr<OpProblem> long_attention_problem(int heads, int head_dim, bool int8, bool with_mask, backend::Shape run,
+                                                  bool nonfinite) {
+  std::ostringstream name;
+  name << (int8 ? "int8 " : "f32 ") << "attention heads " << heads << " head_dim " << head_dim
+       << (with_mask ? " masked" : "") << " seq " << run.seq;
+  auto p = problem(name.str(), run);
+  p->max = {3, run.seq};  // before any buffer: their sizes are planned from it
+  p->nonfinite = nonfinite;
+  const int H = heads * head_dim;
+  const int qkv = f32_input(p.get(), "qkv", Rows::kTokens, 3 * H, -2.0f, 2.0f, 91 + static_cast<uint32_t>(run.seq), nonfinite);
+  int mask = -1;
+  if (with_mask) {
+    mask = p->add_buffer("attention_mask", DType::kI32, Rows::kTokens, sizeof(int32_t));
+    p->graph.buffers[static_cast<size_t>(mask)].storage = plan::Storage::kInput;
+    p->input[static_cast<size_t>(mask)] = as_bytes(f16_attention_mask(run), static_cast<size_t>(run.batch) * run.seq);
+  }
+  const int ctx = p->add_buffer("context", DType::kF32, Rows::kTokens, static_cast<size_t>(H) * sizeof(float));
+  plan::AttentionParams a;
+  a.heads = heads;
+  a.head_dim = head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  a.int8 = int8;
+  add_op(p.get(), OpKind::kAttention, {qkv, mask}, {ctx, -1}, a);
+  return p;
+}
+
+// On the cuda backend, the kernel implementation() names for an fp32 attention op: bf16 tensor
+// cores for an int8 model's under auto or mma and for an fp32 model's under mma, else SIMT.
+void check_cuda_fp32_attention_kernel(const OpProblem& p, bool int8) {
+  const BackendUnderTest& b = backend_under_test();
+  void* c = nullptr;
+  const Status created = b.table->create(b.options, 1, &c);
+  if (!created.is_ok()) return;  // run_problem reports it
+  const std::string impl = b.table->implementation(c, p.graph, p.graph.ops.back());
+  b.table->destroy(c);
+  const auto it = b.options.find("attention");
+  const std::string option = it == b.options.end() ? "auto" : it->second;
+  const bool bf16 = option == "mma" || (option == "auto" && int8);
+  INFO("cuda runs " << p.name << " under attention=" << option << " on: " << impl);
+  CHECK(impl.find(bf16 ? "(tensor cores, mma.sync bf16)" : "(SIMT)") != std::string::npos);
+}
+
+}  // namespace
+
+// The cuda backend's own kernels only: the host backends' attention is the cases above'. Run as
+// `encrt_conformance --backend cuda "[bf16_attention]"` (int8 attention on bf16, fp32 on SIMT)
+// and with cuda:attention=mma (both on bf16) and cuda:attention=simt (both on SIMT).
+TEST_CASE("conformance: fp32 attention (bf16 tensor cores on cuda)", "[conformance][ops][bf16_attention]") {
+  if (backend_under_test().backend != "cuda") return;
+  for (int head_dim : {16, 32, 64})
+    for (int seq : {1, 7, 64, 128, 200})
+      for (int batch : {1, 3})
+        for (bool mask : {false, true})
+          for (bool int8 : {true, false}) {
+            const auto p = long_attention_problem(2, head_dim, int8, mask, {batch, seq}, false);
+            check_cuda_fp32_attention_kernel(*p, int8);
+            check_problem(*p);
+            if (seq == 64 && !int8) check_problem(*long_attention_problem(2, head_dim, int8, mask, {batch, seq}, true));
+          }
 }

@@ -2,8 +2,8 @@
 // fiber per CUDA thread of a block (blocks one after another, the fibers of one host thread taking
 // turns at each barrier: far cheaper than as many host threads), __syncthreads as a barrier of
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
-// mma.sync.m16n8k16.row.col.f32.f16.f16.f32 computed from the fragments as the PTX ISA's tables
-// ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
+// mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (and .bf16.bf16) computed from the fragments as the PTX
+// ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
 // mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32"), and cp.async as
 // a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns). What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
@@ -57,6 +57,25 @@ struct __half2 {
 inline __half __float2half_rn(float f) { return __half{encrt::float_to_half(f)}; }
 inline uint16_t __half_as_ushort(__half h) { return h.bits; }
 inline __half2 __floats2half2_rn(float lo, float hi) { return {__float2half_rn(lo), __float2half_rn(hi)}; }
+// cuda_bf16's: bf16 is the upper 16 bits of an fp32; float to bf16 rounds to nearest even (a NaN
+// becomes the canonical 0x7fff, as cvt.rn.bf16.f32 gives), bf16 to float is exact.
+struct __nv_bfloat16 {
+  uint16_t bits;
+};
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{0x7fffu};
+  u += 0x7fffu + ((u >> 16) & 1u);  // a carry into the exponent is the rounding up (to Inf past the largest)
+  return __nv_bfloat16{static_cast<uint16_t>(u >> 16)};
+}
+inline uint16_t __bfloat16_as_ushort(__nv_bfloat16 h) { return h.bits; }
+inline float __bfloat162float(__nv_bfloat16 h) {
+  const uint32_t u = static_cast<uint32_t>(h.bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
 inline float __int_as_float(int i) {
   float f;
   std::memcpy(&f, &i, sizeof f);
@@ -120,9 +139,6 @@ inline thread_local Index thread_index, block_index;
 inline Warp& my_warp() { return block().warps[thread_index.x / 32]; }
 inline int my_lane() { return static_cast<int>(thread_index.x % 32); }
 
-inline float half_lo(uint32_t r) { return half_to_float(static_cast<uint16_t>(r & 0xffffu)); }
-inline float half_hi(uint32_t r) { return half_to_float(static_cast<uint16_t>(r >> 16)); }
-
 inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel);
 
 // Runs kernel() on a grid of blocks of `threads` threads (a multiple of 32, at most 1024).
@@ -162,9 +178,13 @@ inline bool __any_sync(unsigned, bool v) {
 // index in the low half): row g, + 8 for i in {2, 3, 6, 7}; column 2t + (i & 1), + 8 for i >= 4.
 // B (16x8, column-major), element i of 4: row 2t + (i & 1), + 8 for i >= 2; column g. C and D
 // (16x8 fp32), element i of 4: row g, + 8 for i >= 2; column 2t + (i & 1). Products and sums in
-// fp32 (the tensor cores' own rounding of the sum is not modelled).
-inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+// fp32 (the tensor cores' own rounding of the sum is not modelled). `value` decodes one 16-bit
+// element (fp16 or bf16: one layout for both).
+inline void emulated_mma_m16n8k16_of(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                     float (*value)(uint16_t)) {
   using namespace encrt::emulation;
+  auto lo = [value](uint32_t reg) { return value(static_cast<uint16_t>(reg & 0xffffu)); };
+  auto hi = [value](uint32_t reg) { return value(static_cast<uint16_t>(reg >> 16)); };
   Warp& w = my_warp();
   const int lane = my_lane();
   for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
@@ -177,11 +197,11 @@ inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_
     for (int i = 0; i < 8; ++i) {
       const uint32_t reg = w.a[l][i / 2];
       const int row = g + ((i & 2) ? 8 : 0), col = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
-      A[row][col] = (i & 1) ? half_hi(reg) : half_lo(reg);
+      A[row][col] = (i & 1) ? hi(reg) : lo(reg);
     }
     for (int i = 0; i < 4; ++i) {
       const uint32_t reg = w.b[l][i / 2];
-      B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = (i & 1) ? half_hi(reg) : half_lo(reg);
+      B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = (i & 1) ? hi(reg) : lo(reg);
     }
   }
   w.barrier.wait();  // every lane has read the fragments before any lane's next mma writes them
@@ -192,6 +212,14 @@ inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_
     for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
     c[i] = sum;
   }
+}
+inline void emulated_mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  emulated_mma_m16n8k16_of(c, a, b0, b1, [](uint16_t h) { return encrt::half_to_float(h); });
+}
+// mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32: the same fragments, bf16 elements (a product of two
+// bf16 values is exact in fp32: 8 + 8 significant bits).
+inline void emulated_mma_m16n8k16_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  emulated_mma_m16n8k16_of(c, a, b0, b1, [](uint16_t h) { return __bfloat162float(__nv_bfloat16{h}); });
 }
 
 // ---- The SIMT kernels (layer_norm, layer_norm_quantize, quantize, int8_epilogue, attention,

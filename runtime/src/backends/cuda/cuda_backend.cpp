@@ -83,7 +83,10 @@ struct OpPlan {
   bool attention_mma = false;
 };
 
-// Option attention: which attention kernel runs (auto: the tensor-core one where it applies).
+// Option attention: which attention kernel runs (auto: the tensor-core one where it applies and
+// loses nothing the model asked for: an fp16 model's attention (fp16 tensor cores) and an int8
+// model's (bf16 ones on its fp32 activations), never an fp32 model's, which rounding to bf16 would
+// make silently less exact; mma: also an fp32 model's, on bf16 tensor cores).
 enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt };
 // Option int8_gemm: which GEMM runs an int8 linear (auto: encrt's tensor-core one where it applies).
 enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
@@ -296,9 +299,11 @@ bool op_supported(const plan::Graph& g, const Op& op, DType model) {
       // the model on the CPU backend (which has both).
       if (a.window > 0 || op.in(plan::slot::kAttentionSrcMaskBool) >= 0 || op.in(plan::slot::kAttentionSrcMaskFloat) >= 0)
         return false;
-      // An int8 model's int8 attention (AttentionParams::int8) runs as fp32 attention on the fp32
-      // QKV rows here: more exact than the CPU's int8 attention, and at the sequence lengths of an
-      // encoder the attention is not the int8 GEMMs' bottleneck.
+      // An int8 model's int8 attention (AttentionParams::int8) runs on its fp32 QKV rows here: on
+      // bf16 tensor cores where the tensor-core kernel applies (attention_mma_applies: Q, K, V and
+      // P rounded to bf16, ≤ 2^-8 relative per value, no worse than the CPU's per-row int8 and u8
+      // P), else as fp32 attention on the SIMT kernel; either is as exact as the CPU's int8
+      // attention or more.
       return attention_head_dim_supported(a.head_dim);
     }
   }
@@ -390,17 +395,16 @@ size_t scratch_bytes(const void* cv, const plan::Graph& g, const Op& op, backend
   return rows * static_cast<size_t>(round_up4(w.N)) * sizeof(int32_t);
 }
 
-// Whether attention op `op` runs on the tensor-core kernel; when it cannot, *why_not says why.
-// (Its QKV's dtype is the stored one: fp16 only in an fp16 model.)
+// Whether the tensor-core kernel can run attention op `op` (fp16 QKV on fp16 tensor cores, fp32 on
+// bf16 ones); when it cannot, *why_not says why. (Its QKV's dtype is the stored one: fp16 only in
+// an fp16 model.) Whether it does run it: uses_attention_mma.
 bool attention_mma_applies(const CudaContext& c, const plan::Graph& g, const Op& op, std::string* why_not) {
   const plan::AttentionParams& p = op.p<plan::AttentionParams>();
   const Elem type = elem(storage_dtype(&c, g, op.in(plan::slot::kX)));
   const bool probs = op.out(plan::slot::kAttentionProbs) >= 0;
   if (attention_mma_supported(p.head_dim, type, probs, c.cc_major)) return true;
   if (why_not) {
-    if (type != Elem::kF16)
-      *why_not = "its activations are fp32 (the tensor-core kernel takes an fp16 model's)";
-    else if (!attention_mma_head_dim_supported(p.head_dim))
+    if (!attention_mma_head_dim_supported(p.head_dim))
       *why_not = "head_dim " + std::to_string(p.head_dim) + " (the tensor-core kernel takes 16, 32 and 64)";
     else if (probs)
       *why_not = "it outputs its probabilities (the SIMT kernel writes them)";
@@ -410,8 +414,16 @@ bool attention_mma_applies(const CudaContext& c, const plan::Graph& g, const Op&
   return false;
 }
 
+// Whether the kernel is bf16's (fp32 activations) rather than fp16's.
+bool attention_mma_bf16(const CudaContext& c, const plan::Graph& g, const Op& op) {
+  return elem(storage_dtype(&c, g, op.in(plan::slot::kX))) == Elem::kF32;
+}
+
 bool uses_attention_mma(const CudaContext& c, const plan::Graph& g, const Op& op) {
-  return c.attention != AttentionKernel::kSimt && attention_mma_applies(c, g, op, nullptr);
+  if (c.attention == AttentionKernel::kSimt || !attention_mma_applies(c, g, op, nullptr)) return false;
+  // auto: bf16 tensor cores on fp32 activations only for an int8 model's attention (the project's
+  // rule for an fp32 model: lower precision only when the user asks, as tf32).
+  return c.attention == AttentionKernel::kMma || !attention_mma_bf16(c, g, op) || op.p<plan::AttentionParams>().int8;
 }
 
 // ---- Prepare: one upload of everything the ops read, GEMM plans, pinned staging.
@@ -1380,7 +1392,9 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
     case OpKind::kAttention:
-      return std::string(uses_attention_mma(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync)" : "attention kernel (SIMT)") +
+      return std::string(!uses_attention_mma(ctx(cv), g, op)      ? "attention kernel (SIMT)"
+                         : attention_mma_bf16(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync bf16)"
+                                                              : "attention kernel (tensor cores, mma.sync)") +
              ", head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
     case OpKind::kCopy: return copies_to_device(op) ? "pinned staging + cudaMemcpyAsync" : "cudaMemcpyAsync";
     case OpKind::kPoolMean: return "mean pooling kernel";

@@ -10,29 +10,37 @@ using mma_attention::attention_mma_kernel;
 using mma_attention::kMmaWarps;
 using mma_attention::kQueryTile;
 
-template <int D>
+template <int D, typename Io>
 cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  attention_mma_kernel<D><<<grid, kMmaWarps * 32, 0, stream>>>(a);
+  attention_mma_kernel<D, Io><<<grid, kMmaWarps * 32, 0, stream>>>(a);
   return cudaGetLastError();
+}
+
+// Io: the activations' type (fp16: fp16 tensor cores; fp32: bf16 ones).
+template <typename Io>
+cudaError_t launch_head_dim(const AttentionArgs& a, cudaStream_t stream) {
+  switch (a.head_dim) {
+    case 16: return launch<16, Io>(a, stream);
+    case 32: return launch<32, Io>(a, stream);
+    default: return launch<64, Io>(a, stream);
+  }
 }
 
 }  // namespace
 
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream) {
   if (a.batch == 0 || a.seq == 0) return cudaSuccess;
-  if (a.type != Elem::kF16 || a.probs || !attention_mma_head_dim_supported(a.head_dim)) return cudaErrorInvalidValue;
+  if (a.probs || !attention_mma_head_dim_supported(a.head_dim)) return cudaErrorInvalidValue;
+  if (a.type != Elem::kF16 && a.type != Elem::kF32) return cudaErrorInvalidValue;
   if (a.batch < 0 || a.seq < 0 || a.heads < 1 || a.batch > 65535 || a.heads > 65535) return cudaErrorInvalidValue;
-  // The 16-byte loads of Q, K and V rows and the 4-byte stores of output pairs (an arena buffer
-  // is 256-byte aligned; anything else is refused, never read misaligned).
-  if (reinterpret_cast<uintptr_t>(a.qkv) % 16 != 0 || reinterpret_cast<uintptr_t>(a.out) % 4 != 0)
+  // The 16-byte loads of Q, K and V rows and the 4-byte (fp16) or 8-byte (fp32) stores of output
+  // pairs (an arena buffer is 256-byte aligned; anything else is refused, never read misaligned).
+  const uintptr_t out_alignment = 2 * elem_size(a.type);
+  if (reinterpret_cast<uintptr_t>(a.qkv) % 16 != 0 || reinterpret_cast<uintptr_t>(a.out) % out_alignment != 0)
     return cudaErrorMisalignedAddress;
-  switch (a.head_dim) {
-    case 16: return launch<16>(a, stream);
-    case 32: return launch<32>(a, stream);
-    default: return launch<64>(a, stream);
-  }
+  return a.type == Elem::kF16 ? launch_head_dim<__half>(a, stream) : launch_head_dim<float>(a, stream);
 }
 
 }  // namespace encrt::cuda

@@ -1,11 +1,16 @@
 // The device code of attention_mma.cu (which launches it): multi-head attention on tensor cores
-// (fp16 QKV, head_dim 16, 32 or 64, no probabilities), in the flash-attention form: one block
-// of 4 warps per (sequence, head, 64 query rows), each warp owning 16 query rows; K and V go
-// through shared memory 64 keys at a time, and each tile runs
+// (fp16 or fp32 QKV, head_dim 16, 32 or 64, no probabilities), in the flash-attention form: one
+// block of 4 warps per (sequence, head, 64 query rows), each warp owning 16 query rows; K and V
+// go through shared memory 64 keys at a time, and each tile runs
 //   S = Q·Kᵀ (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), scaled in fp32;
 //   the online softmax in fp32 registers (running max and sum per query row, the accumulator
 //     rescaled as the max grows);
 //   O += P·V with P rounded to fp16 (the second mma.sync's A operand).
+// fp32 QKV (an int8 model's activations; an fp32 model's only when the user asks: attention=mma)
+// runs the same instructions on bf16 (mma.sync ...f32.bf16.bf16.f32, the same fragment layout):
+// Q, K and V rounded to bf16 as they are staged in shared memory, P rounded to bf16, the output
+// stored as fp32. bf16 rather than fp16 because fp32 activations are not bounded by fp16's 65504
+// (an int8 model's QKV rows have no such bound): bf16 has fp32's exponent range.
 // Inline-PTX mma.sync rather than WMMA: its fragment layout is specified (PTX ISA, "Matrix
 // Fragments for mma.m16n8k16"), so the softmax works on the score fragment in registers and the
 // score fragment of two adjacent 8-key tiles *is* P's A fragment for 16 keys, with no trip
@@ -17,6 +22,16 @@
 //   - P is rounded to fp16 before P·V (relative error ≤ 2^-11 per probability, absolute ≤ 2^-25
 //     below fp16's normal range); the row sum is of the fp32 probabilities, so an output is off
 //     by at most 2^-11 · Σ_j p_j |v_j| ≤ 2^-11 · max |v| from this rounding;
+//   - fp32 QKV: each of q, k, v and p is rounded to bf16, relative error ≤ u = 2^-8 (8 significant
+//     bits, round to nearest even; no subnormal loss above 2^-126, fp32's own normal range), so a
+//     score moves by at most Δ_i = 2.004u · scale · max_j Σ_d |q_id k_jd| (the products of two bf16
+//     values and their fp32 sums are as in the fp16 path), each probability by a factor within
+//     e^{±2Δ_i}, and an output is off from the fp32 inputs' exact attention by at most
+//     (e^{2Δ_i} (1 + u)^2 − 1) · Σ_j p_j |v_jd| (about (4Δ_i + 2u) · max |v|) plus fp32 rounding;
+//     against attention on the bf16-rounded q, k, v only P's rounding is left: u · Σ_j p_j |v_jd|.
+//     That is the order of the CPU's int8 attention (kernels/ref/attention_i8_ref.cpp: q, k, v
+//     per-row int8, up to max |row| / 254 per value, and P as u8 of the row max). A finite value
+//     above bf16's largest (3.39e38) rounds to ±Inf, and the output follows (Inf or NaN);
 //   - a padded key's K and V rows are zeros in shared memory (its score is -inf and its p 0 as
 //     in the SIMT kernel), but a real key whose probability underflows to 0 still goes through
 //     the product: where its V holds Inf or NaN the output is NaN (0 · Inf), where the reference
@@ -28,13 +43,16 @@
 // final, finite max), where the SIMT kernel's exp(-inf - -inf) makes the row NaN.
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: that test
-// defines __half, the warp's shuffles and mma.sync from the PTX fragment tables and runs 128 host
-// threads per block), so the kernel's index logic is checked on every build, without a GPU.
+// defines __half, __nv_bfloat16, the warp's shuffles and mma.sync from the PTX fragment tables and
+// runs 128 host threads per block), so the kernel's index logic is checked on every build, without
+// a GPU.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #ifndef ENCRT_CUDA_HOST_EMULATION
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
 
@@ -49,20 +67,30 @@ constexpr int kKeyTile = 64;                         // keys per shared-memory t
 constexpr int kKeySteps = kKeyTile / 16;             // k16 steps of P·V per tile
 constexpr int kKeyGroups = kKeyTile / 8;             // n8 tiles of S per tile
 
-// Rows padded by 8 halves (16 bytes): rows stay 16-byte aligned for the vector stores, and the
-// fragment loads (lane 4g + t reads row g, word t) fall on 32 distinct banks for D = 16, 32, 64.
-template <int D>
+// The 16-bit type a kernel instance stages in shared memory and multiplies on the tensor cores,
+// by the activations' type in global memory (Io): fp16 as it is, fp32 rounded to bf16.
+template <typename Io>
+using Staged = std::conditional_t<std::is_same_v<Io, float>, __nv_bfloat16, __half>;
+
+// Rows padded by 8 16-bit values (16 bytes): rows stay 16-byte aligned for the vector stores, and
+// the fragment loads (lane 4g + t reads row g, word t) fall on 32 distinct banks for D = 16, 32, 64.
+template <int D, typename T>
 struct __align__(16) MmaTiles {
   static constexpr int kLd = D + 8;
-  __half q[kQueryTile][kLd];
-  __half k[kKeyTile][kLd];
-  __half v[kKeyTile][kLd];
+  T q[kQueryTile][kLd];
+  T k[kKeyTile][kLd];
+  T v[kKeyTile][kLd];
   int real[kKeyTile];  // key j0 + r is a real token of the sequence
 };
-static_assert(sizeof(MmaTiles<64>) <= 48 * 1024, "static shared memory per block");
+static_assert(sizeof(MmaTiles<64, __half>) <= 48 * 1024, "static shared memory per block");
+static_assert(sizeof(MmaTiles<64, __nv_bfloat16>) == sizeof(MmaTiles<64, __half>), "bf16 stages as fp16 does");
 
-// D(16x8, fp32) += A(16x16, fp16, row-major) · B(16x8, fp16, column-major).
-__device__ __forceinline__ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+// D(16x8, fp32) += A(16x16, row-major) · B(16x8, column-major), A and B of type T (fp16 or bf16:
+// the PTX ISA gives both one fragment layout for m16n8k16).
+template <typename T>
+__device__ __forceinline__ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma_m16n8k16<__half>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
@@ -75,34 +103,89 @@ __device__ __forceinline__ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[
   __trap();  // the host never launches this kernel below sm_80 (attention_mma_supported)
 #endif
 }
-
-// Two halves as one fragment register: the lower-indexed element in the low 16 bits.
-__device__ __forceinline__ uint32_t pack(__half lo, __half hi) {
-  return static_cast<uint32_t>(__half_as_ushort(lo)) | (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
+template <>
+__device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                                            uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_mma_m16n8k16_bf16(c, a, b0, b1);
+#else
+  (void)c, (void)a, (void)b0, (void)b1;
+  __trap();
+#endif
 }
-__device__ __forceinline__ uint32_t pack(float lo, float hi) { return pack(__float2half_rn(lo), __float2half_rn(hi)); }
-// Two consecutive halves of a row (an even column: 4-byte aligned).
-__device__ __forceinline__ uint32_t pair_at(const __half* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
-// Rows r0 .. r0 + 63 of the sequence, D columns from `column`, into `tile` with 16-byte loads;
+__device__ __forceinline__ uint16_t bits_of(__half v) { return __half_as_ushort(v); }
+__device__ __forceinline__ uint16_t bits_of(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+// fp32 to T, round to nearest even (fp32's NaN stays NaN, ±Inf stays ±Inf).
+template <typename T>
+__device__ __forceinline__ T round_to(float f);
+template <>
+__device__ __forceinline__ __half round_to<__half>(float f) {
+  return __float2half_rn(f);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 round_to<__nv_bfloat16>(float f) {
+  return __float2bfloat16_rn(f);
+}
+
+// Two 16-bit values as one fragment register: the lower-indexed element in the low 16 bits.
+template <typename T>
+__device__ __forceinline__ uint32_t pack(T lo, T hi) {
+  return static_cast<uint32_t>(bits_of(lo)) | (static_cast<uint32_t>(bits_of(hi)) << 16);
+}
+template <typename T>
+__device__ __forceinline__ uint32_t pack_rounded(float lo, float hi) {
+  return pack(round_to<T>(lo), round_to<T>(hi));
+}
+// Two consecutive 16-bit values of a row (an even column: 4-byte aligned).
+template <typename T>
+__device__ __forceinline__ uint32_t pair_at(const T* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+// Eight consecutive values of a row in global memory (16-byte aligned), as eight staged 16-bit
+// values: fp16 copied, fp32 (two 16-byte loads) rounded to bf16.
+__device__ __forceinline__ uint4 load_chunk(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ uint4 load_chunk(const float* p) {
+  const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
+  return make_uint4(pack_rounded<__nv_bfloat16>(lo.x, lo.y), pack_rounded<__nv_bfloat16>(lo.z, lo.w),
+                    pack_rounded<__nv_bfloat16>(hi.x, hi.y), pack_rounded<__nv_bfloat16>(hi.z, hi.w));
+}
+
+// Two adjacent outputs (an even column) in the activations' type.
+__device__ __forceinline__ void store_pair(__half* p, float lo, float hi) {
+  *reinterpret_cast<__half2*>(p) = __floats2half2_rn(lo, hi);
+}
+__device__ __forceinline__ void store_pair(float* p, float lo, float hi) {
+  *reinterpret_cast<float2*>(p) = make_float2(lo, hi);
+}
+
+// Rows r0 .. r0 + 63 of the sequence, D columns from `column`, into `tile` with 16-byte stores;
 // rows at or past n, or not real, are zeros.
-template <int D>
-__device__ __forceinline__ void load_rows(__half (*tile)[D + 8], const __half* seq_base, size_t ld, int column, int r0,
+template <int D, typename Io>
+__device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* seq_base, size_t ld, int column, int r0,
                                           int n, const int32_t* mask) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  constexpr int kChunks = D / 8;  // 8-value chunks per row (16 bytes staged)
   for (int e = threadIdx.x; e < 64 * kChunks; e += blockDim.x) {
     const int r = e / kChunks, c = (e % kChunks) * 8, j = r0 + r;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (j < n && (!mask || mask[j] != 0))
-      v = *reinterpret_cast<const uint4*>(seq_base + static_cast<size_t>(j) * ld + column + c);
+    if (j < n && (!mask || mask[j] != 0)) v = load_chunk(seq_base + static_cast<size_t>(j) * ld + column + c);
     *reinterpret_cast<uint4*>(&tile[r][c]) = v;
   }
 }
 
-template <int D>
+// Io: the activations' type in global memory (__half or float).
+template <int D, typename Io>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
   static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
-  __shared__ MmaTiles<D> t;
+  static_assert(std::is_same_v<Io, __half> || std::is_same_v<Io, float>, "fp16 or fp32 activations");
+  using T = Staged<Io>;
+  __shared__ MmaTiles<D, T> t;
   const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * kQueryTile;
   // The sequence's first row and length; a packed run's keys are all real (no mask).
   const int row0 = a.offsets ? a.offsets[b] : b * a.seq;
@@ -111,13 +194,13 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   const int32_t* mask = a.offsets || !a.mask ? nullptr : a.mask + static_cast<size_t>(b) * a.seq;
   const int H = a.heads * D;
   const size_t ld = 3 * static_cast<size_t>(H);
-  const __half* seq_base = static_cast<const __half*>(a.qkv) + static_cast<size_t>(row0) * ld;
+  const Io* seq_base = static_cast<const Io*>(a.qkv) + static_cast<size_t>(row0) * ld;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, tg = lane & 3;  // the fragment layout's groupID and threadID_in_group
   const int wr = warp * kWarpRows;         // the warp's first row in the query tile
   const bool active = q0 + wr < n;         // the warp has a query row (warp-uniform)
 
-  load_rows<D>(t.q, seq_base, ld, h * D, q0, n, nullptr);
+  load_rows<D, Io>(t.q, seq_base, ld, h * D, q0, n, nullptr);
   __syncthreads();
   // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
   // 2tg + 8, 2tg + 9 of each step.
@@ -141,8 +224,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 
   for (int j0 = 0; j0 < n; j0 += kKeyTile) {
     __syncthreads();  // every warp is done with the previous tile
-    load_rows<D>(t.k, seq_base, ld, H + h * D, j0, n, mask);
-    load_rows<D>(t.v, seq_base, ld, 2 * H + h * D, j0, n, mask);
+    load_rows<D, Io>(t.k, seq_base, ld, H + h * D, j0, n, mask);
+    load_rows<D, Io>(t.v, seq_base, ld, 2 * H + h * D, j0, n, mask);
     for (int r = threadIdx.x; r < kKeyTile; r += blockDim.x) t.real[r] = j0 + r < n && (!mask || mask[j0 + r] != 0);
     __syncthreads();
     if (!active) continue;
@@ -155,8 +238,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kt = 0; kt < D / 16; ++kt)
-        mma_m16n8k16(s[nt], qa[kt], pair_at(&t.k[nt * 8 + g][kt * 16 + 2 * tg]),
-                     pair_at(&t.k[nt * 8 + g][kt * 16 + 8 + 2 * tg]));
+        mma_m16n8k16<T>(s[nt], qa[kt], pair_at(&t.k[nt * 8 + g][kt * 16 + 2 * tg]),
+                        pair_at(&t.k[nt * 8 + g][kt * 16 + 8 + 2 * tg]));
     }
 
     // Scale, mask (-inf), the tile's row max over the group's 4 lanes, the rescale factor.
@@ -209,13 +292,14 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
     // of the step at dimension dt·8 + g, two 16-bit loads per register.
 #pragma unroll
     for (int kk = 0; kk < kKeySteps; ++kk) {
-      const uint32_t pa[4] = {pack(s[2 * kk][0], s[2 * kk][1]), pack(s[2 * kk][2], s[2 * kk][3]),
-                              pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const uint32_t pa[4] = {pack_rounded<T>(s[2 * kk][0], s[2 * kk][1]), pack_rounded<T>(s[2 * kk][2], s[2 * kk][3]),
+                              pack_rounded<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              pack_rounded<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
       const int key = kk * 16 + 2 * tg;
 #pragma unroll
       for (int dt = 0; dt < D / 8; ++dt) {
         const int d = dt * 8 + g;
-        mma_m16n8k16(o[dt], pa, pack(t.v[key][d], t.v[key + 1][d]), pack(t.v[key + 8][d], t.v[key + 9][d]));
+        mma_m16n8k16<T>(o[dt], pa, pack(t.v[key][d], t.v[key + 1][d]), pack(t.v[key + 8][d], t.v[key + 9][d]));
       }
     }
   }
@@ -231,16 +315,14 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
     inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
   }
-  __half* out = static_cast<__half*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
+  Io* out = static_cast<Io*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int i = q0 + wr + g + 8 * r;
     if (i >= n) continue;
-    __half* row = out + static_cast<size_t>(i) * H;
+    Io* row = out + static_cast<size_t>(i) * H;
 #pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
-      *reinterpret_cast<__half2*>(row + dt * 8 + 2 * tg) =
-          __floats2half2_rn(o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
+    for (int dt = 0; dt < D / 8; ++dt) store_pair(row + dt * 8 + 2 * tg, o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
   }
 }
 

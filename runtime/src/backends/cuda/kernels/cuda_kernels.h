@@ -191,14 +191,17 @@ cudaError_t expand_packed_rows(const ExpandRowsArgs& a, cudaStream_t stream);
 // when the GPU's architecture is not among those compiled).
 cudaError_t kernels_loadable();
 
-// The tensor-core attention kernel (attention_mma.cu): attention()'s semantics for fp16 QKV
-// without probabilities, on mma.sync (sm_80 and newer), head_dim 16, 32 or 64; P is rounded to
-// fp16 for P·V. The padded layout with its mask, or the packed one (offsets). Anything else
-// (fp32, probabilities, another head size) is cudaErrorInvalidValue: the caller chooses
+// The tensor-core attention kernel (attention_mma.cu): attention()'s semantics for fp16 or fp32
+// QKV without probabilities, on mma.sync (sm_80 and newer), head_dim 16, 32 or 64; fp16 QKV on
+// fp16 tensor cores with P rounded to fp16 for P·V, fp32 QKV (and output) on bf16 ones: Q, K, V
+// and P rounded to bf16 (≤ 2^-8 relative each: lossy, so the backend takes it for an fp32 model's
+// attention only when asked). The padded layout with its mask, or the packed one (offsets).
+// Anything else (probabilities, another head size) is cudaErrorInvalidValue: the caller chooses
 // (attention_mma_supported) and runs attention() otherwise.
 inline bool attention_mma_head_dim_supported(int d) { return d == 16 || d == 32 || d == 64; }
 inline bool attention_mma_supported(int head_dim, Elem type, bool probs, int cc_major) {
-  return attention_mma_head_dim_supported(head_dim) && type == Elem::kF16 && !probs && cc_major >= 8;
+  return attention_mma_head_dim_supported(head_dim) && (type == Elem::kF16 || type == Elem::kF32) && !probs &&
+         cc_major >= 8;
 }
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
 
