@@ -4,7 +4,8 @@
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 computed from the fragments as the PTX ISA's tables
 // ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
-// mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32"), and cp.async as
+// mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32") and its .u8.s8
+// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as
 // a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns). What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
 // cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
