@@ -4,7 +4,8 @@
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (and .bf16.bf16) computed from the fragments as the PTX
 // ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
-// mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32"), and cp.async as
+// mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32") and its .u8.s8
+// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as
 // a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns). What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
 // cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
@@ -39,6 +40,8 @@
 #define __global__
 #undef __device__
 #define __device__
+#undef __host__
+#define __host__
 #undef __forceinline__
 #define __forceinline__ inline
 #undef __launch_bounds__
@@ -384,7 +387,48 @@ inline void emulated_mma_m16n8k32_s8(int32_t (&c)[4], const uint32_t (&a)[4], ui
   }
 }
 
+// The same for mma.sync.m16n8k32.row.col.s32.u8.s8.s32 (the same fragment table; A's bytes
+// unsigned, B's signed).
+inline void emulated_mma_m16n8k32_u8s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  using namespace encrt::emulation;
+  Warp& w = my_warp();
+  const int lane = my_lane();
+  for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
+  w.b[lane][0] = b0;
+  w.b[lane][1] = b1;
+  w.barrier.wait();
+  auto ubyte = [](uint32_t reg, int j) { return static_cast<int32_t>((reg >> (8 * j)) & 0xffu); };
+  auto sbyte = [](uint32_t reg, int j) { return static_cast<int32_t>(static_cast<int8_t>((reg >> (8 * j)) & 0xffu)); };
+  int32_t A[16][32], B[32][8];
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int i = 0; i < 16; ++i) {
+      const int row = g + ((i & 4) ? 8 : 0), col = 4 * t + (i & 3) + (i >= 8 ? 16 : 0);
+      A[row][col] = ubyte(w.a[l][i / 4], i & 3);
+    }
+    for (int i = 0; i < 8; ++i) B[4 * t + (i & 3) + (i >= 4 ? 16 : 0)][g] = sbyte(w.b[l][i / 4], i & 3);
+  }
+  w.barrier.wait();  // every lane has read the fragments before any lane's next mma writes them
+  const int g = lane / 4, t = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+    uint32_t sum = static_cast<uint32_t>(c[i]);
+    for (int k = 0; k < 32; ++k) sum += static_cast<uint32_t>(A[row][k] * B[k][col]);
+    c[i] = static_cast<int32_t>(sum);
+  }
+}
+
 namespace encrt::emulation {
+
+// A kernel's dynamic shared memory (extern __shared__ on the device): one buffer, 16-byte
+// aligned, that the test sizes before the launch (one block runs at a time). What the last block
+// left there stays for the test to read.
+inline std::vector<uint4>& dynamic_shared_buffer() {
+  static std::vector<uint4> buffer;
+  return buffer;
+}
+inline void set_dynamic_shared_bytes(size_t bytes) { dynamic_shared_buffer().assign((bytes + 15) / 16, uint4{}); }
+inline unsigned char* dynamic_shared_memory() { return reinterpret_cast<unsigned char*>(dynamic_shared_buffer().data()); }
 
 // The global memory a test lets a kernel's cp.async read (none registered: any), and how many
 // copies fell outside it: a kernel that reads past a row or a matrix is caught even where the

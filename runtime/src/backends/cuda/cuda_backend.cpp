@@ -81,13 +81,17 @@ struct OpPlan {
   const float* multipliers = nullptr;
   // kAttention: the tensor-core kernel (attention_mma.cu) instead of the SIMT one
   bool attention_mma = false;
+  // kAttention of an int8 model under attention=int8: the int8 tensor-core kernel
+  // (attention_i8_mma.cu, the CPU reference's int8 semantics) instead of fp32 attention
+  bool attention_i8 = false;
 };
 
 // Option attention: which attention kernel runs (auto: the tensor-core one where it applies and
 // loses nothing the model asked for: an fp16 model's attention (fp16 tensor cores) and an int8
 // model's (bf16 ones on its fp32 activations), never an fp32 model's, which rounding to bf16 would
-// make silently less exact; mma: also an fp32 model's, on bf16 tensor cores).
-enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt };
+// make silently less exact; mma: also an fp32 model's, on bf16 tensor cores; int8: an int8
+// model's attention on the int8 tensor-core kernel, every other attention op refused).
+enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt, kInt8 };
 // Option int8_gemm: which GEMM runs an int8 linear (auto: encrt's tensor-core one where it applies).
 enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
 
@@ -212,8 +216,10 @@ Status create(const backend::Options& options, int, void** out) {
       c->attention = AttentionKernel::kMma;
     else if (it->second == "simt")
       c->attention = AttentionKernel::kSimt;
+    else if (it->second == "int8")
+      c->attention = AttentionKernel::kInt8;
     else
-      return invalid_argument("option attention of backend cuda must be auto, mma or simt, got '" + it->second + "'");
+      return invalid_argument("option attention of backend cuda must be auto, mma, simt or int8, got '" + it->second + "'");
   }
   if (auto it = options.find("int8_gemm"); it != options.end()) {
     if (it->second == "auto")
@@ -420,10 +426,29 @@ bool attention_mma_bf16(const CudaContext& c, const plan::Graph& g, const Op& op
 }
 
 bool uses_attention_mma(const CudaContext& c, const plan::Graph& g, const Op& op) {
-  if (c.attention == AttentionKernel::kSimt || !attention_mma_applies(c, g, op, nullptr)) return false;
+  if (c.attention == AttentionKernel::kSimt || c.attention == AttentionKernel::kInt8 ||
+      !attention_mma_applies(c, g, op, nullptr))
+    return false;
   // auto: bf16 tensor cores on fp32 activations only for an int8 model's attention (the project's
   // rule for an fp32 model: lower precision only when the user asks, as tf32).
   return c.attention == AttentionKernel::kMma || !attention_mma_bf16(c, g, op) || op.p<plan::AttentionParams>().int8;
+}
+
+// Why the int8 tensor-core attention kernel (attention=int8) cannot run attention op `op` in a
+// session of sequences up to max_seq; empty: it can.
+std::string attention_i8_refusal(const CudaContext& c, const plan::Graph& g, const Op& op, int max_seq) {
+  const plan::AttentionParams& p = op.p<plan::AttentionParams>();
+  if (!p.int8) return "it is not an int8 model's int8 attention (attention=int8 takes those only)";
+  if (elem(storage_dtype(&c, g, op.in(plan::slot::kX))) != Elem::kF32) return "its QKV rows are not fp32";
+  if (!attention_i8_mma_head_dim_supported(p.head_dim))
+    return "head_dim " + std::to_string(p.head_dim) + " (the int8 kernel takes 32 and 64)";
+  if (op.out(plan::slot::kAttentionProbs) >= 0) return "it outputs its probabilities (the SIMT kernel writes them)";
+  if (max_seq > kAttentionI8MmaMaxSeq)
+    return "max_seq " + std::to_string(max_seq) + " (the int8 kernel holds at most " +
+           std::to_string(kAttentionI8MmaMaxSeq) + " tokens' K and V in shared memory)";
+  if (!attention_i8_mma_supported(p.head_dim, max_seq, false, c.cc_major))
+    return "sm_" + std::to_string(c.cc_major) + std::to_string(c.cc_minor) + " has no int8 mma.sync m16n8k32 (sm_80 and newer)";
+  return "";
 }
 
 // ---- Prepare: one upload of everything the ops read, GEMM plans, pinned staging.
@@ -793,6 +818,16 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
         break;
       }
       case OpKind::kAttention: {
+        if (c.attention == AttentionKernel::kInt8) {
+          if (const std::string why = attention_i8_refusal(c, g, op, args.max.seq); !why.empty())
+            return unsupported("backend cuda, attention=int8: the int8 tensor-core attention kernel cannot run attention op '" +
+                               op.label + "': " + why + " (attention=auto runs it)");
+          // Its dynamic shared memory (above 48 KB): a function attribute, set here, outside any
+          // graph capture, for the current device.
+          if (Status s = cuda_status(attention_i8_mma_prepare(), "cudaFuncSetAttribute (int8 attention kernel)"); !s) return s;
+          plan.attention_i8 = true;
+          break;
+        }
         std::string why;
         if (c.attention == AttentionKernel::kMma && !attention_mma_applies(c, g, op, &why))
           return unsupported("backend cuda, attention=mma: the tensor-core attention kernel cannot run attention op '" +
@@ -1125,6 +1160,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.probs = static_cast<float*>(ptr(a, op.out(plan::slot::kAttentionProbs)));
       k.type = elem_of(a, op.in(plan::slot::kX));
       if (a.packed) k.offsets = device_offsets(c);
+      if (plan.attention_i8) return cuda_status(attention_i8_mma(k, s), "attention kernel (int8 tensor cores)");
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -1392,6 +1428,8 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
     case OpKind::kAttention:
+      if (ctx(cv).attention == AttentionKernel::kInt8)  // every other attention op is refused at prepare
+        return "attention kernel (int8 tensor cores, mma.sync s8/u8), head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
       return std::string(!uses_attention_mma(ctx(cv), g, op)      ? "attention kernel (SIMT)"
                          : attention_mma_bf16(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync bf16)"
                                                               : "attention kernel (tensor cores, mma.sync)") +
@@ -1422,7 +1460,11 @@ std::string summary(const void* cv) {
          ", graphs " + (c.graphs ? "on" : "off") + (c.tf32 ? ", tf32 on" : "") + ", weights on the device " +
          std::to_string(c.weights_bytes) + " bytes" +
          (c.mapped_weights ? ", read in place from the mapped model " + std::to_string(c.mapped_bytes) + " bytes" : "") +
-         ", attention " + (c.attention == AttentionKernel::kMma ? "mma" : c.attention == AttentionKernel::kSimt ? "simt" : "auto") +
+         ", attention " +
+         (c.attention == AttentionKernel::kMma    ? "mma"
+          : c.attention == AttentionKernel::kSimt ? "simt"
+          : c.attention == AttentionKernel::kInt8 ? "int8"
+                                                  : "auto") +
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto");
 }
 

@@ -243,3 +243,27 @@ inline int gemm_i8_mma_tile(int M, int N, int sms) {
 }
 
 }  // namespace encrt::cuda
+
+namespace encrt::cuda {
+
+// ---- The int8 tensor-core attention kernel (attention_i8_mma.cu; the device code and its
+// design: attention_i8_mma_kernel.cuh): an int8 model's attention op (AttentionParams::int8) with
+// the CPU reference's int8 semantics (kernels/ref/attention_i8_ref.cpp: per-token int8 Q, K, V,
+// u8 probabilities) on mma.sync m16n8k32 s8 and u8·s8 (sm_80 and newer), fp32 QKV in and out,
+// head_dim 32 or 64, sequences of at most kAttentionI8MmaMaxSeq tokens (the block holds the
+// sequence's int8 K and V in dynamic shared memory: 84 KB at 512 × 64), no probabilities. The
+// padded layout with its mask, or the packed one. Anything else is cudaErrorInvalidValue.
+// attention_i8_mma_prepare() lets the kernel have that much shared memory on the current device:
+// call it once per device before the first launch (at session creation, outside any capture).
+constexpr int kAttentionI8MmaMaxSeq = 512;
+inline bool attention_i8_mma_head_dim_supported(int d) { return d == 32 || d == 64; }
+inline bool attention_i8_mma_supported(int head_dim, int seq, bool probs, int cc_major) {
+  return attention_i8_mma_head_dim_supported(head_dim) && seq >= 0 && seq <= kAttentionI8MmaMaxSeq && !probs &&
+         cc_major >= 8;
+}
+cudaError_t attention_i8_mma_prepare();
+cudaError_t attention_i8_mma(const AttentionArgs& a, cudaStream_t stream);
+// The dynamic shared memory of one block at head_dim (32 or 64) and a sequence bound seq.
+size_t attention_i8_mma_shared_bytes(int head_dim, int seq);
+
+}  // namespace encrt::cuda
