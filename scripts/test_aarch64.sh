@@ -35,25 +35,6 @@ cmake --build build-aarch64 -j "$(nproc)"
 # ENCRT_EXPECT_EMULATED=1 (qemu-user passes the environment to its guest): the host-info test of
 # the runtime suite checks that the emulation is detected (what `encrt bench` reports).
 export ENCRT_EXPECT_EMULATED=1
-# qemu's default CPU has every extension (the neoni8mm level); a Cortex-A53 has no dot product
-# instructions, so there the best level is neon: the int8 GEMM and attention run their ARMv8.0
-# kernels (arm::qu8s8_gemm_2x16__neon, arm::qs8_attention__neon).
-for suite in encrt_kernel_tests encrt_converter_tests encrt_runtime_tests; do
-  echo "aarch64 (qemu): $suite"
-  "${qemu[@]}" "build-aarch64/bin/$suite"
-done
-for suite in encrt_kernel_tests encrt_runtime_tests; do
-  echo "aarch64 (qemu, Cortex-A53: no dot product): $suite"
-  "${qemu[@]}" -cpu cortex-a53 "build-aarch64/bin/$suite"
-done
-# Jetson Orin's CPU class: qemu 7.2 has no Cortex-A78AE model; its Neoverse-N1 has the same
-# features (armv8.2-a, dot product, fp16 arithmetic, no i8mm), so the best level is neonfp16. The
-# reference kernels' own tests ([ref]) and the runtime's other cases do not depend on the level and
-# ran above; here the SIMD kernels and dispatch, and the golden fixtures and heads end to end.
-echo "aarch64 (qemu, Neoverse-N1 = Orin's features: dot product, fp16, no i8mm): encrt_kernel_tests ~[ref]"
-"${qemu[@]}" -cpu neoverse-n1 build-aarch64/bin/encrt_kernel_tests '~[ref]'
-echo "aarch64 (qemu, Neoverse-N1): encrt_runtime_tests [golden],[heads]"
-"${qemu[@]}" -cpu neoverse-n1 build-aarch64/bin/encrt_runtime_tests '[golden],[heads]'
 # toolchains/jetson.cmake pointed at this machine's CUDA toolkit, which has no aarch64 target
 # libraries (CUDA 13 has no aarch64-linux target; Orin's JetPack 6 ships CUDA 12's): it must refuse
 # it with a message that says so, not configure a backend that cannot link.
@@ -70,28 +51,55 @@ if [[ -d /usr/local/cuda/bin && ! -d /usr/local/cuda/targets/aarch64-linux/lib ]
   fi
   rm -rf build-aarch64/jetson-cuda "$log"
 fi
-# The backend conformance suite on ARM (exit code 4: a backend this build lacks, skipped), two
-# backends at a time (one per core of the CI machine), each with a folder of its own for the
-# fixtures it converts.
-backends=(cpu cpu:neon cpu:neondot xnnpack xnnpack:fp16=half mock_device)
-for ((i = 0; i < ${#backends[@]}; i += 2)); do
-  pids=() logs=()
-  for b in "${backends[@]:i:2}"; do
-    log=$(mktemp)
-    logs+=("$log")
-    ENCRT_TEST_TMP_DIR=$(mktemp -d) "${qemu[@]}" build-aarch64/bin/encrt_conformance --backend "$b" >"$log" 2>&1 &
-    pids+=($!)
-  done
-  for k in "${!pids[@]}"; do
-    status=0
-    wait "${pids[k]}" || status=$?
-    echo "aarch64 (qemu): conformance --backend ${backends[i + k]}"
-    cat "${logs[k]}"
-    rm -f "${logs[k]}"
-    if [[ $status -eq 4 ]]; then continue; fi
-    [[ $status -eq 0 ]] || exit "$status"
-  done
+# Every qemu run below goes into one pool, as many at a time as there are cores (each run is one
+# process), the longest first; each writes its output to a log of its own and converts its
+# fixtures into a folder of its own (ENCRT_TEST_TMP_DIR), and the logs are printed in order after.
+pool_dir=$(mktemp -d)
+pool_labels=() pool_may_skip=()
+pool_run() {  # label, may_skip (1: exit code 4, a backend this build lacks, is a skip), then qemu's arguments
+  local label=$1 may_skip=$2 n=${#pool_labels[@]}
+  shift 2
+  pool_labels+=("$label") pool_may_skip+=("$may_skip")
+  while [[ $(jobs -rp | wc -l) -ge $(nproc) ]]; do wait -n || true; done
+  ( set +e; t0=$SECONDS
+    ENCRT_TEST_TMP_DIR=$(mktemp -d) "${qemu[@]}" "$@" >"$pool_dir/$n.log" 2>&1
+    echo "$? $((SECONDS - t0))" >"$pool_dir/$n.status" ) &
+}
+# qemu's default CPU has every extension (the neoni8mm level); a Cortex-A53 has no dot product
+# instructions, so there the best level is neon: the int8 GEMM and attention run their ARMv8.0
+# kernels (arm::qu8s8_gemm_2x16__neon, arm::qs8_attention__neon).
+# Jetson Orin's CPU class: qemu 7.2 has no Cortex-A78AE model; its Neoverse-N1 has the same
+# features (armv8.2-a, dot product, fp16 arithmetic, no i8mm), so the best level is neonfp16. The
+# reference kernels' own tests ([ref]) and the runtime's other cases do not depend on the level and
+# run on the default CPU; on the Neoverse-N1 the SIMD kernels and dispatch, and the golden fixtures
+# and heads end to end.
+pool_run "encrt_runtime_tests" 0 build-aarch64/bin/encrt_runtime_tests
+pool_run "encrt_runtime_tests (Cortex-A53: no dot product)" 0 -cpu cortex-a53 build-aarch64/bin/encrt_runtime_tests
+# The backend conformance suite on ARM (exit code 4: a backend this build lacks, skipped).
+for b in cpu cpu:neon cpu:neondot xnnpack xnnpack:fp16=half mock_device; do
+  pool_run "conformance --backend $b" 1 build-aarch64/bin/encrt_conformance --backend "$b"
 done
+pool_run "encrt_kernel_tests" 0 build-aarch64/bin/encrt_kernel_tests
+pool_run "encrt_kernel_tests (Cortex-A53: no dot product)" 0 -cpu cortex-a53 build-aarch64/bin/encrt_kernel_tests
+pool_run "encrt_kernel_tests ~[ref] (Neoverse-N1 = Orin's features: dot product, fp16, no i8mm)" 0 \
+  -cpu neoverse-n1 build-aarch64/bin/encrt_kernel_tests '~[ref]'
+pool_run "encrt_runtime_tests [golden],[heads] (Neoverse-N1)" 0 -cpu neoverse-n1 build-aarch64/bin/encrt_runtime_tests '[golden],[heads]'
+pool_run "encrt_converter_tests" 0 build-aarch64/bin/encrt_converter_tests
+wait
+pool_failed=()
+for n in "${!pool_labels[@]}"; do
+  status=99 seconds=?
+  [[ -f "$pool_dir/$n.status" ]] && read -r status seconds <"$pool_dir/$n.status"
+  echo "aarch64 (qemu): ${pool_labels[n]} (exit $status, $seconds s)"
+  cat "$pool_dir/$n.log"
+  if [[ $status -eq 0 || ( $status -eq 4 && ${pool_may_skip[n]} -eq 1 ) ]]; then continue; fi
+  pool_failed+=("${pool_labels[n]}")
+done
+rm -rf "$pool_dir"
+if [[ ${#pool_failed[@]} -ne 0 ]]; then
+  printf 'aarch64 (qemu): FAILED: %s\n' "${pool_failed[@]}"
+  exit 1
+fi
 
 # The xnnpack backend against the cpu backend on ARM: small fixtures converted by the aarch64 CLI,
 # run with each backend under qemu, outputs compared. fp32, and fp16 with the default fp16=widen
