@@ -108,11 +108,26 @@ else
   note "conformance --backend cuda: FAILED, status $status ($(tail -3 "$results/conformance.log" | tr '\n' ' '))"
 fi
 
-# The tensor-core attention kernel alone (attention=mma refuses fp32 attention and probabilities,
-# so only its own cases), and the MiniLM cases on the int8 model.
-timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:attention=mma "[f16_attention]" \
-  >"$results/conformance_mma.log" 2>&1
-note "conformance --backend cuda:attention=mma [f16_attention]: status $? ($(tail -2 "$results/conformance_mma.log" | head -1))"
+# The tensor-core attention kernels alone (attention=mma refuses the probabilities, attention=int8
+# every attention op but an int8 model's, so only their own cases): fp16; bf16 on fp32
+# activations (an int8 model's under auto and mma, an fp32 model's only under mma) and SIMT under
+# simt; the int8 kernel. Then the MiniLM cases on the int8 model, with each int8 attention route.
+conformance_case() {  # label backend tags [extra env]
+  local label=$1 backend=$2 tags=$3
+  timeout 180 env "${@:4}" "$bundle/bin/encrt_conformance" --backend "$backend" "$tags" >"$results/conformance_$label.log" 2>&1
+  note "conformance --backend $backend $tags${4:+ (${*:4})}: status $? ($(tail -2 "$results/conformance_$label.log" | head -1))"
+}
+conformance_case mma cuda:attention=mma "[f16_attention]"
+for option in auto mma simt; do
+  conformance_case "bf16_$option" "cuda:attention=$option" "[bf16_attention]"
+done
+conformance_case att_int8 cuda:attention=int8 "[int8_attention]"
+conformance_case att_int8_minilm cuda:attention=int8 "conformance: MiniLM*" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
+conformance_case att_int8_packed cuda:attention=int8 "conformance: packed batches of MiniLM*" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
+"$encrt" inspect "$minilm/minilm.int8.encrt" --backend cuda --seq 128 >"$results/inspect_int8.txt" 2>&1
+"$encrt" inspect "$minilm/minilm.int8.encrt" --backend cuda --backend-options attention=int8 --seq 128 \
+  >"$results/inspect_int8_att_int8.txt" 2>&1
+note "attention kernels (int8 model, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_int8.txt"); attention=int8: $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_int8_att_int8.txt")"
 for gemm in mma cublaslt; do
   timeout 240 "$bundle/bin/encrt_conformance" --backend "cuda:int8_gemm=$gemm" "[int8_gemm]" \
     >"$results/conformance_int8_$gemm.log" 2>&1
@@ -142,6 +157,8 @@ accuracy fp16_cuda_simt fp16 cuda attention=simt
 accuracy fp16_cuda_mapped fp16 cuda weights=mapped
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
+accuracy int8_cuda_att_int8 int8 cuda attention=int8
+accuracy int8_cuda_simt int8 cuda attention=simt
 accuracy int8_cpu int8 cpu
 fi
 
@@ -167,7 +184,12 @@ for shape in 1x128 32x128; do
   bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
   bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
   bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
+  # An int8 model's attention: bf16 tensor cores (auto, above), the int8 kernel, the SIMT fp32 one.
+  bench "int8_att_int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=int8
+  bench "int8_simt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=simt
 done
+"$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
+  --backend-options attention=int8 >"$results/profile_int8_att_int8_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   --backend-options int8_gemm=cublaslt >"$results/profile_int8_cublaslt_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
