@@ -359,7 +359,9 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
 // element i of 16: row g, + 8 for i in 4..7 and 12..15; column 4t + (i & 3), + 16 for i >= 8.
 // B (32x8, column-major), element i of 8: row 4t + (i & 3), + 16 for i >= 4; column g. C and D
 // (16x8 s32), element i of 4: row g, + 8 for i >= 2; column 2t + (i & 1). Sums modulo 2^32.
-inline void emulated_mma_m16n8k32_s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+// kUnsignedA: the .u8.s8 variant (the same fragment table; A's bytes unsigned, B's signed).
+template <bool kUnsignedA>
+inline void emulated_mma_m16n8k32(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   using namespace encrt::emulation;
   Warp& w = my_warp();
   const int lane = my_lane();
@@ -367,44 +369,14 @@ inline void emulated_mma_m16n8k32_s8(int32_t (&c)[4], const uint32_t (&a)[4], ui
   w.b[lane][0] = b0;
   w.b[lane][1] = b1;
   w.barrier.wait();
-  auto byte = [](uint32_t reg, int j) { return static_cast<int32_t>(static_cast<int8_t>((reg >> (8 * j)) & 0xffu)); };
-  int32_t A[16][32], B[32][8];
-  for (int l = 0; l < 32; ++l) {
-    const int g = l / 4, t = l % 4;
-    for (int i = 0; i < 16; ++i) {
-      const int row = g + ((i & 4) ? 8 : 0), col = 4 * t + (i & 3) + (i >= 8 ? 16 : 0);
-      A[row][col] = byte(w.a[l][i / 4], i & 3);
-    }
-    for (int i = 0; i < 8; ++i) B[4 * t + (i & 3) + (i >= 4 ? 16 : 0)][g] = byte(w.b[l][i / 4], i & 3);
-  }
-  w.barrier.wait();  // every lane has read the fragments before any lane's next mma writes them
-  const int g = lane / 4, t = lane % 4;
-  for (int i = 0; i < 4; ++i) {
-    const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
-    uint32_t sum = static_cast<uint32_t>(c[i]);
-    for (int k = 0; k < 32; ++k) sum += static_cast<uint32_t>(A[row][k] * B[k][col]);
-    c[i] = static_cast<int32_t>(sum);
-  }
-}
-
-// The same for mma.sync.m16n8k32.row.col.s32.u8.s8.s32 (the same fragment table; A's bytes
-// unsigned, B's signed).
-inline void emulated_mma_m16n8k32_u8s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  using namespace encrt::emulation;
-  Warp& w = my_warp();
-  const int lane = my_lane();
-  for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
-  w.b[lane][0] = b0;
-  w.b[lane][1] = b1;
-  w.barrier.wait();
-  auto ubyte = [](uint32_t reg, int j) { return static_cast<int32_t>((reg >> (8 * j)) & 0xffu); };
   auto sbyte = [](uint32_t reg, int j) { return static_cast<int32_t>(static_cast<int8_t>((reg >> (8 * j)) & 0xffu)); };
+  auto abyte = [&](uint32_t reg, int j) { return kUnsignedA ? static_cast<int32_t>((reg >> (8 * j)) & 0xffu) : sbyte(reg, j); };
   int32_t A[16][32], B[32][8];
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, t = l % 4;
     for (int i = 0; i < 16; ++i) {
       const int row = g + ((i & 4) ? 8 : 0), col = 4 * t + (i & 3) + (i >= 8 ? 16 : 0);
-      A[row][col] = ubyte(w.a[l][i / 4], i & 3);
+      A[row][col] = abyte(w.a[l][i / 4], i & 3);
     }
     for (int i = 0; i < 8; ++i) B[4 * t + (i & 3) + (i >= 4 ? 16 : 0)][g] = sbyte(w.b[l][i / 4], i & 3);
   }

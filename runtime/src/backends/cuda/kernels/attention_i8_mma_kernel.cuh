@@ -66,6 +66,7 @@
 
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_math.h"
+#include "backends/cuda/kernels/mma_int8.cuh"
 
 namespace encrt::cuda::mma_attention_i8 {
 
@@ -115,36 +116,6 @@ __host__ __device__ inline SharedLayout shared_layout(int D, int seq) {
 __host__ __device__ inline int pv_column(int p) {
   const int nt = p >> 3, t = (p & 7) >> 1, e = p & 1;
   return (nt >= 2 ? 16 : 0) + 4 * t + 2 * (nt & 1) + e;
-}
-
-// D(16x8, s32) += A(16x32, s8, row-major) · B(32x8, s8, column-major).
-__device__ __forceinline__ void mma_s8s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#elif defined(ENCRT_CUDA_HOST_EMULATION)
-  emulated_mma_m16n8k32_s8(c, a, b0, b1);  // tests/cuda_emulation: the PTX fragment table on the host
-#else
-  (void)c, (void)a, (void)b0, (void)b1;
-  __trap();  // the host never launches this kernel below sm_80 (attention_i8_mma_supported)
-#endif
-}
-
-// D(16x8, s32) += A(16x32, u8, row-major) · B(32x8, s8, column-major).
-__device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#elif defined(ENCRT_CUDA_HOST_EMULATION)
-  emulated_mma_m16n8k32_u8s8(c, a, b0, b1);
-#else
-  (void)c, (void)a, (void)b0, (void)b1;
-  __trap();
-#endif
 }
 
 // Four bytes of shared memory at a 4-byte aligned address, as one fragment register.
@@ -336,7 +307,7 @@ __global__ void __launch_bounds__(kThreads) attention_i8_mma_kernel(AttentionArg
     int32_t c[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int kt = 0; kt < D / 32; ++kt)
-      mma_s8s8(c, qa[kt], word_at(ks + (j8 + g) * L.ld_qk + kt * 32 + 4 * t),
+      mma_m16n8k32_s8s8(c, qa[kt], word_at(ks + (j8 + g) * L.ld_qk + kt * 32 + 4 * t),
                word_at(ks + (j8 + g) * L.ld_qk + kt * 32 + 16 + 4 * t));
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -429,7 +400,7 @@ __global__ void __launch_bounds__(kThreads) attention_i8_mma_kernel(AttentionArg
 #pragma unroll
     for (int dt = 0; dt < D / 8; ++dt) {
       const int8_t* vrow = vt + (dt * 8 + g) * L.ld_vt + j0;
-      mma_u8s8(o[dt], pa, word_at(vrow + 4 * t), word_at(vrow + 16 + 4 * t));
+      mma_m16n8k32_u8s8(o[dt], pa, word_at(vrow + 4 * t), word_at(vrow + 16 + 4 * t));
     }
   }
   const float sp[2] = {rs[0].sp, rs[1].sp};

@@ -41,6 +41,7 @@
 
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_epilogue_value.cuh"
+#include "backends/cuda/kernels/mma_int8.cuh"
 
 namespace encrt::cuda::mma_gemm_i8 {
 
@@ -56,21 +57,6 @@ struct __align__(16) Stages {
   int8_t b[kStages][BN][kLd];  // weight rows n0 .. n0 + BN − 1
 };
 static_assert(sizeof(Stages<64, 64>) <= 48 * 1024, "static shared memory per block");
-
-// D(16x8, s32) += A(16x32, s8, row-major) · B(32x8, s8, column-major).
-__device__ __forceinline__ void mma_m16n8k32(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#elif defined(ENCRT_CUDA_HOST_EMULATION)
-  emulated_mma_m16n8k32_s8(c, a, b0, b1);  // tests/cuda_emulation: the PTX fragment table on the host
-#else
-  (void)c, (void)a, (void)b0, (void)b1;
-  __trap();  // the host never launches this kernel below sm_80 (gemm_i8_mma_supported)
-#endif
-}
 
 // cp.async of kBytes (4 or 16) from global to shared memory; both addresses kBytes-aligned.
 template <int kBytes>
@@ -192,7 +178,7 @@ __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, 
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) mma_m16n8k32(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
+        for (int nt = 0; nt < NT; ++nt) mma_m16n8k32_s8s8(acc[mt][nt], af[mt], bf[nt][0], bf[nt][1]);
     }
   }
 
