@@ -21,6 +21,7 @@
 #include <random>
 #include <sstream>
 
+#include "cuda_emulation/attention_cases.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/attention_i8_mma_kernel.cuh"
 #include "kernels/ref/ref_kernels.h"
@@ -31,35 +32,8 @@ using encrt::cuda::AttentionArgs;
 using encrt::cuda::Elem;
 namespace mk = encrt::cuda::mma_attention_i8;
 
-struct Case {
-  int head_dim = 32, batch = 1, seq = 1, heads = 1;
-  bool masked = false, packed = false;
-  std::string describe() const {
-    std::ostringstream s;
-    s << "head_dim " << head_dim << " batch " << batch << " seq " << seq << " heads " << heads << (masked ? " masked" : "")
-      << (packed ? " packed" : "");
-    return s.str();
-  }
-};
-
-// Sequence b's mask: 0 real but every fifth token, 1 real only in its second half and with
-// holes, 2 no real token.
-bool real_token(int b, int t, int seq) {
-  return b % 3 == 0 ? t % 5 != 3 : b % 3 == 1 ? t >= seq / 2 && t % 3 != 1 : false;
-}
-
-// The reference's quantization of one row (its header's formula), for the integer-level check.
-float quantize(const float* x, int D, int8_t* q) {
-  float amax = 0.0f;
-  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
-  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
-  const float inv = 1.0f / s;
-  for (int d = 0; d < D; ++d) {
-    const float v = std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f);
-    q[d] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
-  }
-  return s;
-}
+using Case = encrt::emulation::AttentionCase;
+using encrt::emulation::real_token;
 
 void run_kernel(const AttentionArgs& a) {
   const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + mk::kQueryTile - 1) / mk::kQueryTile),
@@ -89,17 +63,17 @@ void check_shared_bytes(const Case& c, const std::vector<float>& qkv, const std:
   long byte_mismatches = 0, scale_mismatches = 0;
   auto row = [&](int t) { return qkv.data() + (static_cast<size_t>(b) * c.seq + t) * 3 * H + static_cast<size_t>(h) * D; };
   for (int r = 0; r < mk::kQueryTile && q0 + r < c.seq; ++r) {
-    const float s = quantize(row(q0 + r), D, q);
+    const float s = encrt::kernels::ref::quantize_symmetric_i8(row(q0 + r), D, q);
     scale_mismatches += sq[r] != s * scale;
     for (int d = 0; d < D; ++d) byte_mismatches += qs[r * L.ld_qk + d] != q[d];
   }
   for (int j = 0; j < L.keys; ++j) {
     const bool in = j < c.seq;
-    const float s_k = in ? quantize(row(j) + H, D, q) : 1.0f;
+    const float s_k = in ? encrt::kernels::ref::quantize_symmetric_i8(row(j) + H, D, q) : 1.0f;
     if (!in) std::fill(q, q + D, int8_t{0});
     scale_mismatches += std::memcmp(&sk[j], &s_k, sizeof s_k) != 0;
     for (int d = 0; d < D; ++d) byte_mismatches += ks[j * L.ld_qk + d] != q[d];
-    const float s_v = in ? quantize(row(j) + 2 * H, D, q) : 1.0f;
+    const float s_v = in ? encrt::kernels::ref::quantize_symmetric_i8(row(j) + 2 * H, D, q) : 1.0f;
     if (!in) std::fill(q, q + D, int8_t{0});
     scale_mismatches += std::memcmp(&sv[j], &s_v, sizeof s_v) != 0;
     for (int d = 0; d < D; ++d) byte_mismatches += vt[d * L.ld_vt + (j & ~31) + mk::pv_column(j & 31)] != q[d];

@@ -26,6 +26,7 @@
 #include <random>
 #include <sstream>
 
+#include "cuda_emulation/attention_cases.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/attention_mma_kernel.cuh"
 
@@ -34,22 +35,8 @@ namespace {
 using encrt::cuda::AttentionArgs;
 using encrt::cuda::Elem;
 
-struct Case {
-  int head_dim = 32, batch = 1, seq = 1, heads = 1;
-  bool masked = false, packed = false;
-  std::string describe() const {
-    std::ostringstream s;
-    s << "head_dim " << head_dim << " batch " << batch << " seq " << seq << " heads " << heads << (masked ? " masked" : "")
-      << (packed ? " packed" : "");
-    return s.str();
-  }
-};
-
-// Sequence b's mask: 0 real but every fifth token, 1 real only in its second half and with
-// holes, 2 no real token.
-bool real_token(int b, int t, int seq) {
-  return b % 3 == 0 ? t % 5 != 3 : b % 3 == 1 ? t >= seq / 2 && t % 3 != 1 : false;
-}
+using Case = encrt::emulation::AttentionCase;
+using encrt::emulation::real_token;
 
 // Io: the activations' type (__half: the fp16 instance, float: the bf16 one).
 template <typename Io>

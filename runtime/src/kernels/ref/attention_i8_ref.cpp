@@ -48,17 +48,6 @@ I8Scratch carve(void* scratch, int S, int D) {
   return s;
 }
 
-float quantize_symmetric(const float* x, int D, int8_t* q) {
-  float amax = 0.0f;
-  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
-  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
-  const float inv = 1.0f / s;
-  for (int d = 0; d < D; ++d) {
-    const float v = std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f);
-    q[d] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
-  }
-  return s;
-}
 
 // u_j = rint(P'_j / s_p) with s_p = max P' / 255 (1 below float's smallest normal), out_d =
 // float(Σ_j u_j v_j,d) · s_p. Keys with P' = 0 (padding, masked pairs) add nothing, whatever
@@ -89,6 +78,18 @@ void nan_row(const int32_t* mask, int S, int D, float* out, float* probs) {
 }
 }  // namespace
 
+float quantize_symmetric_i8(const float* x, int D, int8_t* q) {
+  float amax = 0.0f;
+  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
+  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float inv = 1.0f / s;
+  for (int d = 0; d < D; ++d) {
+    const float v = std::clamp(std::nearbyint(x[d] * inv), -127.0f, 127.0f);
+    q[d] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
+  }
+  return s;
+}
+
 size_t attention_i8_scratch(int seq, int head_dim) {
   return align64(head_dim) + 2 * align64(static_cast<size_t>(seq) * head_dim) +
          3 * align64(sizeof(float) * seq);
@@ -106,8 +107,8 @@ void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
   bool v_finite = true;  // every real key's V scale is finite
   for (int j = 0; j < S; ++j) {
     const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
-    t.sk[j] = quantize_symmetric(row + H, D, t.k + static_cast<size_t>(j) * D);
-    t.sv[j] = quantize_symmetric(row + 2 * H, D, t.v + static_cast<size_t>(j) * D);
+    t.sk[j] = quantize_symmetric_i8(row + H, D, t.k + static_cast<size_t>(j) * D);
+    t.sv[j] = quantize_symmetric_i8(row + 2 * H, D, t.v + static_cast<size_t>(j) * D);
     if (!mask || mask[j] != 0) v_finite &= t.sv[j] <= kFloatMax;
   }
   for (int i = 0; i < S; ++i) {
@@ -118,7 +119,7 @@ void attention_i8(const AttentionArgs& a, int b, int h, void* scratch) {
       if (probs) std::memset(probs, 0, sizeof(float) * S);
       continue;
     }
-    const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, t.q);
+    const float sq = quantize_symmetric_i8(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, t.q);
     const float sq_scaled = sq * a.scale;
     float max_score = -INFINITY;
     if (pm.active()) {

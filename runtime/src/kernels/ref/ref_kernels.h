@@ -32,6 +32,10 @@ void attention_f32(const AttentionArgs& args, int b, int h, void* scratch);
 size_t attention_f32_scratch(int seq, int head_dim);
 void attention_i8(const AttentionArgs& args, int b, int h, void* scratch);
 size_t attention_i8_scratch(int seq, int head_dim);
+// attention_i8's quantization of one Q, K or V row of a head (its header's formula): returns the
+// scale s = max|x| / 127 (1 for an all-zero row) and writes q = clamp(rint(x / s), -127, 127),
+// NaN to 0. Other int8 attention kernels (the GPU's) must produce these bytes.
+float quantize_symmetric_i8(const float* x, int n, int8_t* q);
 
 // Helpers the converter and tests share with the kernels.
 void pack_weights_f32(int N, int K, const float* W_rowmajor, float* packed);
