@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,29 @@ struct GemmShape {
   bool residual;
 };
 std::vector<GemmShape> minilm_shapes();
+
+// Buffers on a cache line, as the runtime's operands are (the arena and the model file's tensors
+// are 64-byte aligned): a kernel timed on operands off a line would be timed on split loads that
+// the runtime never makes (the AMX tile loads lose 30% to them).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    if (void* p = std::aligned_alloc(64, bytes ? bytes : 64)) return static_cast<T*>(p);
+    throw std::bad_alloc();
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+template <class T>
+using Buffer = std::vector<T, CacheLineAllocator<T>>;
 std::string shape_name(const GemmShape& s);  // e.g. "M128_K384_N1536_ffn_up"
 
 // Single-core peaks of this CPU, measured once at start-up by register-only instruction loops

@@ -69,8 +69,8 @@ std::string shape_name(const GemmShape& s) {
 
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
-  std::vector<float> v(n);
+Buffer<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
+  Buffer<float> v(n);
   uint32_t x = seed * 2654435761u + 1u;
   for (float& f : v) {
     x = x * 1664525u + 1013904223u;
@@ -79,19 +79,20 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
-// Inputs and packed weights of one linear layer, built once per benchmark run.
+// Inputs and packed weights of one linear layer, built once per benchmark run, each on a cache
+// line as in the runtime.
 struct Layer {
   GemmShape shape;
-  std::vector<float> x, w, bias, residual, c;
-  std::vector<float> w_f32;
-  std::vector<uint16_t> w_f16;
-  std::vector<int8_t> w_i8;
-  std::vector<float> w_scale;
-  std::vector<int32_t> w_sum;
-  std::vector<uint8_t> q;
-  std::vector<float> q_scale;
-  std::vector<int32_t> q_zp;
-  mutable std::vector<uint8_t> workspace;  // the int8 GEMMs' (kernel_types.h)
+  Buffer<float> x, w, bias, residual, c;
+  Buffer<float> w_f32;
+  Buffer<uint16_t> w_f16;
+  Buffer<int8_t> w_i8;
+  Buffer<float> w_scale;
+  Buffer<int32_t> w_sum;
+  Buffer<uint8_t> q;
+  Buffer<float> q_scale;
+  Buffer<int32_t> q_zp;
+  mutable Buffer<uint8_t> workspace;  // the int8 GEMMs' (kernel_types.h)
   int ldq = 0;
   GemmEpilogue ep;
 
@@ -227,7 +228,7 @@ void bench_quantize(benchmark::State& state, const KernelTable& t, GemmShape s) 
 
 void bench_layer_norm(benchmark::State& state, const KernelTable& t, GemmShape s) {
   Layer L(s);  // LayerNorm of the [M, K] activations, gamma/beta taken from bias/w
-  std::vector<float> y(L.x.size());
+  Buffer<float> y(L.x.size());
   for (auto _ : state) {
     t.layer_norm(s.M, s.K, L.x.data(), s.K, L.w.data(), L.bias.data(), 1e-12f, y.data(), s.K);
     benchmark::ClobberMemory();
@@ -257,16 +258,18 @@ bool timed(const Entry& k) {
 // and, for qu8s8_full, the quantize kernel of the same ISA.
 void register_kernel_benchmarks() {
   const KernelTable best = kernels::make_kernel_table(kernels::cpu_isa_features());
+  // With AMX, the vpdpbusd kernel it replaces is timed on the GEMM alone too (the AMX table).
+  const kernels::GemmU8S8Fn below_amx = best.features & kernels::kIsaAmxInt8
+                                            ? kernels::make_kernel_table(best.features & ~kernels::kIsaAmxInt8).gemm_u8s8
+                                            : nullptr;
   for (const auto& k : kernels::kGemmU8S8Kernels) {
     if (!timed(k)) continue;
     const KernelTable t = kernels::make_kernel_table(k.features);
     for (const GemmShape& s : minilm_shapes()) {
       const std::string tail = std::string(k.name) + "/" + shape_name(s);
       add("qu8s8_full/" + tail, bench_qu8s8_full, t, s);
-      if (k.fn == best.gemm_u8s8) {
-        add("qu8s8_fused/" + tail, bench_qu8s8_fused, t, s);
-        add("qu8s8_gemm/" + tail, bench_qu8s8_gemm, t, s);
-      }
+      if (k.fn == best.gemm_u8s8) add("qu8s8_fused/" + tail, bench_qu8s8_fused, t, s);
+      if (k.fn == best.gemm_u8s8 || k.fn == below_amx) add("qu8s8_gemm/" + tail, bench_qu8s8_gemm, t, s);
     }
   }
   // One row-wise run per (M, K): attn_out's and ffn_down's rows.
@@ -370,15 +373,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const std::string amx = best.gemm_u8s8_name;
       const std::string vnni = kernels::make_kernel_table(best.features & ~kernels::kIsaAmxInt8).gemm_u8s8_name;
       std::printf("\nint8 with AMX, quantize + GEMM + dequantize (qu8s8_full): %% of the tdpbusd peak (%.1f Gop/s), "
-                  "and of the vpdpbusd zmm peak (%%v); ratio = avx512vnni's time / amx's time.\n",
+                  "and of the vpdpbusd zmm peak (%%v); ratio = avx512vnni's time / amx's time; the same for the "
+                  "GEMM + dequantize alone (qu8s8_gemm).\n",
                   p.tdpbusd_ops * 1e-9);
-      std::printf("%-26s %8s %8s %14s %8s\n", "shape", "amx %", "amx %v", "avx512vnni %v", "ratio");
+      std::printf("%-26s %8s %8s %14s %8s %11s %11s\n", "shape", "amx %", "amx %v", "avx512vnni %v", "ratio",
+                  "gemm amx %", "gemm ratio");
       for (const GemmShape& s : minilm_shapes()) {
         const std::string shape = shape_name(s);
         const std::string a = "qu8s8_full/" + amx + "/" + shape, v = "qu8s8_full/" + vnni + "/" + shape;
-        std::printf("%-26s %8s %8s %14s %8s\n", shape.c_str(), pct(a, s, p.tdpbusd_ops).c_str(),
+        const std::string ga = "qu8s8_gemm/" + amx + "/" + shape, gv = "qu8s8_gemm/" + vnni + "/" + shape;
+        std::printf("%-26s %8s %8s %14s %8s %11s %11s\n", shape.c_str(), pct(a, s, p.tdpbusd_ops).c_str(),
                     pct(a, s, p.vpdpbusd_zmm_ops).c_str(), pct(v, s, p.vpdpbusd_zmm_ops).c_str(),
-                    speedup(a, v).c_str());
+                    speedup(a, v).c_str(), pct(ga, s, p.tdpbusd_ops).c_str(), speedup(ga, gv).c_str());
       }
     }
     if (best.gemm_f16_arith) {

@@ -1,7 +1,7 @@
 // The int8 GEMM of qu8s8_gemm_32x32__amx (gemm_u8s8_amx.cpp): uint8 activations × int8 weights
 // (PanelN16K4) with AMX-INT8's tdpbusd, as a template over the tile operations (class Tiles:
 // load_config, load, dpbusd, store, zero, release) so that the tests can run the same code with
-// emulated tiles on CPUs without AMX (tests/kernels/test_x86_u8s8_amx_emulated_avx512.cpp).
+// emulated tiles on CPUs without AMX (tests/kernels/test_x86_u8s8_amx_emulated.cpp).
 // Include only from files built with AVX-512 flags (the epilogue, gemm_u8s8_epilogue_avx512.h).
 //
 // Tiles: palette 1 (8 tile registers of at most 16 rows × 64 bytes), all 8 configured as 16 rows
@@ -34,15 +34,26 @@
 //   N: the last panel holds zeros past N (PanelN16K4's padding), so its B tile is read whole; a
 //      block of <= 16 columns uses one column tile (there is no second panel to read); the
 //      epilogue's masked stores write only columns < N.
-// The sums are then stored (tilestored) into a 32 × 32 int32 buffer, acc[r·NT + j] one zmm per row
-// r and panel j, and the outputs made by gemm_u8s8_epilogue_avx512.h: the avx512vnni kernel's own
-// code, so from the same exact sums both kernels give the same floats, bit for bit.
+// The sums are then stored (tilestored) into one of two 32 × 32 int32 buffers, acc[r·NT + j] one
+// zmm per row r and panel j, and the outputs made by gemm_u8s8_epilogue_avx512.h: the avx512vnni
+// kernel's own code, so from the same exact sums both kernels give the same floats, bit for bit.
+// A block's epilogue runs one block late, between the next block's last tdpbusd and its tile
+// stores, so that the vector units make a block's outputs while the tile unit computes the next.
 //
-// Not tuned: there is no AMX CPU here. Left for a measurement on one: software prefetch of the
-// next block's panels, overlapping a block's epilogue with the next block's tdpbusd, and whether
-// the tile configuration (ldtilecfg + tilerelease per call) costs anything at small M.
+// Measured on a 2-core Xeon VM with AMX (tdpbusd probe 6.2 Top/s), 64-byte aligned operands as
+// the arena and the model file give them, M128 K384 N384 with bias: the tile work alone 10.4 µs,
+// the epilogue alone 4.2 µs (its fp32 stores of C bound it: 4 cycles a zmm, 6 at N = 1536 where C
+// leaves L1), 16.4 µs one after the other and 15.4 µs overlapped as above. Tried and dropped:
+// the epilogue split into row chunks between every k-step (no faster at K = 384, slower at
+// N = 1536), and software prefetch of the next step's A rows and B panels into L1 (5-20%
+// slower: the tile loads already keep the load ports busy). Operands 16 bytes off a cache line
+// cost 30% (each 64-byte tile row then splits across two lines). Kept: prefetch of the next
+// column block's panels, a few lines per k-step (PanelPrefetch): in a model each layer's weights
+// come from L3 or memory, and MiniLM int8 b1 s128 ran 3-4% faster with it (min 2.57-2.67 ms
+// against 2.66-2.86 ms over four interleaved rounds).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/x86/gemm_u8s8_epilogue_avx512.h"
@@ -93,6 +104,28 @@ inline TileConfig tile_config() {
   return c;
 }
 
+// The next column block's weight panels, brought towards L1 a few lines per k-step while the
+// row blocks of this one run (the weights of a model's layer are read once per run: they come
+// from L3 or memory, not from L2 as in a benchmark that repeats one GEMM).
+// At most kMaxPrefetchLines per step: with one row block (M <= 32) the next panels would take
+// 32 lines a step at K = 1536 and crowd out the tile loads (measured: 70% slower on hot weights).
+struct PanelPrefetch {
+  static constexpr int kMaxLinesPerStep = 8;
+  const char* next = nullptr;  // the next line to fetch
+  const char* end = nullptr;
+  int lines_per_step = 0;
+
+  // Spreads `bytes` from `panels` over `steps` k-steps.
+  void start(const int8_t* panels, size_t bytes, int steps) {
+    next = reinterpret_cast<const char*>(panels);
+    end = next + bytes;
+    lines_per_step = std::min(kMaxLinesPerStep, static_cast<int>((bytes / 64 + steps - 1) / steps));
+  }
+  ENCRT_X86_INLINE void step() {
+    for (int i = 0; i < lines_per_step && next < end; ++i, next += 64) _mm_prefetch(next, _MM_HINT_T0);
+  }
+};
+
 // One block of rows and columns.
 struct Block {
   int K4;              // k-groups of 4 in the whole depth
@@ -138,10 +171,9 @@ ENCRT_X86_INLINE void load_b(Tiles& tiles, const Block& b, int g0, int groups, i
   tiles.template load<tmm_b(J)>(stage, kTileRowBytes);
 }
 
-// The exact int32 sums of a block of MT row tiles and NT column tiles into acc[r·NT + j] (row r,
-// panel j: one zmm of 16 columns).
+// The exact int32 sums of a block of MT row tiles and NT column tiles, left in the C tiles.
 template <int MT, int NT, class Tiles>
-void accumulate(Tiles& tiles, const Block& b, __m512i* acc) {
+void accumulate(Tiles& tiles, const Block& b, PanelPrefetch& pf) {
   static_assert(MT >= 1 && MT <= kRowTiles && NT >= 1 && NT <= kColTiles, "a block has at most 2 × 2 tiles");
   alignas(64) uint8_t stage_a[MT][kTileBytes];
   alignas(64) int8_t stage_b[NT][kTileBytes];
@@ -156,6 +188,7 @@ void accumulate(Tiles& tiles, const Block& b, __m512i* acc) {
   if constexpr (MT == 2 && NT == 2) tiles.template zero<tmm_c(1, 1)>();
   for (int g0 = 0; g0 < b.K4; g0 += kStepGroups) {
     const int groups = b.K4 - g0 < kStepGroups ? b.K4 - g0 : kStepGroups;
+    pf.step();
     load_a<0>(tiles, b, g0, groups, stage_a[0]);
     load_b<0>(tiles, b, g0, groups, stage_b[0]);
     tiles.template dpbusd<tmm_c(0, 0), tmm_a(0), tmm_b(0)>();
@@ -169,7 +202,12 @@ void accumulate(Tiles& tiles, const Block& b, __m512i* acc) {
       if constexpr (NT == 2) tiles.template dpbusd<tmm_c(MT - 1, NT - 1), tmm_a(MT - 1), tmm_b(NT - 1)>();
     }
   }
-  // Row r of C(i, j) goes to acc[(16i + r)·NT + j]: stride NT zmm.
+}
+
+// Stores the C tiles of a block of MT × NT tiles into acc[r·NT + j] (row r, panel j: one zmm of
+// 16 columns): row r of C(i, j) goes to acc[(16i + r)·NT + j], stride NT zmm.
+template <int MT, int NT, class Tiles>
+void store_sums(Tiles& tiles, __m512i* acc) {
   constexpr size_t kAccStride = NT * sizeof(__m512i);
   tiles.template store<tmm_c(0, 0)>(acc, kAccStride);
   if constexpr (NT == 2) tiles.template store<tmm_c(0, NT - 1)>(acc + NT - 1, kAccStride);
@@ -177,6 +215,34 @@ void accumulate(Tiles& tiles, const Block& b, __m512i* acc) {
   if constexpr (MT == 2 && NT == 2)
     tiles.template store<tmm_c(MT - 1, NT - 1)>(acc + kTileRows * NT + NT - 1, kAccStride);
 }
+
+// The two steps above for a block of mt × nt tiles (1..2 each).
+template <class Tiles>
+void accumulate(Tiles& tiles, const Block& b, int mt, int nt, PanelPrefetch& pf) {
+  if (mt == 2)
+    nt == 2 ? accumulate<2, 2>(tiles, b, pf) : accumulate<2, 1>(tiles, b, pf);
+  else
+    nt == 2 ? accumulate<1, 2>(tiles, b, pf) : accumulate<1, 1>(tiles, b, pf);
+}
+template <class Tiles>
+void store_sums(Tiles& tiles, int mt, int nt, __m512i* acc) {
+  if (mt == 2)
+    nt == 2 ? store_sums<2, 2>(tiles, acc) : store_sums<2, 1>(tiles, acc);
+  else
+    nt == 2 ? store_sums<1, 2>(tiles, acc) : store_sums<1, 1>(tiles, acc);
+}
+
+// A block whose sums are stored and whose outputs are still to be made.
+struct PendingBlock {
+  U8S8TileOut out;
+  U8S8EpilogueFn finish = nullptr;  // none yet
+  int rows = 0;
+  const __m512i* acc = nullptr;
+
+  void run() {
+    if (finish) finish(out, rows, acc);
+  }
+};
 
 }  // namespace amx
 
@@ -199,6 +265,12 @@ void qu8s8_amx_gemm(Tiles& tiles, int M, int N, int K, const QuantizedRows& A, c
   out.C = C;
   out.ldc = static_cast<size_t>(ldc);
   out.ep = &ep;
+  // Two buffers of sums: block i's are stored into one while block i - 1's epilogue reads the other.
+  alignas(64) __m512i acc[2][kMR * kColTiles];
+  int cur = 0;
+  const int steps = (b.K4 + kStepGroups - 1) / kStepGroups;
+  const int row_blocks = (M + kMR - 1) / kMR;
+  PendingBlock pending;
   for (int n0 = 0; n0 < N; n0 += kNR) {
     const int cols = N - n0 < kNR ? N - n0 : kNR;
     const int nt = (cols + kPanelN - 1) / kPanelN;
@@ -206,25 +278,29 @@ void qu8s8_amx_gemm(Tiles& tiles, int M, int N, int K, const QuantizedRows& A, c
     out.last_cols = cols - (nt - 1) * kPanelN;
     b.w = W + static_cast<size_t>(n0 / kPanelN) * b.panel_bytes;
     const U8S8EpilogueFn finish = select_u8s8_epilogue<kColTiles>(nt, ep);
+    PanelPrefetch pf;  // the next column block's panels, over this block's row blocks
+    if (n0 + kNR < N) {
+      const int next_nt = N - n0 - kNR > kPanelN ? 2 : 1;
+      pf.start(b.w + kColTiles * b.panel_bytes, next_nt * b.panel_bytes, row_blocks * steps);
+    }
     for (int m0 = 0; m0 < M; m0 += kMR) {
       b.rows = M - m0 < kMR ? M - m0 : kMR;
       b.a = A.data + static_cast<size_t>(m0) * b.lda;
+      const int mt = b.rows > kTileRows ? 2 : 1;
+      // The tile unit works through this block's tdpbusd while the vector units make the
+      // previous block's outputs: its epilogue comes between the last tdpbusd and the stores.
+      accumulate(tiles, b, mt, nt, pf);
+      pending.run();
+      store_sums(tiles, mt, nt, acc[cur]);
       out.m0 = m0;
-      alignas(64) __m512i acc[kMR * kColTiles];
-      if (b.rows > kTileRows) {
-        if (nt == 2)
-          accumulate<2, 2>(tiles, b, acc);
-        else
-          accumulate<2, 1>(tiles, b, acc);
-      } else {
-        if (nt == 2)
-          accumulate<1, 2>(tiles, b, acc);
-        else
-          accumulate<1, 1>(tiles, b, acc);
-      }
-      finish(out, b.rows, acc);
+      pending.out = out;
+      pending.finish = finish;
+      pending.rows = b.rows;
+      pending.acc = acc[cur];
+      cur ^= 1;
     }
   }
+  pending.run();
   tiles.release();
 }
 
