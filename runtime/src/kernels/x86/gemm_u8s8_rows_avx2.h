@@ -108,6 +108,19 @@ void gemm(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const in
   }
 }
 
+// The weights a tile's inner loop reads kWeightPrefetchBytes ahead (16 k-groups, running into
+// the next panel at the end of this one), asked for once per k-group: in a model each layer's
+// weights come from L3 or memory on the first row tile's pass, where the hardware prefetchers
+// alone left MiniLM's int8 GEMMs 8% slower than on weights hot in L2. Measured on a Xeon VM
+// (AVX2 level, M128 MiniLM linears with their epilogues, weights cold): 23.8 -> 22.8 ms per run
+// for the widened kernel, 22.9 -> 21.7 for the signed one; 512 bytes gained nothing, 2048 and
+// 4096 as much as 1024; no change with the weights hot. A prefetch past the weights' end is
+// harmless (it never faults).
+constexpr size_t kWeightPrefetchBytes = 1024;
+ENCRT_X86_INLINE void prefetch_weights(const int8_t* w) {
+  _mm_prefetch(reinterpret_cast<const char*>(w) + kWeightPrefetchBytes, _MM_HINT_T0);
+}
+
 ENCRT_X86_INLINE __m256i broadcast_4_bytes(const uint8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);

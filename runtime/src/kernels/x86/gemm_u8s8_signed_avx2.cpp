@@ -71,6 +71,7 @@ struct SignedRoute {
     const size_t lda = t.lda;
     const int8_t* w = t.w;
     for (int k = 0; k < t.K4; ++k) {
+      encoded_rows::prefetch_weights(w);
       const __m256i w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
       const __m256i w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32));
 #pragma GCC unroll 4

@@ -55,6 +55,7 @@ struct WidenedRoute {
     const size_t lda = t.lda;
     const int8_t* w = t.w;
     for (int k = 0; k < t.K4; ++k) {
+      encoded_rows::prefetch_weights(w);
       const __m256i w_lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
       const __m256i w_hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
 #pragma GCC unroll 8
