@@ -107,7 +107,7 @@ inline TileConfig tile_config() {
 // The next column block's weight panels, brought towards L1 a few lines per k-step while the
 // row blocks of this one run (the weights of a model's layer are read once per run: they come
 // from L3 or memory, not from L2 as in a benchmark that repeats one GEMM).
-// At most kMaxPrefetchLines per step: with one row block (M <= 32) the next panels would take
+// At most kMaxLinesPerStep lines per step: with one row block (M <= 32) the next panels would take
 // 32 lines a step at K = 1536 and crowd out the tile loads (measured: 70% slower on hot weights).
 struct PanelPrefetch {
   static constexpr int kMaxLinesPerStep = 8;
