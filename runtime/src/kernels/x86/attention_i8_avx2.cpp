@@ -9,7 +9,10 @@
 //         broadcast operand two query depths; no compensation term is needed.
 //   P·V   u in [0, 255] as int16: V of 8 dims in [8 dims][2 keys] int16 groups, the broadcast
 //         operand the u of two consecutive keys.
-// Tiles: 4 query rows × 16 keys (8 ymm accumulators) for the scores, 4 rows × 16 dims for P·V.
+// Tiles: 6 query rows × 16 keys (12 ymm accumulators) for the scores, 6 rows × 16 dims for P·V,
+// each multiply-add an asm block that keeps the accumulators in registers (madd_accumulate). The
+// score tiles also fold each row's maximum and non-finite check (row_max, row_bad), so the softmax
+// starts at the exponentials.
 #include <cmath>
 #include <cstring>
 
@@ -22,7 +25,7 @@
 namespace encrt::kernels::x86 {
 namespace {
 
-constexpr int kRows = 4;  // query rows per tile
+constexpr int kRows = 6;  // query rows per tile
 
 size_t align64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -65,6 +68,8 @@ struct Scratch {
   float* scores;      // [kRows][score_ld] scores, then w = e · s_v
   int16_t* u;         // [kRows][u_ld]
   float* s_p;         // [kRows]
+  float* row_max;     // [kRows][8] lane-wise max of each row's scores over the real keys
+  float* row_bad;     // [kRows][8] lanes that saw a real key's score NaN or beyond ±FLT_MAX
 };
 
 size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
@@ -88,6 +93,8 @@ size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
   t.scores = reinterpret_cast<float*>(take(sizeof(float) * kRows * d.score_ld));
   t.u = reinterpret_cast<int16_t*>(take(kRows * d.u_ld * sizeof(int16_t)));
   t.s_p = reinterpret_cast<float*>(take(sizeof(float) * kRows));
+  t.row_max = reinterpret_cast<float*>(take(sizeof(float) * kRows * 8));
+  t.row_bad = reinterpret_cast<float*>(take(sizeof(float) * kRows * 8));
   if (s) *s = t;
   return off;
 }
@@ -96,6 +103,14 @@ ENCRT_X86_INLINE __m256i broadcast_pair(const int16_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
   return _mm256_set1_epi32(v);
+}
+
+// acc += vpmaddwd(a, b): one asm block with acc tied in place ("+x") and an early-clobbered
+// temporary. With the intrinsics GCC 12 kept one of pv_tile's 8 accumulators on the stack (a
+// store-to-load chain through every step) and copied score_tile's around each step.
+ENCRT_X86_INLINE void madd_accumulate(__m256i& acc, __m256i a, __m256i b) {
+  __m256i product;
+  asm("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(product) : "x"(a), "x"(b));
 }
 
 // 8 int32 in [-32768, 32767] to 8 int16 (in order).
@@ -196,9 +211,11 @@ void quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real)
   for (int j = real; j < round_up(real, 8); ++j) t.v_scale[j] = 0.0f;
 }
 
-// scores[r][c0 .. c0 + 8·NK) for R query rows against key panels c0/8 .. c0/8 + NK.
+// scores[r][c0 .. c0 + 8·NK) for R query rows against key panels c0/8 .. c0/8 + NK; folds the
+// scores of the real keys (slots below `real`) into row_max and row_bad while they are in
+// registers, so that the softmax needs no pass of its own for the row maximum.
 template <int R, int NK>
-void score_tile(const Dims& dm, const Scratch& t, int c0) {
+void score_tile(const Dims& dm, const Scratch& t, int c0, int real) {
   const int P = dm.depth_pairs;
   const int16_t* panel = t.k_panels + static_cast<size_t>(c0 / 8) * P * 16;
   __m256i acc[R][NK];
@@ -215,18 +232,36 @@ void score_tile(const Dims& dm, const Scratch& t, int c0) {
     for (int r = 0; r < R; ++r) {
       const __m256i qb = broadcast_pair(t.q + r * dm.row_ld + 2 * g);
 #pragma GCC unroll 8
-      for (int c = 0; c < NK; ++c) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(qb, kv[c]));
+      for (int c = 0; c < NK; ++c) madd_accumulate(acc[r][c], qb, kv[c]);
     }
+  }
+  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  const __m256 sign = _mm256_set1_ps(-0.0f), largest = _mm256_set1_ps(kFloatMax);
+  __m256 mx[R], bad[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    mx[r] = _mm256_load_ps(t.row_max + 8 * r);
+    bad[r] = _mm256_load_ps(t.row_bad + 8 * r);
   }
 #pragma GCC unroll 8
   for (int c = 0; c < NK; ++c) {
     const __m256 sk = _mm256_load_ps(t.k_scale + c0 + 8 * c);
+    const bool tail = c0 + 8 * (c + 1) > real;
+    const __m256 live = _mm256_castsi256_ps(lanes_avx2(real - c0 - 8 * c));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       // float(dot) · (s_q · scale) · s_k, in the reference's order.
       const __m256 s = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), _mm256_set1_ps(t.q_scale[r])), sk);
       _mm256_store_ps(t.scores + r * dm.score_ld + c0 + 8 * c, s);
+      const __m256 not_finite = _mm256_cmp_ps(_mm256_andnot_ps(sign, s), largest, _CMP_NLE_UQ);
+      mx[r] = _mm256_max_ps(mx[r], tail ? _mm256_blendv_ps(neg_inf, s, live) : s);
+      bad[r] = _mm256_or_ps(bad[r], tail ? _mm256_and_ps(not_finite, live) : not_finite);
     }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm256_store_ps(t.row_max + 8 * r, mx[r]);
+    _mm256_store_ps(t.row_bad + 8 * r, bad[r]);
   }
 }
 
@@ -249,7 +284,7 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, i
     for (int r = 0; r < R; ++r) {
       const __m256i ub = broadcast_pair(t.u + r * dm.u_ld + 2 * g);
 #pragma GCC unroll 8
-      for (int c = 0; c < NV; ++c) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(ub, vv[c]));
+      for (int c = 0; c < NV; ++c) madd_accumulate(acc[r][c], ub, vv[c]);
     }
   }
 #pragma GCC unroll 8
@@ -268,35 +303,28 @@ void pv_tile(const Head& hd, const Dims& dm, const Scratch& t, int i0, int p0, i
   }
 }
 
-using ScoreTileFn = void (*)(const Dims&, const Scratch&, int);
+using ScoreTileFn = void (*)(const Dims&, const Scratch&, int, int);
 using PvTileFn = void (*)(const Head&, const Dims&, const Scratch&, int, int, int, int);
 
 template <int NK>
-constexpr ScoreTileFn kScoreTiles[kRows + 1] = {nullptr, score_tile<1, NK>, score_tile<2, NK>, score_tile<3, NK>,
-                                                score_tile<4, NK>};
+constexpr ScoreTileFn kScoreTiles[kRows + 1] = {nullptr,           score_tile<1, NK>, score_tile<2, NK>, score_tile<3, NK>,
+                                                score_tile<4, NK>, score_tile<5, NK>, score_tile<6, NK>};
 template <int NV>
-constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr, pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>, pv_tile<4, NV>};
+constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr,        pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>,
+                                          pv_tile<4, NV>, pv_tile<5, NV>, pv_tile<6, NV>};
 
 // Softmax of row r over the real keys, then u = rint(w · 255 / max w) into t.u[r] and s_p into
 // t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row. A row with a
 // non-finite score, or any row when v_finite is false (an infinite V scale), gets s_p = NaN and
 // u = 0, so NaN outputs, and NaN probabilities (the reference's rule, kernel_types.h).
+// The row's maximum and non-finite check come from the score tiles (row_max, row_bad).
 void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, bool v_finite, float* probs_row) {
   float* s = t.scores + r * dm.score_ld;
   const int nv = ceil_div(real, 8);
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
-  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
-  const __m256 sign = _mm256_set1_ps(-0.0f), largest = _mm256_set1_ps(kFloatMax);
-  __m256 mx = neg_inf, not_finite = _mm256_setzero_ps();  // |score| > FLT_MAX or NaN, per lane
-  for (int c = 0; c < nv; ++c) {
-    __m256 sc = _mm256_load_ps(s + 8 * c);
-    if (c == nv - 1) sc = _mm256_blendv_ps(neg_inf, sc, tail);
-    mx = _mm256_max_ps(mx, sc);
-    const __m256 bad = _mm256_cmp_ps(_mm256_andnot_ps(sign, sc), largest, _CMP_NLE_UQ);
-    not_finite = _mm256_or_ps(not_finite, c == nv - 1 ? _mm256_and_ps(bad, tail) : bad);
-  }
+  const __m256 mx = _mm256_load_ps(t.row_max + 8 * r);
   int16_t* u = t.u + r * dm.u_ld;
-  if (!v_finite || _mm256_movemask_ps(not_finite) != 0) {
+  if (!v_finite || _mm256_movemask_ps(_mm256_load_ps(t.row_bad + 8 * r)) != 0) {
     t.s_p[r] = kQuietNaN;
     std::memset(u, 0, sizeof(int16_t) * 8 * nv);
     if (probs_row)
@@ -458,6 +486,10 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
       quantize_row(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, inv_q[r], t.q + r * dm.row_ld);
       t.q_scale[r] = sq[r] * hd.scale;
     }
+    for (int r = 0; r < kRows; ++r) {
+      _mm256_store_ps(t.row_max + 8 * r, _mm256_set1_ps(-INFINITY));
+      _mm256_store_ps(t.row_bad + 8 * r, _mm256_setzero_ps());
+    }
     if (pm.active()) {
       // Only the 16-key tiles holding a key some query of the tile may attend.
       int lo, hi;
@@ -469,9 +501,9 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
       const int c_lo = lo / 16 * 16;
       for (int c0 = c_lo; c0 < hi; c0 += 16) {
         if (hi - c0 > 8)
-          kScoreTiles<2>[rows](dm, t, c0);
+          kScoreTiles<2>[rows](dm, t, c0, real);
         else
-          kScoreTiles<1>[rows](dm, t, c0);
+          kScoreTiles<1>[rows](dm, t, c0, real);
       }
       for (int r = 0; r < rows; ++r)
         softmax_quantize_row_pairs(dm, t, r, i0 + r, pm, c_lo, hi, v_finite, real,
@@ -486,9 +518,9 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
     }
     for (int c0 = 0; c0 < real; c0 += 16) {
       if (real - c0 > 8)
-        kScoreTiles<2>[rows](dm, t, c0);
+        kScoreTiles<2>[rows](dm, t, c0, real);
       else
-        kScoreTiles<1>[rows](dm, t, c0);
+        kScoreTiles<1>[rows](dm, t, c0, real);
     }
     for (int r = 0; r < rows; ++r)
       softmax_quantize_row(dm, t, r, real, v_finite, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);

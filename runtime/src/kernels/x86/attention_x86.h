@@ -38,8 +38,8 @@ size_t qs8_attention_scratch__avx512vnni(int seq, int head_dim);
 void f32_exp2_x255__avx512vnni(int n, const float* x, float* y);
 void f32_log2__avx512vnni(int n, const float* x, float* y);
 // AVX2 (also the int8 attention of AVX-512 CPUs without VNNI): the same scheme with the int8
-// values widened to int16 and vpmaddwd (exact, no saturation); 4 query rows × 16 keys per score
-// tile, 4 rows × 16 dims per P·V tile. Scratch O(2 · seq · head_dim + 4 · seq).
+// values widened to int16 and vpmaddwd (exact, no saturation); 6 query rows × 16 keys per score
+// tile, 6 rows × 16 dims per P·V tile. Scratch O(2 · seq · head_dim + 6 · seq).
 void qs8_attention__avx2(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__avx2(int seq, int head_dim);
 
