@@ -62,7 +62,7 @@ struct Scratch {
   float* v_scale;     // [key_slots]
   float* inv;         // [key_slots] 1 / s of the rows being quantized
   int16_t* v_panels;  // [dim_panels][key_pairs][8][2]
-  int16_t* rows2;     // [2][row_ld] quantized rows before interleaving
+  int16_t* rows8;     // [8][row_ld] quantized rows before transposing or interleaving
   int16_t* q;         // [kRows][row_ld] quantized queries
   float* q_scale;     // [kRows] s_q · scale
   float* scores;      // [kRows][score_ld] scores, then w = e · s_v
@@ -87,7 +87,7 @@ size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
   t.v_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.inv = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_panels = reinterpret_cast<int16_t*>(take(static_cast<size_t>(d.dim_panels) * d.key_pairs * 16 * sizeof(int16_t)));
-  t.rows2 = reinterpret_cast<int16_t*>(take(2 * d.row_ld * sizeof(int16_t)));
+  t.rows8 = reinterpret_cast<int16_t*>(take(8 * d.row_ld * sizeof(int16_t)));
   t.q = reinterpret_cast<int16_t*>(take(kRows * d.row_ld * sizeof(int16_t)));
   t.q_scale = reinterpret_cast<float*>(take(sizeof(float) * kRows));
   t.scores = reinterpret_cast<float*>(take(sizeof(float) * kRows * d.score_ld));
@@ -169,21 +169,52 @@ struct Head {
   float scale;
 };
 
+// 8 × 8 dwords transposed: v[i] holds dword i of rows 0..7 on return (row r was in v[r]).
+ENCRT_X86_INLINE void transpose_8x8_dwords(__m256i v[8]) {
+  __m256i a[8], b[8];
+  for (int i = 0; i < 4; ++i) {
+    a[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);      // r0 r1 dwords 0,1 | 4,5
+    a[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);  // dwords 2,3 | 6,7
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int h = 0; h < 2; ++h) {
+      b[4 * i + 2 * h] = _mm256_unpacklo_epi64(a[4 * i + h], a[4 * i + 2 + h]);      // rows 4i..4i+3, dword 2h | 2h+4
+      b[4 * i + 2 * h + 1] = _mm256_unpackhi_epi64(a[4 * i + h], a[4 * i + 2 + h]);  // dword 2h+1 | 2h+5
+    }
+  for (int d = 0; d < 4; ++d) {
+    v[d] = _mm256_permute2x128_si256(b[d], b[4 + d], 0x20);
+    v[d + 4] = _mm256_permute2x128_si256(b[d], b[4 + d], 0x31);
+  }
+}
+
 // K of the real keys into [key / 8][depth pair][key % 8][2] panels; slots past `real` are zero.
+// Eight keys at a time: quantized into rows8, then each run of 8 depth pairs (dwords) transposed
+// into 8 panel rows.
 void quantize_keys(const Head& hd, const Dims& dm, const Scratch& t, int real) {
   const int P = dm.depth_pairs;
   for (int j = 0; j < real; ++j) t.k_scale[j] = row_absmax(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim);
   row_scales(t.k_scale, real, t.inv);
-  for (int j = 0; j < real; ++j) {
-    quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], t.rows2);
-    int16_t* panel = t.k_panels + (static_cast<size_t>(j / 8) * P) * 16 + (j % 8) * 2;
-    for (int g = 0; g < P; ++g) std::memcpy(panel + static_cast<size_t>(g) * 16, t.rows2 + 2 * g, 4);
+  for (int j0 = 0; j0 < round_up(real, 16); j0 += 8) {
+    for (int r = 0; r < 8; ++r) {
+      int16_t* row = t.rows8 + r * dm.row_ld;
+      const int j = j0 + r;
+      if (j < real)
+        quantize_row(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], row);
+      else
+        std::memset(row, 0, dm.row_ld * sizeof(int16_t));
+    }
+    int16_t* panel = t.k_panels + static_cast<size_t>(j0 / 8) * P * 16;
+    int g0 = 0;
+    for (; g0 + 8 <= P; g0 += 8) {
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) v[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.rows8 + r * dm.row_ld + 2 * g0));
+      transpose_8x8_dwords(v);
+      for (int g = 0; g < 8; ++g) _mm256_store_si256(reinterpret_cast<__m256i*>(panel + static_cast<size_t>(g0 + g) * 16), v[g]);
+    }
+    for (; g0 < P; ++g0)
+      for (int r = 0; r < 8; ++r) std::memcpy(panel + static_cast<size_t>(g0) * 16 + 2 * r, t.rows8 + r * dm.row_ld + 2 * g0, 4);
   }
-  for (int j = real; j < round_up(real, 16); ++j) {
-    t.k_scale[j] = 0.0f;
-    int16_t* panel = t.k_panels + (static_cast<size_t>(j / 8) * P) * 16 + (j % 8) * 2;
-    for (int g = 0; g < P; ++g) std::memset(panel + static_cast<size_t>(g) * 16, 0, 4);
-  }
+  for (int j = real; j < round_up(real, 16); ++j) t.k_scale[j] = 0.0f;
 }
 
 // V of the real keys, transposed: v_panels[p][g][i][kk] = V[key 2g + kk][8p + i], zero for a
@@ -194,15 +225,15 @@ void quantize_values(const Head& hd, const Dims& dm, const Scratch& t, int real)
   for (int g = 0; g < ceil_div(real, 2); ++g) {
     for (int kk = 0; kk < 2; ++kk) {
       const int j = 2 * g + kk;
-      int16_t* dst = t.rows2 + kk * dm.row_ld;
+      int16_t* dst = t.rows8 + kk * dm.row_ld;
       if (j < real)
         quantize_row(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], dst);
       else
         std::memset(dst, 0, dm.row_ld * sizeof(int16_t));
     }
     for (int p = 0; p < dm.dim_panels; ++p) {
-      const __m128i k0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows2 + 8 * p));
-      const __m128i k1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows2 + dm.row_ld + 8 * p));
+      const __m128i k0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows8 + 8 * p));
+      const __m128i k1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.rows8 + dm.row_ld + 8 * p));
       __m128i* dst = reinterpret_cast<__m128i*>(t.v_panels + (static_cast<size_t>(p) * dm.key_pairs + g) * 16);
       _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(k0, k1));  // dims 0-3
       _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(k0, k1));  // dims 4-7
@@ -313,58 +344,79 @@ template <int NV>
 constexpr PvTileFn kPvTiles[kRows + 1] = {nullptr,        pv_tile<1, NV>, pv_tile<2, NV>, pv_tile<3, NV>,
                                           pv_tile<4, NV>, pv_tile<5, NV>, pv_tile<6, NV>};
 
-// Softmax of row r over the real keys, then u = rint(w · 255 / max w) into t.u[r] and s_p into
-// t.s_p[r]; with probs, the probabilities e / Σe of the real keys into probs_row. A row with a
-// non-finite score, or any row when v_finite is false (an infinite V scale), gets s_p = NaN and
-// u = 0, so NaN outputs, and NaN probabilities (the reference's rule, kernel_types.h).
-// The row's maximum and non-finite check come from the score tiles (row_max, row_bad).
-void softmax_quantize_row(const Dims& dm, const Scratch& t, int r, int real, bool v_finite, float* probs_row) {
-  float* s = t.scores + r * dm.score_ld;
+// Softmax of the tile's rows over the real keys, then u = rint(w · 255 / max w) into t.u[r] and
+// s_p into t.s_p[r]; with probs, the probabilities e / Σe of the real keys into row r of probs. A
+// row with a non-finite score, or any row when v_finite is false (an infinite V scale), gets
+// s_p = NaN and u = 0, so NaN outputs, and NaN probabilities (the reference's rule,
+// kernel_types.h). Each row's maximum and non-finite check come from the score tiles (row_max,
+// row_bad). Three phases over all rows (the exponentials, the scalars of each row, the u), so that
+// one row's reductions and divisions overlap the next row's work instead of standing between its
+// own passes.
+void softmax_quantize_rows(const Dims& dm, const Scratch& t, int rows, int real, bool v_finite, float* probs,
+                           size_t probs_ld) {
   const int nv = ceil_div(real, 8);
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
-  const __m256 mx = _mm256_load_ps(t.row_max + 8 * r);
-  int16_t* u = t.u + r * dm.u_ld;
-  if (!v_finite || _mm256_movemask_ps(_mm256_load_ps(t.row_bad + 8 * r)) != 0) {
-    t.s_p[r] = kQuietNaN;
-    std::memset(u, 0, sizeof(int16_t) * 8 * nv);
-    if (probs_row)
-      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
-    return;
-  }
-  const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(mx));
-
-  __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
-  for (int c = 0; c < nv; ++c) {
-    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
-    if (c == nv - 1) e = _mm256_and_ps(e, tail);
-    if (probs_row) {
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, e);
-      for (int l = 0; l < 8 && 8 * c + l < real; ++l) probs_row[t.keys[8 * c + l]] = lanes[l];
+  __m256 sums[kRows], wmaxs[kRows];
+  bool live[kRows];
+  for (int r = 0; r < rows; ++r) {
+    float* s = t.scores + r * dm.score_ld;
+    float* probs_row = probs ? probs + r * probs_ld : nullptr;
+    live[r] = v_finite && _mm256_movemask_ps(_mm256_load_ps(t.row_bad + 8 * r)) == 0;
+    if (!live[r]) {
+      t.s_p[r] = kQuietNaN;
+      std::memset(t.u + r * dm.u_ld, 0, sizeof(int16_t) * 8 * nv);
+      if (probs_row)
+        for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
+      continue;
     }
-    sum = _mm256_add_ps(sum, e);
-    const __m256 w = _mm256_mul_ps(e, _mm256_load_ps(t.v_scale + 8 * c));
-    wmax = _mm256_max_ps(wmax, w);
-    _mm256_store_ps(s + 8 * c, w);
+    const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(_mm256_load_ps(t.row_max + 8 * r)));
+    __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
+    for (int c = 0; c < nv; ++c) {
+      __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
+      if (c == nv - 1) e = _mm256_and_ps(e, tail);
+      if (probs_row) {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, e);
+        for (int l = 0; l < 8 && 8 * c + l < real; ++l) probs_row[t.keys[8 * c + l]] = lanes[l];
+      }
+      sum = _mm256_add_ps(sum, e);
+      const __m256 w = _mm256_mul_ps(e, _mm256_load_ps(t.v_scale + 8 * c));
+      wmax = _mm256_max_ps(wmax, w);
+      _mm256_store_ps(s + 8 * c, w);
+    }
+    sums[r] = sum;
+    wmaxs[r] = wmax;
   }
-  const float inv_sum = 1.0f / reduce_add_avx2(sum);
-  const float w_max = reduce_max_avx2(wmax);
-  // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that is below the smallest normal
-  // float (then every u is 0). Else w_max >= p_max, so 255 / w_max is finite.
-  const float p_max = w_max * inv_sum;
-  const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
-  t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
-  const __m256 to_u = _mm256_set1_ps(tiny ? 0.0f : 255.0f / w_max);
-  for (int c = 0; c < nv; ++c) {
-    // rint in the current rounding mode (half to even), as the reference's nearbyint.
-    const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), to_u));
-    _mm_store_si128(reinterpret_cast<__m128i*>(u + 8 * c), narrow_to_int16(ui));
+  float inv_sum[kRows], to_u[kRows];
+  for (int r = 0; r < rows; ++r) {
+    if (!live[r]) continue;
+    inv_sum[r] = 1.0f / reduce_add_avx2(sums[r]);
+    const float w_max = reduce_max_avx2(wmaxs[r]);
+    // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that is below the smallest
+    // normal float (then every u is 0). Else w_max >= p_max, so 255 / w_max is finite.
+    const float p_max = w_max * inv_sum[r];
+    const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
+    t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
+    to_u[r] = tiny ? 0.0f : 255.0f / w_max;
   }
-  if (probs_row)
-    for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum;
+  for (int r = 0; r < rows; ++r) {
+    if (!live[r]) continue;
+    const float* s = t.scores + r * dm.score_ld;
+    int16_t* u = t.u + r * dm.u_ld;
+    const __m256 scale_u = _mm256_set1_ps(to_u[r]);
+    for (int c = 0; c < nv; ++c) {
+      // rint in the current rounding mode (half to even), as the reference's nearbyint.
+      const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), scale_u));
+      _mm_store_si128(reinterpret_cast<__m128i*>(u + 8 * c), narrow_to_int16(ui));
+    }
+    if (probs) {
+      float* probs_row = probs + r * probs_ld;
+      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum[r];
+    }
+  }
 }
 
-// With pair masks or a window (kernel_types.h): softmax_quantize_row over the key slots
+// With pair masks or a window (kernel_types.h): softmax_quantize_rows for one row, over the key slots
 // [c_lo, c_hi) of the query tile (c_lo a multiple of 16) with row r's scores masked first (-inf
 // where query i may not attend). A masked key's weight is exactly 0; a row without a key gets
 // sum 0, u = 0 and zero probabilities. The reference's non-finite rule: a NaN or infinite score
@@ -522,8 +574,8 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
       else
         kScoreTiles<1>[rows](dm, t, c0, real);
     }
-    for (int r = 0; r < rows; ++r)
-      softmax_quantize_row(dm, t, r, real, v_finite, probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
+    softmax_quantize_rows(dm, t, rows, real, v_finite, probs ? probs + static_cast<size_t>(i0) * S : nullptr,
+                          static_cast<size_t>(S));
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)
         kPvTiles<2>[rows](hd, dm, t, i0, p0, 0, pairs);
