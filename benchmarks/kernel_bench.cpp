@@ -13,6 +13,9 @@
 //   f32, f16w    fp32 / fp16-weight GEMM with the layer's fused epilogue (f16: a fp16-weight
 //                GEMM that computes in fp16 arithmetic)
 //   quantize, layer_norm  the row-wise kernels around the GEMMs
+//   attention_f32, attention_i8  one MiniLM layer's attention (12 heads of 32 dims, one sequence
+//                of 16 or 128 real tokens, the fused QKV layout), every head one call as the
+//                runtime makes it; Gop/s counts the two products, 4·S²·D per head
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
 // single-core peak of the instruction the kernel is built on (tdpbusd for the AMX int8 kernel,
@@ -23,6 +26,7 @@
 // the rate counters (best-of-N on a noisy machine). A summary at the end puts the best-of-N
 // results side by side: percent of peak, and encrt's speed relative to XNNPACK's.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -236,6 +240,29 @@ void bench_layer_norm(benchmark::State& state, const KernelTable& t, GemmShape s
   state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One layer's attention of MiniLM: heads × (one call per head), inputs uniform in [-2, 2] in the fused
+// QKV layout ([S, 3·H·D]); the counter is the two products' 4·S²·D per head.
+void bench_attention(benchmark::State& state, const kernels::AttentionKernel& k, int S) {
+  constexpr int kHeads = 12, kDim = 32;
+  const Buffer<float> qkv = random_floats(static_cast<size_t>(S) * 3 * kHeads * kDim, 7, -2.0f, 2.0f);
+  Buffer<float> out(static_cast<size_t>(S) * kHeads * kDim);
+  Buffer<unsigned char> scratch(k.scratch(S, kDim));
+  kernels::AttentionArgs a;
+  a.seq = S;
+  a.heads = kHeads;
+  a.head_dim = kDim;
+  a.qkv = qkv.data();
+  a.ld_qkv = 3 * kHeads * kDim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(kDim));
+  a.out = out.data();
+  a.ld_out = kHeads * kDim;
+  for (auto _ : state) {
+    for (int h = 0; h < kHeads; ++h) k.fn(a, 0, h, scratch.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GOPS"] = benchmark::Counter(1e-9 * 4.0 * S * S * kDim * kHeads, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 using BenchFn = void (*)(benchmark::State&, const KernelTable&, GemmShape);
 
 void add(const std::string& name, BenchFn fn, const KernelTable& t, const GemmShape& s) {
@@ -287,6 +314,18 @@ void register_kernel_benchmarks() {
     for (const GemmShape& s : minilm_shapes())
       if (s.N == 384 && s.K == 384)
         add("layer_norm/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_N384", bench_layer_norm, t, s);
+  }
+  for (const auto* list : {&kernels::kAttentionF32Kernels, &kernels::kAttentionI8Kernels}) {
+    const std::string kind = list == &kernels::kAttentionF32Kernels ? "attention_f32/" : "attention_i8/";
+    for (const auto& k : *list) {
+      if (!timed(k)) continue;
+      for (int S : {128, 16}) {
+        auto* b = benchmark::RegisterBenchmark((kind + k.name + "/S" + std::to_string(S) + "_H12_D32").c_str(),
+                                               [k, S](benchmark::State& state) { bench_attention(state, k, S); });
+        b->Unit(benchmark::kMicrosecond);
+        add_best_of_statistics(b);
+      }
+    }
   }
   for (const auto& k : kernels::kGemmF32Kernels) {
     if (!timed(k)) continue;
