@@ -39,35 +39,48 @@ struct Tile {
   const int8_t* w;      // k-group 0 of the tile's columns inside their panel
 };
 
-// The 8·cols outputs of one tile row: float(acc + (bias - zp)·w_sum) · scale · w_scale, then
-// the epilogue. `cols` valid columns starting at n.
-ENCRT_X86_INLINE void store_row(__m256i acc, int zp_bias, int m, int n, int cols, const QuantizedRows& A,
-                                const int32_t* w_sum, const float* w_scale, float* c_row, const GemmEpilogue& ep) {
-  const bool full = cols >= 8;
-  const __m256i mask = lanes_avx2(cols);
-  const __m256i ws = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w_sum + n))
-                          : _mm256_maskload_epi32(w_sum + n, mask);
-  const __m256 wscale = full ? _mm256_loadu_ps(w_scale + n) : _mm256_maskload_ps(w_scale + n, mask);
-  const __m256i exact = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_set1_epi32(zp_bias - A.zero_point[m]), ws));
-  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(exact), _mm256_set1_ps(A.scale[m]));
-  v = _mm256_mul_ps(v, wscale);
-  finish_store_avx2(v, ep, m, n, full, mask, c_row);
-}
-
 template <class Route, int MR>
 void tile(const Tile& t, const QuantizedRows& A, int m0, int n0, int cols, const int32_t* w_sum,
           const float* w_scale, float* C, size_t ldc, const GemmEpilogue& ep) {
   constexpr int kVecs = Route::kNR / 8;
   alignas(32) __m256i acc[MR * kVecs];
   Route::template accumulate<MR>(t, acc);
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    const int m = m0 + r;
+  // Column by column: the column vectors (w_sum, w_scale, bias) loaded once for the tile's rows,
+  // and every pointer in a local, so that the stores of C reload nothing. Per output, in the
+  // reference's order: float(acc + (bias - zp)·w_sum) · scale · w_scale, + bias, activation,
+  // + residual.
+  const float* a_scale = A.scale;
+  const int32_t* a_zp = A.zero_point;
+  const float* bias = ep.bias;
+  const float* residual = ep.residual;
+  const size_t ldr = static_cast<size_t>(ep.ldr);
+  const Activation act = ep.activation;
 #pragma GCC unroll 2
-    for (int j = 0; j < kVecs; ++j) {
-      if (cols - 8 * j <= 0) break;
-      store_row(acc[r * kVecs + j], Route::kZeroPointBias, m, n0 + 8 * j, cols - 8 * j, A, w_sum, w_scale,
-                C + static_cast<size_t>(m) * ldc, ep);
+  for (int j = 0; j < kVecs; ++j) {
+    const int valid = cols - 8 * j;
+    if (valid <= 0) break;
+    const int n = n0 + 8 * j;
+    const bool full = valid >= 8;
+    const __m256i mask = lanes_avx2(valid);
+    const __m256i ws = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w_sum + n)) : _mm256_maskload_epi32(w_sum + n, mask);
+    const __m256 wscale = full ? _mm256_loadu_ps(w_scale + n) : _mm256_maskload_ps(w_scale + n, mask);
+    const __m256 bv = bias ? (full ? _mm256_loadu_ps(bias + n) : _mm256_maskload_ps(bias + n, mask)) : _mm256_setzero_ps();
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const int m = m0 + r;
+      const __m256i exact = _mm256_add_epi32(acc[r * kVecs + j], _mm256_mullo_epi32(_mm256_set1_epi32(Route::kZeroPointBias - a_zp[m]), ws));
+      __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(exact), _mm256_set1_ps(a_scale[m])), wscale);
+      if (bias) v = _mm256_add_ps(v, bv);
+      v = activate_avx2(v, act);
+      if (residual) {
+        const float* rr = residual + static_cast<size_t>(m) * ldr + n;
+        v = _mm256_add_ps(v, full ? _mm256_loadu_ps(rr) : _mm256_maskload_ps(rr, mask));
+      }
+      float* c = C + static_cast<size_t>(m) * ldc + n;
+      if (full)
+        _mm256_storeu_ps(c, v);
+      else
+        _mm256_maskstore_ps(c, mask, v);
     }
   }
 }
