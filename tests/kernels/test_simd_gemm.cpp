@@ -387,42 +387,45 @@ TEST_CASE("SIMD u8s8 GEMM stays exact at the int8 extremes (weights -128)", "[si
   // (q·w of two groups as (q - 128)·w - (127 - q)·w' reaches ±32640) and would overflow a kernel
   // that sums two flipped products (q - 128)·w in int16 ((-128)·(-128) · 2 = 32768). K = 1029
   // (an odd count of k-groups, more than 128 of them) and rows of the four patterns: all 0, all
-  // 255, alternating 0/255 by group, and a ramp.
-  const int M = 7, N = 37, K = 1029;
-  const int ldq = round_up(K, kPanelK) + 4;
-  std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 0x5A);
-  std::vector<float> scale(M), w_scale(N);
-  std::vector<int32_t> zp(M), w_sum(N, 0);
-  for (int m = 0; m < M; ++m) {
-    scale[m] = 0.001f * (m + 1);
-    zp[m] = (m * 37) % 256;
-    for (int k = 0; k < K; ++k) {
-      const int pattern = m % 4;
-      uint8_t v = pattern == 0 ? 0 : pattern == 1 ? 255 : pattern == 2 ? ((k / 4) % 2 ? 255 : 0) : (k * 7) % 256;
-      q[static_cast<size_t>(m) * ldq + k] = v;
+  // 255, alternating 0/255 by group, and a ramp. M = 7 and, for the AVX2 widened kernel's blocks
+  // of rows with copied weights (x86_kernels.h), 150 (two balanced blocks) and 181 (128 + 53).
+  for (const int M : {7, 150, 181}) {
+    const int N = 37, K = 1029;
+    const int ldq = round_up(K, kPanelK) + 4;
+    std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 0x5A);
+    std::vector<float> scale(M), w_scale(N);
+    std::vector<int32_t> zp(M), w_sum(N, 0);
+    for (int m = 0; m < M; ++m) {
+      scale[m] = 0.001f * (m + 1);
+      zp[m] = (m * 37) % 256;
+      for (int k = 0; k < K; ++k) {
+        const int pattern = m % 4;
+        uint8_t v = pattern == 0 ? 0 : pattern == 1 ? 255 : pattern == 2 ? ((k / 4) % 2 ? 255 : 0) : (k * 7) % 256;
+        q[static_cast<size_t>(m) * ldq + k] = v;
+      }
     }
-  }
-  std::vector<int8_t> w(panel_i8_size(N, K), 0);
-  for (int n = 0; n < N; ++n) {
-    w_scale[n] = 0.002f * (n + 1);
-    for (int k = 0; k < K; ++k) {
-      // Columns: all -128, all 127, -128 and 127 by group, then mixed values.
-      const int pattern = n % 4;
-      const int v = pattern == 0 ? -128 : pattern == 1 ? 127 : pattern == 2 ? ((k / 4) % 2 ? 127 : -128) : (n * 31 + k * 17) % 256 - 128;
-      w[panel_i8_index(n, k, K)] = static_cast<int8_t>(v);
-      w_sum[n] += v;
+    std::vector<int8_t> w(panel_i8_size(N, K), 0);
+    for (int n = 0; n < N; ++n) {
+      w_scale[n] = 0.002f * (n + 1);
+      for (int k = 0; k < K; ++k) {
+        // Columns: all -128, all 127, -128 and 127 by group, then mixed values.
+        const int pattern = n % 4;
+        const int v = pattern == 0 ? -128 : pattern == 1 ? 127 : pattern == 2 ? ((k / 4) % 2 ? 127 : -128) : (n * 31 + k * 17) % 256 - 128;
+        w[panel_i8_index(n, k, K)] = static_cast<int8_t>(v);
+        w_sum[n] += v;
+      }
     }
-  }
-  std::vector<uint8_t> workspace(max_gemm_u8s8_workspace(K));
-  const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data(), workspace.data()};
-  std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
-  ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
-  for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
-    if (k->symmetric_weights) continue;
-    std::fill(got.begin(), got.end(), 0.0f);
-    k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
-    INFO(k->name);
-    CHECK(got == want);
+    std::vector<uint8_t> workspace(max_gemm_u8s8_workspace(K));
+    const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data(), workspace.data()};
+    std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
+    ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
+    for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
+      if (k->symmetric_weights) continue;
+      std::fill(got.begin(), got.end(), 0.0f);
+      k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
+      INFO(k->name << ", M = " << M);
+      CHECK(got == want);
+    }
   }
 }
 

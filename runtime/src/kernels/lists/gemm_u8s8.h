@@ -8,7 +8,7 @@
 // AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
 ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr)
 #if defined(ENCRT_ARCH_X86)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_encoded_rows_workspace)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
                        x86::qu8s8_encoded_rows_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr)

@@ -36,7 +36,8 @@ struct Tile {
   int K4;               // k-groups of 4
   const uint8_t* a;     // encoded row m0 of the tile
   size_t lda;           // encoded bytes per row: kEncodedGroupBytes · K4
-  const int8_t* w;      // k-group 0 of the tile's columns inside their panel
+  const void* w;        // k-group 0 of the tile's weights, as the route reads them: the columns
+                        // inside their panel (int8), or a widened copy (int16, the widened route)
 };
 
 template <class Route, int MR>

@@ -69,7 +69,7 @@ struct SignedRoute {
     const __m256i ones = _mm256_set1_epi16(1);
     const uint8_t* a = t.a;
     const size_t lda = t.lda;
-    const int8_t* w = t.w;
+    const int8_t* w = static_cast<const int8_t*>(t.w);
     for (int k = 0; k < t.K4; ++k) {
       encoded_rows::prefetch_weights(w);
       const __m256i w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));

@@ -37,21 +37,30 @@ void qu8s8_gemm_6x32__avx512(int M, int N, int K, const QuantizedRows& A, const 
                              const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                              const GemmEpilogue& ep);
 // AVX2 without VNNI, two exact routes (gemm_u8s8_rows_avx2.h); both re-encode the activation
-// rows into QuantizedRows::workspace, qu8s8_encoded_rows_workspace(K) bytes:
-//   widened: rows widened to int16 once, weights by vpmovsxbw, vpmaddwd; 6 rows × 8 columns.
+// rows into QuantizedRows::workspace:
+//   widened: rows widened to int16 once, weights widened to int16 once per half panel and block of
+//   rows, vpmaddwd; 6 rows × 8 columns; qu8s8_widened_workspace(K) bytes.
 void qu8s8_gemm_6x8__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                           const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                           const GemmEpilogue& ep);
-//   signed: |a'| and a' = q - 128 per row, vpsignb + vpmaddubsw + vpmaddwd; 4 rows × 16 columns.
+//   signed: |a'| and a' = q - 128 per row, vpsignb + vpmaddubsw + vpmaddwd; 4 rows × 16 columns;
+//   qu8s8_encoded_rows_workspace(K) bytes.
 //   Needs every weight in [-127, 127] (the converter's range; kSymmetricWeights in the list).
 void qu8s8_gemm_4x16__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                            const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                            const GemmEpilogue& ep);
-// Their workspace: the rows of one tile (at most kEncodedRows), kEncodedGroupBytes per k-group of 4.
+// Their rows are encoded kEncodedGroupBytes per k-group of 4. The signed kernel's workspace
+// (and the AVX-512 one's below): the rows of one tile (at most kEncodedRows); the widened
+// kernel's: the rows of a block of up to kWidenedBlockRows rows and one half panel of weights
+// widened to int16 (64 bytes per k-group), used from kWidenedCopyMinRows rows on (below that it
+// widens the weights in its loop and needs only a tile's rows).
 constexpr int kEncodedRows = 6;
 constexpr int kEncodedGroupBytes = 8;
+constexpr int kWidenedBlockRows = 128;
+constexpr int kWidenedCopyMinRows = 48;
 // The workspace bytes they need at depth K (encoded_rows.cpp, built without ISA flags).
 size_t qu8s8_encoded_rows_workspace(int K);
+size_t qu8s8_widened_workspace(int K);
 
 // ---- fp32 GEMM (GemmF32Fn) and fp16-weight GEMM (GemmF16Fn, weights widened by vcvtph2ps).
 void f32_gemm_6x64__avx512(int M, int N, int K, const float* A, int lda, const float* W, float* C,
