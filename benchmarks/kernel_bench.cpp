@@ -394,6 +394,23 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                   speedup(full, "qs8_fc/xnnpack/" + shape).c_str(), pct(f32, s, fma_peak).c_str(),
                   pct("f32_fc/xnnpack/" + shape, s, fma_peak).c_str(), speedup(f32, "f32_fc/xnnpack/" + shape).c_str());
     }
+#if defined(ENCRT_ARCH_X86)
+    if (p.i8_widened_ymm_ops > 0) {
+      // Issue 10's bar at the avx2 level: each exact route against its own probe, and the two
+      // side by side (the CPU backend's choice: isa.h's prefer_signed_madd).
+      const std::string widened = "x86::qu8s8_gemm_6x8__avx2", signed_route = "x86::qu8s8_gemm_4x16__avx2";
+      std::printf("\nint8 at the avx2 level, quantize + GEMM + dequantize (qu8s8_full): %% of each route's probe "
+                  "(widened %.1f Gop/s, signed %.1f Gop/s); ratio = signed's time / widened's time.\n",
+                  p.i8_widened_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9);
+      std::printf("%-26s %10s %9s %8s\n", "shape", "widened %", "signed %", "ratio");
+      for (const GemmShape& s : minilm_shapes()) {
+        const std::string shape = shape_name(s);
+        const std::string w = "qu8s8_full/" + widened + "/" + shape, g = "qu8s8_full/" + signed_route + "/" + shape;
+        std::printf("%-26s %10s %9s %8s\n", shape.c_str(), pct(w, s, p.i8_widened_ymm_ops).c_str(),
+                    pct(g, s, p.i8_signed_ymm_ops).c_str(), speedup(w, g).c_str());
+      }
+    }
+#endif
     if (kernels::isa_supported(kernels::kIsaAvx2 | kernels::kIsaAvxVnni)) {
       const std::string avx2 = kernels::make_kernel_table(kernels::kIsaAvx2).gemm_u8s8_name;
       const std::string vnni = kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kIsaAvxVnni).gemm_u8s8_name;
