@@ -118,7 +118,15 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
 
 Status run(void* c, const backend::RunArgs& args) {
   CpuContext& cc = *static_cast<CpuContext*>(c);
-  for (int i = 0; i < args.op_count; ++i) execute_op(cc.kernels, *cc.pool, args, args.ops[i]);
+  for (int i = 0; i < args.op_count; ++i) {
+    // A LayerNorm and the quantization of its output for the next int8 linear: one pass.
+    if (i + 1 < args.op_count && quantizes_norm_output(*args.graph, args.ops[i], args.ops[i + 1])) {
+      execute_norm_then_quantize(cc.kernels, *cc.pool, args, args.ops[i], args.ops[i + 1]);
+      ++i;
+      continue;
+    }
+    execute_op(cc.kernels, *cc.pool, args, args.ops[i]);
+  }
   return Status::ok();
 }
 

@@ -74,6 +74,25 @@ class OpRunner {
     }
   }
 
+  // A LayerNorm (or an embedding with its LayerNorm) followed by the kQuantize of its output for
+  // an int8 linear, as one pass: each task normalizes its rows and quantizes them while they are
+  // in its core's cache, and the pool forks and joins once instead of twice. The same kernels in
+  // the same order on the same rows: the outputs are those of the two ops run one after the other.
+  void norm_then_quantize(const Op& norm, const Op& quantize_op) {
+    const int M = rows_of(norm.out(0));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      if (r1 <= r0) return;
+      if (norm.kind == OpKind::kEmbed)
+        embed_rows(norm, r0, r1);
+      else
+        layer_norm_rows(norm, r0, r1);
+      quantize_rows(quantize_op, r0, r1);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
  private:
   template <typename T>
   T* buf(int id) const {
@@ -94,59 +113,75 @@ class OpRunner {
   }
 
   void embed(const Op& op) {
+    const int M = rows_of(op.out(0));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      embed_rows(op, r0, r1);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
+  // Rows [r0, r1) of an embedding op: the table rows added, then its LayerNorm if it has one.
+  void embed_rows(const Op& op, int r0, int r1) {
     const plan::EmbedParams& p = op.p<plan::EmbedParams>();
-    const int H = p.width, M = rows_of(op.out(0)), S = seq_;
+    const int H = p.width, S = seq_;
     const int32_t* ids = buf<const int32_t>(op.in(plan::slot::kX));
     const int32_t* types = buf<const int32_t>(op.in(plan::slot::kEmbedTokenTypes));
     float* x = buf<float>(op.out(0));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      for (int r = r0; r < r1; ++r) {
-        float* row = x + static_cast<size_t>(r) * H;
-        const int at = packed_ ? packed_->source[r] : r;  // the token's place in the [batch, seq] inputs
-        std::fill(row, row + H, 0.0f);
-        add_table_row(kt_, *p.word, ids[at], p.scale, row);
-        add_table_row(kt_, *p.position, at % S, 1.0f, row);
-        if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[at] : 0, 1.0f, row);
-      }
-      if (p.norm && r1 > r0)
-        kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
-                       x + static_cast<size_t>(r0) * H, H);
-    };
-    parallel(pool_, row_tasks(M), body);
+    for (int r = r0; r < r1; ++r) {
+      float* row = x + static_cast<size_t>(r) * H;
+      const int at = packed_ ? packed_->source[r] : r;  // the token's place in the [batch, seq] inputs
+      std::fill(row, row + H, 0.0f);
+      add_table_row(kt_, *p.word, ids[at], p.scale, row);
+      add_table_row(kt_, *p.position, at % S, 1.0f, row);
+      if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[at] : 0, 1.0f, row);
+    }
+    if (p.norm && r1 > r0)
+      kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
+                     x + static_cast<size_t>(r0) * H, H);
   }
 
   void layer_norm(const Op& op) {
-    const plan::LayerNormParams& p = op.p<plan::LayerNormParams>();
-    const int H = p.width, M = rows_of(op.in(plan::slot::kX));
-    const float* in = buf<const float>(op.in(plan::slot::kX));
-    float* out = buf<float>(op.out(0));
+    const int M = rows_of(op.in(plan::slot::kX));
     auto body = [&](int task, int) {
       int r0, r1;
       chunk(M, row_tasks(M), task, &r0, &r1);
-      if (r1 > r0)
-        kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
-                       out + static_cast<size_t>(r0) * H, H);
+      layer_norm_rows(op, r0, r1);
     };
     parallel(pool_, row_tasks(M), body);
   }
 
+  void layer_norm_rows(const Op& op, int r0, int r1) {
+    const plan::LayerNormParams& p = op.p<plan::LayerNormParams>();
+    const int H = p.width;
+    const float* in = buf<const float>(op.in(plan::slot::kX));
+    float* out = buf<float>(op.out(0));
+    if (r1 > r0)
+      kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
+                     out + static_cast<size_t>(r0) * H, H);
+  }
+
   void quantize(const Op& op) {
+    const int M = rows_of(op.in(plan::slot::kX));
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      quantize_rows(op, r0, r1);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
+
+  void quantize_rows(const Op& op, int r0, int r1) {
     const detail::LinearView& w = *op.p<plan::QuantizeParams>().linear;
-    const int K = w.K, M = rows_of(op.in(plan::slot::kX)), ldq = kernels::round_up(K, kernels::kPanelK);
+    const int K = w.K, ldq = kernels::round_up(K, kernels::kPanelK);
     const float* in = buf<const float>(op.in(plan::slot::kX));
     uint8_t* q = buf<uint8_t>(op.out(0));
     float* scale = buf<float>(op.out(plan::slot::kQuantizeScale));
     int32_t* zp = buf<int32_t>(op.out(plan::slot::kQuantizeZeroPoint));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      if (r1 > r0)
-        kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, w.activation_multipliers,
-                             q + static_cast<size_t>(r0) * ldq, ldq, scale + r0, zp + r0);
-    };
-    parallel(pool_, row_tasks(M), body);
+    if (r1 > r0)
+      kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, w.activation_multipliers,
+                           q + static_cast<size_t>(r0) * ldq, ldq, scale + r0, zp + r0);
   }
 
   // Rows are split across threads when each gets a useful block of rows; otherwise whole
@@ -386,6 +421,19 @@ class OpRunner {
 
 void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args, int op) {
   OpRunner(kernels, pool, args).run(args.graph->ops[static_cast<size_t>(op)]);
+}
+
+bool quantizes_norm_output(const plan::Graph& g, int norm, int quantize) {
+  const Op& a = g.ops[static_cast<size_t>(norm)];
+  const Op& b = g.ops[static_cast<size_t>(quantize)];
+  const bool normalizes = a.kind == OpKind::kLayerNorm || (a.kind == OpKind::kEmbed && a.p<plan::EmbedParams>().norm);
+  return normalizes && b.kind == OpKind::kQuantize && b.in(plan::slot::kX) == a.out(0);
+}
+
+void execute_norm_then_quantize(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args,
+                                int norm, int quantize) {
+  OpRunner(kernels, pool, args)
+      .norm_then_quantize(args.graph->ops[static_cast<size_t>(norm)], args.graph->ops[static_cast<size_t>(quantize)]);
 }
 
 size_t linear_scratch_per_thread(const kernels::KernelTable& kernels, const plan::LinearParams& p) {

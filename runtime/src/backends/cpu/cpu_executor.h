@@ -12,6 +12,14 @@ namespace encrt::cpu {
 // Runs one op of args.graph (index `op`) with the buffers and shape of `args`.
 void execute_op(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args, int op);
 
+// Whether op `quantize` of g is the kQuantize of op `norm`'s output, `norm` a LayerNorm or an
+// embedding with its LayerNorm: then the two run as one pass (execute_norm_then_quantize).
+bool quantizes_norm_output(const plan::Graph& g, int norm, int quantize);
+// Runs ops `norm` and `quantize` (quantizes_norm_output) as one pass over each thread's rows:
+// the rows normalized, then quantized while they are in cache; the outputs are the two ops'.
+void execute_norm_then_quantize(const kernels::KernelTable& kernels, ThreadPool& pool, const backend::RunArgs& args,
+                                int norm, int quantize);
+
 // Per-thread scratch of an attention op, the kernel table's size rounded to 64 bytes.
 size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq);
 
