@@ -387,9 +387,10 @@ TEST_CASE("SIMD u8s8 GEMM stays exact at the int8 extremes (weights -128)", "[si
   // (q·w of two groups as (q - 128)·w - (127 - q)·w' reaches ±32640) and would overflow a kernel
   // that sums two flipped products (q - 128)·w in int16 ((-128)·(-128) · 2 = 32768). K = 1029
   // (an odd count of k-groups, more than 128 of them) and rows of the four patterns: all 0, all
-  // 255, alternating 0/255 by group, and a ramp. M = 7 and, for the AVX2 widened kernel's blocks
-  // of rows with copied weights (x86_kernels.h), 150 (two balanced blocks) and 181 (128 + 53).
-  for (const int M : {7, 150, 181}) {
+  // 255, alternating 0/255 by group, and a ramp. M = 7 and 16 (the AVX2 widened kernel's 5-row
+  // tiles with the weights widened in the loop) and, for its blocks of rows with copied weights
+  // (x86_kernels.h), 150 (two balanced blocks, 5-row tiles) and 181 (128 + 53).
+  for (const int M : {7, 16, 150, 181}) {
     const int N = 37, K = 1029;
     const int ldq = round_up(K, kPanelK) + 4;
     std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 0x5A);

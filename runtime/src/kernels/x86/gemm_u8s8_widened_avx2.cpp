@@ -63,6 +63,69 @@ struct WidenedRows {
     asm("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(product) : "x"(a_i16), "x"(w_i16));
   }
 
+  // The k-loop of a 5- or 6-row tile as one asm block with fixed registers: the accumulators of
+  // row r in ymm<r> (columns 0-3) and ymm<6 + r> (columns 4-7), the two weight vectors in ymm12
+  // and ymm13, the broadcast row values in ymm14, the product in ymm15. A step is the two weight
+  // vectors (kCopied: loaded from the widened copy; else vpmovsxbw from the panel, with the
+  // prefetch), then per row a vpbroadcastq load, 2 vpmaddwd and 2 vpaddd, then the pointer
+  // updates: nothing else (GCC's allocation of the same loop adds register copies: 4 per step at
+  // 5 rows). Both weight layouts advance 64 bytes per k-group. Rows 0-2 at a + {0, 1, 2}·lda,
+  // rows 3-5 at a3 + {0, 1, 2}·lda. Writes lo[0..MR), hi[0..MR).
+#define ENCRT_WIDENED_ROW(ADDR, LO, HI)              \
+  "vpbroadcastq " ADDR ", %%ymm14\n\t"               \
+  "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"           \
+  "vpaddd %%ymm15, %%ymm" #LO ", %%ymm" #LO "\n\t"   \
+  "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"           \
+  "vpaddd %%ymm15, %%ymm" #HI ", %%ymm" #HI "\n\t"
+#define ENCRT_WIDENED_ROWS_5                                                                 \
+  ENCRT_WIDENED_ROW("(%[a])", 0, 6) ENCRT_WIDENED_ROW("(%[a],%[lda],1)", 1, 7)               \
+  ENCRT_WIDENED_ROW("(%[a],%[lda],2)", 2, 8) ENCRT_WIDENED_ROW("(%[a3])", 3, 9)              \
+  ENCRT_WIDENED_ROW("(%[a3],%[lda],1)", 4, 10)
+#define ENCRT_WIDENED_ROWS_6 ENCRT_WIDENED_ROWS_5 ENCRT_WIDENED_ROW("(%[a3],%[lda],2)", 5, 11)
+#define ENCRT_WIDENED_STORE(R) "vmovdqu %%ymm" #R ", 32*" #R "(%[lo])\n\t"
+#define ENCRT_WIDENED_STORE_HI(R, REG) "vmovdqu %%ymm" #REG ", 32*" #R "(%[hi])\n\t"
+#define ENCRT_WIDENED_STORES_5                                                                \
+  ENCRT_WIDENED_STORE(0) ENCRT_WIDENED_STORE(1) ENCRT_WIDENED_STORE(2) ENCRT_WIDENED_STORE(3) \
+  ENCRT_WIDENED_STORE(4) ENCRT_WIDENED_STORE_HI(0, 6) ENCRT_WIDENED_STORE_HI(1, 7)            \
+  ENCRT_WIDENED_STORE_HI(2, 8) ENCRT_WIDENED_STORE_HI(3, 9) ENCRT_WIDENED_STORE_HI(4, 10)
+#define ENCRT_WIDENED_STORES_6 ENCRT_WIDENED_STORES_5 ENCRT_WIDENED_STORE(5) ENCRT_WIDENED_STORE_HI(5, 11)
+#define ENCRT_WIDENED_COPIED_LOADS "vmovdqu (%[w]), %%ymm12\n\t" "vmovdqu 32(%[w]), %%ymm13\n\t"
+#define ENCRT_WIDENED_PANEL_LOADS \
+  "prefetcht0 %c[pf](%[w])\n\t" "vpmovsxbw (%[w]), %%ymm12\n\t" "vpmovsxbw 16(%[w]), %%ymm13\n\t"
+#define ENCRT_WIDENED_K_LOOP(LOADS, ROWS, STORES)                                                                \
+  asm volatile("vpxor %%xmm0, %%xmm0, %%xmm0\n\t" "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"                         \
+               "vpxor %%xmm2, %%xmm2, %%xmm2\n\t" "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"                         \
+               "vpxor %%xmm4, %%xmm4, %%xmm4\n\t" "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"                         \
+               "vpxor %%xmm6, %%xmm6, %%xmm6\n\t" "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"                         \
+               "vpxor %%xmm8, %%xmm8, %%xmm8\n\t" "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"                         \
+               "vpxor %%xmm10, %%xmm10, %%xmm10\n\t" "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"                   \
+               "test %[k], %[k]\n\t" "jle 2f\n\t" "1:\n\t" LOADS ROWS                                   \
+               "add $8, %[a]\n\t" "add $8, %[a3]\n\t" "add $64, %[w]\n\t" "dec %[k]\n\t" "jnz 1b\n\t" \
+               "2:\n\t" STORES                                                                               \
+               : [a] "+r"(a), [a3] "+r"(a3), [w] "+r"(w), [k] "+r"(k)                                         \
+               : [lda] "r"(lda), [lo] "r"(lo), [hi] "r"(hi), [pf] "i"(encoded_rows::kWeightPrefetchBytes)       \
+               : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+                 "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15")
+  template <int MR, bool kCopied>
+  static void k_loop(const uint8_t* a, size_t lda, const void* w, long k, __m256i* lo, __m256i* hi) {
+    static_assert(MR == 5 || MR == 6, "the asm loops cover 5 and 6 rows");
+    const uint8_t* a3 = a + 3 * lda;
+    if constexpr (kCopied && MR == 6) ENCRT_WIDENED_K_LOOP(ENCRT_WIDENED_COPIED_LOADS, ENCRT_WIDENED_ROWS_6, ENCRT_WIDENED_STORES_6);
+    if constexpr (kCopied && MR == 5) ENCRT_WIDENED_K_LOOP(ENCRT_WIDENED_COPIED_LOADS, ENCRT_WIDENED_ROWS_5, ENCRT_WIDENED_STORES_5);
+    if constexpr (!kCopied && MR == 6) ENCRT_WIDENED_K_LOOP(ENCRT_WIDENED_PANEL_LOADS, ENCRT_WIDENED_ROWS_6, ENCRT_WIDENED_STORES_6);
+    if constexpr (!kCopied && MR == 5) ENCRT_WIDENED_K_LOOP(ENCRT_WIDENED_PANEL_LOADS, ENCRT_WIDENED_ROWS_5, ENCRT_WIDENED_STORES_5);
+  }
+#undef ENCRT_WIDENED_K_LOOP
+#undef ENCRT_WIDENED_PANEL_LOADS
+#undef ENCRT_WIDENED_COPIED_LOADS
+#undef ENCRT_WIDENED_STORES_6
+#undef ENCRT_WIDENED_STORES_5
+#undef ENCRT_WIDENED_STORE_HI
+#undef ENCRT_WIDENED_STORE
+#undef ENCRT_WIDENED_ROWS_6
+#undef ENCRT_WIDENED_ROWS_5
+#undef ENCRT_WIDENED_ROW
+
   // lo = (c0 c0 c1 c1 | c2 c2 c3 c3), hi = (c4 c4 c5 c5 | c6 c6 c7 c7):
   // vphaddd → (c0 c1 c4 c5 | c2 c3 c6 c7), then 64-bit lanes (0 2 1 3) → c0..c7.
   template <int MR>
@@ -80,6 +143,11 @@ struct WidenedRoute : WidenedRows {
   template <int MR>
   __attribute__((noinline)) static void accumulate(const encoded_rows::Tile& t, __m256i* acc_out) {
     __m256i lo[MR], hi[MR];  // columns 0-3 and 4-7, two partial sums per column
+    if constexpr (MR >= 5) {
+      k_loop<MR, false>(t.a, t.lda, t.w, t.K4, lo, hi);
+      fold<MR>(lo, hi, acc_out);
+      return;
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
     const uint8_t* a = t.a;
@@ -104,94 +172,14 @@ struct WidenedRoute : WidenedRows {
 
 // The weights read from a widened copy (t.w: int16, widen_half_panel's layout).
 struct WidenedCopyRoute : WidenedRows {
-  // The k-loop of a 6-row tile as one asm block with fixed registers: 12 accumulators (ymm0-5
-  // columns 0-3, ymm6-11 columns 4-7), the two widened weight vectors (ymm12, 13), the broadcast
-  // row values (ymm14) and the product (ymm15) fill the 16 ymm registers, and a step is exactly
-  // 2 weight loads, 6 vpbroadcastq loads, 12 vpmaddwd, 12 vpaddd and the pointer updates (GCC's
-  // allocation of the same loop adds register copies). Rows 0-2 at a + {0, 1, 2}·lda, rows 3-5
-  // at a3 + {0, 1, 2}·lda. Writes lo[0..6), hi[0..6).
-  static void k_loop_6(const uint8_t* a, size_t lda, const int16_t* w, long k, __m256i* lo, __m256i* hi) {
-    const uint8_t* a3 = a + 3 * lda;
-    asm volatile(
-        "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-        "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
-        "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"
-        "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"
-        "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
-        "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
-        "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
-        "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
-        "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
-        "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
-        "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
-        "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
-        "test %[k], %[k]\n\t"
-        "jle 2f\n\t"
-        "1:\n\t"
-        "vmovdqu (%[w]), %%ymm12\n\t"
-        "vmovdqu 32(%[w]), %%ymm13\n\t"
-        "vpbroadcastq (%[a]), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm0, %%ymm0\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm6, %%ymm6\n\t"
-        "vpbroadcastq (%[a],%[lda],1), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm1, %%ymm1\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm7, %%ymm7\n\t"
-        "vpbroadcastq (%[a],%[lda],2), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm2, %%ymm2\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm8, %%ymm8\n\t"
-        "vpbroadcastq (%[a3]), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm3, %%ymm3\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm9, %%ymm9\n\t"
-        "vpbroadcastq (%[a3],%[lda],1), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm4, %%ymm4\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm10, %%ymm10\n\t"
-        "vpbroadcastq (%[a3],%[lda],2), %%ymm14\n\t"
-        "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm5, %%ymm5\n\t"
-        "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"
-        "vpaddd %%ymm15, %%ymm11, %%ymm11\n\t"
-        "add $8, %[a]\n\t"
-        "add $8, %[a3]\n\t"
-        "add $64, %[w]\n\t"
-        "dec %[k]\n\t"
-        "jnz 1b\n\t"
-        "2:\n\t"
-        "vmovdqu %%ymm0, 0(%[lo])\n\t"
-        "vmovdqu %%ymm6, 0(%[hi])\n\t"
-        "vmovdqu %%ymm1, 32(%[lo])\n\t"
-        "vmovdqu %%ymm7, 32(%[hi])\n\t"
-        "vmovdqu %%ymm2, 64(%[lo])\n\t"
-        "vmovdqu %%ymm8, 64(%[hi])\n\t"
-        "vmovdqu %%ymm3, 96(%[lo])\n\t"
-        "vmovdqu %%ymm9, 96(%[hi])\n\t"
-        "vmovdqu %%ymm4, 128(%[lo])\n\t"
-        "vmovdqu %%ymm10, 128(%[hi])\n\t"
-        "vmovdqu %%ymm5, 160(%[lo])\n\t"
-        "vmovdqu %%ymm11, 160(%[hi])\n\t"
-        : [a] "+r"(a), [a3] "+r"(a3), [w] "+r"(w), [k] "+r"(k)
-        : [lda] "r"(lda), [lo] "r"(lo), [hi] "r"(hi)
-        : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-  }
-
   // acc_out[r]: the exact int32 sums of row r, columns 0..7 in order. Out of line so that GCC
   // keeps the accumulators in registers.
   template <int MR>
   __attribute__((noinline)) static void accumulate(const encoded_rows::Tile& t, __m256i* acc_out) {
     __m256i lo[MR], hi[MR];  // columns 0-3 and 4-7, two partial sums per column
     const int16_t* w = static_cast<const int16_t*>(t.w);
-    if constexpr (MR == 6) {
-      k_loop_6(t.a, t.lda, w, t.K4, lo, hi);
+    if constexpr (MR >= 5) {
+      k_loop<MR, true>(t.a, t.lda, w, t.K4, lo, hi);
     } else {
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
