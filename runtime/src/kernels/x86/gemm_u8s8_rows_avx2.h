@@ -9,7 +9,9 @@
 // where the model file maps them. Loop order: row tiles, then the tile's columns (half a panel
 // or one), the whole depth in registers: the tile's encoded rows (8·K bytes each) stay in L1
 // while the weights stream through from L2, a fraction of the bytes per product that re-reading
-// the rows for every column block would take (+3-6% on Zen 4).
+// the rows for every column block would take (+3-6% on Zen 4). (From kWidenedCopyMinRows rows
+// on, the widened kernel runs its own loop order instead, with its weights widened once per
+// block of rows: gemm_u8s8_widened_avx2.cpp; it shares tile() below.)
 //
 // A Route provides:
 //   kMR, kNR              register tile (kNR: 8 = half a panel, or 16 = one panel)
