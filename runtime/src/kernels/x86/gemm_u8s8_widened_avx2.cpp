@@ -126,6 +126,28 @@ struct WidenedRows {
 #undef ENCRT_WIDENED_ROWS_5
 #undef ENCRT_WIDENED_ROW
 
+  // The k-loop of the tiles below 5 rows (a remainder's 4, 3, 2 or 1), in C++: next_weights(&lo,
+  // &hi) gives a k-group's 8 columns as int16 and moves on to the next k-group.
+  template <int MR, class NextWeights>
+  static ENCRT_X86_INLINE void k_loop_small(const encoded_rows::Tile& t, __m256i* lo, __m256i* hi,
+                                            NextWeights next_weights) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+    const uint8_t* a = t.a;
+    const size_t lda = t.lda;
+    for (int k = 0; k < t.K4; ++k) {
+      __m256i w_lo, w_hi;
+      next_weights(&w_lo, &w_hi);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const __m256i ab = encoded_rows::broadcast_8_bytes(a + r * lda);
+        madd_accumulate(lo[r], ab, w_lo);
+        madd_accumulate(hi[r], ab, w_hi);
+      }
+      a += kEncodedGroupBytes;
+    }
+  }
+
   // lo = (c0 c0 c1 c1 | c2 c2 c3 c3), hi = (c4 c4 c5 c5 | c6 c6 c7 c7):
   // vphaddd → (c0 c1 c4 c5 | c2 c3 c6 c7), then 64-bit lanes (0 2 1 3) → c0..c7.
   template <int MR>
@@ -145,26 +167,14 @@ struct WidenedRoute : WidenedRows {
     __m256i lo[MR], hi[MR];  // columns 0-3 and 4-7, two partial sums per column
     if constexpr (MR >= 5) {
       k_loop<MR, false>(t.a, t.lda, t.w, t.K4, lo, hi);
-      fold<MR>(lo, hi, acc_out);
-      return;
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
-    const uint8_t* a = t.a;
-    const size_t lda = t.lda;
-    const int8_t* w = static_cast<const int8_t*>(t.w);
-    for (int k = 0; k < t.K4; ++k) {
-      encoded_rows::prefetch_weights(w);
-      const __m256i w_lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-      const __m256i w_hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const __m256i ab = encoded_rows::broadcast_8_bytes(a + r * lda);
-        madd_accumulate(lo[r], ab, w_lo);
-        madd_accumulate(hi[r], ab, w_hi);
-      }
-      a += kEncodedGroupBytes;
-      w += kPanelN * kPanelK;
+    } else {
+      const int8_t* w = static_cast<const int8_t*>(t.w);
+      k_loop_small<MR>(t, lo, hi, [&w](__m256i* w_lo, __m256i* w_hi) {
+        encoded_rows::prefetch_weights(w);
+        *w_lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+        *w_hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+        w += kPanelN * kPanelK;
+      });
     }
     fold<MR>(lo, hi, acc_out);
   }
@@ -181,22 +191,11 @@ struct WidenedCopyRoute : WidenedRows {
     if constexpr (MR >= 5) {
       k_loop<MR, true>(t.a, t.lda, w, t.K4, lo, hi);
     } else {
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
-      const uint8_t* a = t.a;
-      const size_t lda = t.lda;
-      for (int k = 0; k < t.K4; ++k) {
-        const __m256i w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-        const __m256i w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; ++r) {
-          const __m256i ab = encoded_rows::broadcast_8_bytes(a + r * lda);
-          madd_accumulate(lo[r], ab, w_lo);
-          madd_accumulate(hi[r], ab, w_hi);
-        }
-        a += kEncodedGroupBytes;
+      k_loop_small<MR>(t, lo, hi, [&w](__m256i* w_lo, __m256i* w_hi) {
+        *w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+        *w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
         w += 32;
-      }
+      });
     }
     fold<MR>(lo, hi, acc_out);
   }
