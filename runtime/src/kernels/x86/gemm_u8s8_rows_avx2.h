@@ -48,16 +48,11 @@ void tile(const Tile& t, const QuantizedRows& A, int m0, int n0, int cols, const
   constexpr int kVecs = Route::kNR / 8;
   alignas(32) __m256i acc[MR * kVecs];
   Route::template accumulate<MR>(t, acc);
-  // Column by column: the column vectors (w_sum, w_scale, bias) loaded once for the tile's rows,
-  // and every pointer in a local, so that the stores of C reload nothing. Per output, in the
-  // reference's order: float(acc + (bias - zp)·w_sum) · scale · w_scale, + bias, activation,
-  // + residual.
+  // Column by column: the column vectors (w_sum, w_scale) loaded once for the tile's rows, the
+  // row factors' pointers in locals. Per output, in the reference's order: float(acc + (bias -
+  // zp)·w_sum) · scale · w_scale, then the epilogue (finish_store_avx2).
   const float* a_scale = A.scale;
   const int32_t* a_zp = A.zero_point;
-  const float* bias = ep.bias;
-  const float* residual = ep.residual;
-  const size_t ldr = static_cast<size_t>(ep.ldr);
-  const Activation act = ep.activation;
 #pragma GCC unroll 2
   for (int j = 0; j < kVecs; ++j) {
     const int valid = cols - 8 * j;
@@ -67,23 +62,12 @@ void tile(const Tile& t, const QuantizedRows& A, int m0, int n0, int cols, const
     const __m256i mask = lanes_avx2(valid);
     const __m256i ws = full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w_sum + n)) : _mm256_maskload_epi32(w_sum + n, mask);
     const __m256 wscale = full ? _mm256_loadu_ps(w_scale + n) : _mm256_maskload_ps(w_scale + n, mask);
-    const __m256 bv = bias ? (full ? _mm256_loadu_ps(bias + n) : _mm256_maskload_ps(bias + n, mask)) : _mm256_setzero_ps();
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const int m = m0 + r;
       const __m256i exact = _mm256_add_epi32(acc[r * kVecs + j], _mm256_mullo_epi32(_mm256_set1_epi32(Route::kZeroPointBias - a_zp[m]), ws));
-      __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(exact), _mm256_set1_ps(a_scale[m])), wscale);
-      if (bias) v = _mm256_add_ps(v, bv);
-      v = activate_avx2(v, act);
-      if (residual) {
-        const float* rr = residual + static_cast<size_t>(m) * ldr + n;
-        v = _mm256_add_ps(v, full ? _mm256_loadu_ps(rr) : _mm256_maskload_ps(rr, mask));
-      }
-      float* c = C + static_cast<size_t>(m) * ldc + n;
-      if (full)
-        _mm256_storeu_ps(c, v);
-      else
-        _mm256_maskstore_ps(c, mask, v);
+      const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(exact), _mm256_set1_ps(a_scale[m])), wscale);
+      finish_store_avx2(v, ep, m, n, full, mask, C + static_cast<size_t>(m) * ldc);
     }
   }
 }
