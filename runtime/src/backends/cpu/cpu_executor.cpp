@@ -79,18 +79,13 @@ class OpRunner {
   // in its core's cache, and the pool forks and joins once instead of twice. The same kernels in
   // the same order on the same rows: the outputs are those of the two ops run one after the other.
   void norm_then_quantize(const Op& norm, const Op& quantize_op) {
-    const int M = rows_of(norm.out(0));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      if (r1 <= r0) return;
+    over_row_blocks(rows_of(norm.out(0)), [&](int r0, int r1) {
       if (norm.kind == OpKind::kEmbed)
         embed_rows(norm, r0, r1);
       else
         layer_norm_rows(norm, r0, r1);
       quantize_rows(quantize_op, r0, r1);
-    };
-    parallel(pool_, row_tasks(M), body);
+    });
   }
 
  private:
@@ -100,6 +95,16 @@ class OpRunner {
   }
   int threads() const { return pool_.threads(); }
   int row_tasks(int rows) const { return threads() == 1 ? 1 : std::min(rows, threads() * kTasksPerThread); }
+  // fn(r0, r1) on the pool for each non-empty block [r0, r1) of M rows (row_tasks(M) blocks).
+  template <typename F>
+  void over_row_blocks(int M, F fn) {
+    auto body = [&](int task, int) {
+      int r0, r1;
+      chunk(M, row_tasks(M), task, &r0, &r1);
+      if (r1 > r0) fn(r0, r1);
+    };
+    parallel(pool_, row_tasks(M), body);
+  }
   int rows_of(int buffer) const { return static_cast<int>(plan::rows_in_run(g_, buffer, batch_, seq_, packed_)); }
   // Sequence b's rows in the token-row buffers: [*first, *first + *count).
   void sequence_rows(int b, int* first, int* count) const {
@@ -113,16 +118,11 @@ class OpRunner {
   }
 
   void embed(const Op& op) {
-    const int M = rows_of(op.out(0));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      embed_rows(op, r0, r1);
-    };
-    parallel(pool_, row_tasks(M), body);
+    over_row_blocks(rows_of(op.out(0)), [&](int r0, int r1) { embed_rows(op, r0, r1); });
   }
 
-  // Rows [r0, r1) of an embedding op: the table rows added, then its LayerNorm if it has one.
+  // The *_rows functions: rows [r0, r1) of one op, r0 < r1 (over_row_blocks' blocks).
+  // Rows of an embedding op: the table rows added, then its LayerNorm if it has one.
   void embed_rows(const Op& op, int r0, int r1) {
     const plan::EmbedParams& p = op.p<plan::EmbedParams>();
     const int H = p.width, S = seq_;
@@ -137,19 +137,13 @@ class OpRunner {
       add_table_row(kt_, *p.position, at % S, 1.0f, row);
       if (p.token_type) add_table_row(kt_, *p.token_type, types ? types[at] : 0, 1.0f, row);
     }
-    if (p.norm && r1 > r0)
+    if (p.norm)
       kt_.layer_norm(r1 - r0, H, x + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
                      x + static_cast<size_t>(r0) * H, H);
   }
 
   void layer_norm(const Op& op) {
-    const int M = rows_of(op.in(plan::slot::kX));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      layer_norm_rows(op, r0, r1);
-    };
-    parallel(pool_, row_tasks(M), body);
+    over_row_blocks(rows_of(op.in(plan::slot::kX)), [&](int r0, int r1) { layer_norm_rows(op, r0, r1); });
   }
 
   void layer_norm_rows(const Op& op, int r0, int r1) {
@@ -157,19 +151,12 @@ class OpRunner {
     const int H = p.width;
     const float* in = buf<const float>(op.in(plan::slot::kX));
     float* out = buf<float>(op.out(0));
-    if (r1 > r0)
-      kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
-                     out + static_cast<size_t>(r0) * H, H);
+    kt_.layer_norm(r1 - r0, H, in + static_cast<size_t>(r0) * H, H, p.norm->gamma, p.norm->beta, p.eps,
+                   out + static_cast<size_t>(r0) * H, H);
   }
 
   void quantize(const Op& op) {
-    const int M = rows_of(op.in(plan::slot::kX));
-    auto body = [&](int task, int) {
-      int r0, r1;
-      chunk(M, row_tasks(M), task, &r0, &r1);
-      quantize_rows(op, r0, r1);
-    };
-    parallel(pool_, row_tasks(M), body);
+    over_row_blocks(rows_of(op.in(plan::slot::kX)), [&](int r0, int r1) { quantize_rows(op, r0, r1); });
   }
 
   void quantize_rows(const Op& op, int r0, int r1) {
@@ -179,9 +166,8 @@ class OpRunner {
     uint8_t* q = buf<uint8_t>(op.out(0));
     float* scale = buf<float>(op.out(plan::slot::kQuantizeScale));
     int32_t* zp = buf<int32_t>(op.out(plan::slot::kQuantizeZeroPoint));
-    if (r1 > r0)
-      kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, w.activation_multipliers,
-                           q + static_cast<size_t>(r0) * ldq, ldq, scale + r0, zp + r0);
+    kt_.quantize_rows_u8(r1 - r0, K, in + static_cast<size_t>(r0) * K, K, w.activation_multipliers,
+                         q + static_cast<size_t>(r0) * ldq, ldq, scale + r0, zp + r0);
   }
 
   // Rows are split across threads when each gets a useful block of rows; otherwise whole
