@@ -398,7 +398,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     if (p.i8_widened_ymm_ops > 0) {
       // Issue 10's bar at the avx2 level: each exact route against its own probe, and the two
       // side by side (the CPU backend's choice: isa.h's prefer_signed_madd).
-      const std::string widened = "x86::qu8s8_gemm_6x8__avx2", signed_route = "x86::qu8s8_gemm_4x16__avx2";
+      const std::string widened = kernels::make_kernel_table(kernels::kIsaAvx2).gemm_u8s8_name;
+      const std::string signed_route =
+          kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kPreferSignedMadd).gemm_u8s8_name;
       std::printf("\nint8 at the avx2 level, quantize + GEMM + dequantize (qu8s8_full): %% of each route's probe "
                   "(widened %.1f Gop/s, signed %.1f Gop/s); ratio = signed's time / widened's time.\n",
                   p.i8_widened_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9);
