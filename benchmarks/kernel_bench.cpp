@@ -100,7 +100,9 @@ struct Layer {
   int ldq = 0;
   GemmEpilogue ep;
 
-  explicit Layer(const GemmShape& s) : shape(s) {
+  // int8_levels: the int8 weights' largest |q|, 127, or 63 for a kernel that needs 7-bit
+  // weights (int8_levels_for).
+  explicit Layer(const GemmShape& s, int int8_levels = 127) : shape(s) {
     const int M = s.M, K = s.K, N = s.N;
     x = random_floats(static_cast<size_t>(M) * K, 1, -2.0f, 2.0f);
     w = random_floats(static_cast<size_t>(N) * K, 2, -0.1f, 0.1f);
@@ -114,7 +116,7 @@ struct Layer {
     w_i8.resize(kernels::panel_i8_size(N, K));
     w_scale.resize(N);
     w_sum.resize(N);
-    kernels::ref::quantize_pack_weights_i8(N, K, w.data(), w_i8.data(), w_scale.data(), w_sum.data());
+    kernels::ref::quantize_pack_weights_i8(N, K, w.data(), w_i8.data(), w_scale.data(), w_sum.data(), int8_levels);
     ldq = kernels::round_up(K, kernels::kPanelK);
     q.resize(static_cast<size_t>(M) * ldq);
     q_scale.resize(M);
@@ -133,6 +135,10 @@ struct Layer {
 
 double gemm_ops(const GemmShape& s) { return 2.0 * s.M * s.N * s.K; }
 
+// The int8 weights a table's GEMM runs on: the converter's 8-bit ones, or 7-bit ones for a
+// kernel that needs them (kernel_lists.h's kNarrowWeights).
+int int8_levels_for(const KernelTable& t) { return t.gemm_u8s8_weight_bound < 127 ? t.gemm_u8s8_weight_bound : 127; }
+
 // The FMA peak of a float kernel that requires `features`.
 double fma_peak(IsaFeatures features) {
   const Peaks& p = measured_peaks();
@@ -142,7 +148,8 @@ double fma_peak(IsaFeatures features) {
 
 // The peak of the int8 route a kernel takes: tdpbusd's for the AMX kernel; the AVX2 kernels
 // without VNNI against their own route's register-only probe (widened vpmaddwd, signed vpsignb +
-// vpmaddubsw); the others against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no
+// vpmaddubsw, and for 7-bit weights the saturating probe's vpmaddubsw + vpmaddwd + vpaddd, which
+// cannot saturate on them); the others against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no
 // probe of its own, and that says how far it is from the best path).
 double int8_peak(kernels::GemmU8S8Fn fn) {
   const Peaks& p = measured_peaks();
@@ -150,6 +157,7 @@ double int8_peak(kernels::GemmU8S8Fn fn) {
   if (fn == kernels::x86::qu8s8_gemm_32x32__amx) return p.tdpbusd_ops;
   if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return p.i8_widened_ymm_ops;
   if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return p.i8_signed_ymm_ops;
+  if (fn == kernels::x86::qu8s7_gemm_6x16__avx2) return p.i8_saturating_ymm_ops;
 #endif
   (void)fn;
   return p.vpdpbusd_zmm_ops;
@@ -159,6 +167,7 @@ const char* int8_peak_name(kernels::GemmU8S8Fn fn) {
   if (fn == kernels::x86::qu8s8_gemm_32x32__amx) return "tdpbusd";
   if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return "the widened AVX2 route";
   if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return "the signed AVX2 route";
+  if (fn == kernels::x86::qu8s7_gemm_6x16__avx2) return "the 7-bit weights' AVX2 route";
 #endif
   (void)fn;
   return "vpdpbusd zmm";
@@ -172,7 +181,7 @@ GemmEpilogue bias_only(const Layer& L) {
 }
 
 void bench_qu8s8_full(benchmark::State& state, const KernelTable& t, GemmShape s) {
-  Layer L(s);
+  Layer L(s, int8_levels_for(t));
   const GemmEpilogue ep = bias_only(L);
   for (auto _ : state) {
     t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
@@ -183,7 +192,7 @@ void bench_qu8s8_full(benchmark::State& state, const KernelTable& t, GemmShape s
 }
 
 void bench_qu8s8_fused(benchmark::State& state, const KernelTable& t, GemmShape s) {
-  Layer L(s);
+  Layer L(s, int8_levels_for(t));
   for (auto _ : state) {
     t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
     t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, L.ep);
@@ -193,7 +202,7 @@ void bench_qu8s8_fused(benchmark::State& state, const KernelTable& t, GemmShape 
 }
 
 void bench_qu8s8_gemm(benchmark::State& state, const KernelTable& t, GemmShape s) {
-  Layer L(s);
+  Layer L(s, int8_levels_for(t));
   const GemmEpilogue ep = bias_only(L);
   for (auto _ : state) {
     t.gemm_u8s8(s.M, s.N, s.K, L.rows(), L.w_i8.data(), L.w_sum.data(), L.w_scale.data(), L.c.data(), s.N, ep);
@@ -401,15 +410,22 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const std::string widened = kernels::make_kernel_table(kernels::kIsaAvx2).gemm_u8s8_name;
       const std::string signed_route =
           kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kPreferSignedMadd).gemm_u8s8_name;
+      const std::string narrow =
+          kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kNarrowInt8Weights).gemm_u8s8_name;
       std::printf("\nint8 at the avx2 level, quantize + GEMM + dequantize (qu8s8_full): %% of each route's probe "
-                  "(widened %.1f Gop/s, signed %.1f Gop/s); ratio = signed's time / widened's time.\n",
-                  p.i8_widened_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9);
-      std::printf("%-26s %10s %9s %8s\n", "shape", "widened %", "signed %", "ratio");
+                  "(widened %.1f Gop/s, signed %.1f Gop/s, 7-bit weights' %.1f Gop/s); ratio = signed's time / "
+                  "widened's time; 7-bit = the faster 8-bit route's time / the 7-bit weights' route's time.\n",
+                  p.i8_widened_ymm_ops * 1e-9, p.i8_signed_ymm_ops * 1e-9, p.i8_saturating_ymm_ops * 1e-9);
+      std::printf("%-26s %10s %9s %8s %9s %8s\n", "shape", "widened %", "signed %", "ratio", "7-bit %", "7-bit");
       for (const GemmShape& s : minilm_shapes()) {
         const std::string shape = shape_name(s);
         const std::string w = "qu8s8_full/" + widened + "/" + shape, g = "qu8s8_full/" + signed_route + "/" + shape;
-        std::printf("%-26s %10s %9s %8s\n", shape.c_str(), pct(w, s, p.i8_widened_ymm_ops).c_str(),
-                    pct(g, s, p.i8_signed_ymm_ops).c_str(), speedup(w, g).c_str());
+        const std::string n7 = "qu8s8_full/" + narrow + "/" + shape;
+        const auto gi = best_.find(g), wi = best_.find(w);
+        const std::string faster = gi != best_.end() && (wi == best_.end() || gi->second < wi->second) ? g : w;
+        std::printf("%-26s %10s %9s %8s %9s %8s\n", shape.c_str(), pct(w, s, p.i8_widened_ymm_ops).c_str(),
+                    pct(g, s, p.i8_signed_ymm_ops).c_str(), speedup(w, g).c_str(),
+                    pct(n7, s, p.i8_saturating_ymm_ops).c_str(), speedup(n7, faster).c_str());
       }
     }
 #endif

@@ -43,6 +43,12 @@ struct ConvertOptions {
   // "" = synthetic ids), the bar on the smallest pooled-output cosine vs fp32 below which layers
   // are kept in fp16, the SmoothQuant alpha (0 = off), and threads for the calibration runs.
   // calibrate = false skips all of it: plain per-channel int8 weights, no smoothing, no guardrail.
+  // Int8 linear weights: 8 bits ([-127, 127] per output channel), or 7 ([-63, 63]) for every
+  // linear but the FFN's down projection (model_writer.cpp says why): coarser, but AVX2 CPUs
+  // without VNNI multiply them in three instructions instead of four
+  // (x86::qu8s7_gemm_6x16__avx2); other CPUs run them at the 8-bit speed. Metadata
+  // int8_weight_bits says which; the guardrail measures the accuracy either way.
+  int int8_weight_bits = 8;
   bool calibrate = true;
   std::string calibration_ids;
   double min_cosine = 0.99;

@@ -287,13 +287,13 @@ TEST_CASE("preferences choose between kernels of the same instructions", "[dispa
   CHECK(isa_supported(kIsaPreferences));  // no instructions of their own
   CHECK(isa_features_name(kIsaAvx2 | kPreferSignedMadd) == "avx2+prefer_signed_madd");
   const KernelTable plain = make_kernel_table(kIsaAvx2);
-  CHECK(!plain.gemm_u8s8_symmetric_weights);
+  CHECK(plain.gemm_u8s8_weight_bound == kAnyWeights);
   CHECK(plain.gemm_u8s8_any_weights == plain.gemm_u8s8);
 #if defined(ENCRT_ARCH_X86)
   CHECK(std::string(plain.gemm_u8s8_name) == "x86::qu8s8_gemm_6x8__avx2");
   const KernelTable prefer = make_kernel_table(kIsaAvx2 | kPreferSignedMadd);
   CHECK(std::string(prefer.gemm_u8s8_name) == "x86::qu8s8_gemm_4x16__avx2");
-  CHECK(prefer.gemm_u8s8_symmetric_weights);
+  CHECK(prefer.gemm_u8s8_weight_bound == kSymmetricWeights);
   CHECK(std::string(prefer.gemm_u8s8_any_weights_name) == "x86::qu8s8_gemm_6x8__avx2");
   CHECK(prefer.gemm_u8s8_any_weights == plain.gemm_u8s8);
   CHECK(prefer.gemm_u8s8_workspace != nullptr);
@@ -306,15 +306,35 @@ TEST_CASE("preferences choose between kernels of the same instructions", "[dispa
   // The preference is the CPU's own: AMD Zen 3 (family 19h without AVX-512).
   CHECK(((cpu_isa_features() & kPreferSignedMadd) != 0) ==
         (isa_supported(kIsaAvx2) && !isa_supported(kIsaAvx512) && cpu_features().amd_zen3));
+  // 7-bit weights: the AVX2 level's route for them, with or without the signed preference; a
+  // table with VNNI keeps its own kernel.
+  const KernelTable narrow = make_kernel_table(kIsaAvx2 | kPreferSignedMadd | kNarrowInt8Weights);
+  CHECK(std::string(narrow.gemm_u8s8_name) == "x86::qu8s7_gemm_6x16__avx2");
+  CHECK(narrow.gemm_u8s8_weight_bound == kNarrowInt8Weight);
+  CHECK(std::string(narrow.gemm_u8s8_any_weights_name) == "x86::qu8s8_gemm_6x8__avx2");
+  CHECK(std::string(make_kernel_table(kIsaAvx2 | kNarrowInt8Weights).gemm_u8s8_name) == "x86::qu8s7_gemm_6x16__avx2");
+  check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvxVnni | kNarrowInt8Weights), make_kernel_table(kIsaAvx2 | kIsaAvxVnni));
+  check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kNarrowInt8Weights),
+                     make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni));
+  CHECK(isa_features_name(kIsaAvx2 | kNarrowInt8Weights) == "avx2+narrow_int8_weights");
+  // Every AVX2 table without VNNI offers it for the linears with 7-bit weights; VNNI tables none.
+  CHECK(plain.gemm_u8s7 == narrow.gemm_u8s8);
+  CHECK(prefer.gemm_u8s7 == narrow.gemm_u8s8);
+  CHECK(std::string(prefer.gemm_u8s7_name) == "x86::qu8s7_gemm_6x16__avx2");
+  CHECK(make_kernel_table(kIsaAvx2 | kIsaAvxVnni).gemm_u8s7 == nullptr);
+  CHECK(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni).gemm_u8s7 == nullptr);
+  CHECK(make_kernel_table(0).gemm_u8s7 == nullptr);
 #endif
-  // A kernel that needs symmetric weights always has one for any weights beside it.
+  // The CPU never claims 7-bit weights: the CPU backend adds them after checking a model's.
+  CHECK((cpu_isa_features() & kNarrowInt8Weights) == 0);
+  // A kernel that needs a narrower weight range always has one for any weights beside it.
   for (const GemmU8S8Kernel& k : kGemmU8S8Kernels) {
     const KernelTable t = make_kernel_table(k.features);
     INFO(k.name);
     CHECK(t.gemm_u8s8 == k.fn);
     const GemmU8S8Kernel* any = find_entry(kGemmU8S8Kernels, t.gemm_u8s8_any_weights_name);
     REQUIRE(any != nullptr);
-    CHECK(!any->symmetric_weights);
+    CHECK(any->weight_bound == kAnyWeights);
     CHECK(t.gemm_u8s8_any_weights == any->fn);
     CHECK(t.gemm_u8s8_any_weights_workspace == any->workspace);
   }

@@ -245,7 +245,9 @@ struct QuantizedProblem {
   std::vector<int8_t> w;
   mutable std::vector<uint8_t> workspace;  // for the kernels that re-encode rows
 
-  explicit QuantizedProblem(const Problem& p) : workspace(max_gemm_u8s8_workspace(p.K)) {
+  // max_level: the weights' largest |q|, 127, or 63 for kernels that need 7-bit weights
+  // (weight_levels_for below).
+  explicit QuantizedProblem(const Problem& p, int max_level = 127) : workspace(max_gemm_u8s8_workspace(p.K)) {
     // Rows are padded to a multiple of 4 plus 8 more bytes (an ld larger than needed).
     ldq = round_up(p.K, kPanelK) + 8;
     q.assign(static_cast<size_t>(p.M) * ldq, 0xA5);
@@ -255,13 +257,15 @@ struct QuantizedProblem {
     w.resize(panel_i8_size(p.N, p.K));
     w_scale.resize(p.N);
     w_sum.resize(p.N);
-    ref::quantize_pack_weights_i8(p.N, p.K, p.w_rowmajor.data(), w.data(), w_scale.data(), w_sum.data());
+    ref::quantize_pack_weights_i8(p.N, p.K, p.w_rowmajor.data(), w.data(), w_scale.data(), w_sum.data(), max_level);
   }
   QuantizedRows rows() const { return {q.data(), ldq, scale.data(), zp.data(), workspace.data()}; }
 };
 
-void run_u8s8_case(const Problem& p, const std::vector<const GemmU8S8Kernel*>& kernels) {
-  const QuantizedProblem qp(p);
+// Every kernel of `kernels` against the reference on the problem's weights quantized to
+// [-max_level, max_level].
+void run_u8s8_case_at(const Problem& p, const std::vector<const GemmU8S8Kernel*>& kernels, int max_level) {
+  const QuantizedProblem qp(p, max_level);
   std::vector<float> want = p.initial_c();
   const GemmEpilogue ep_ref = p.make_epilogue(want.data());
   ref::gemm_u8s8(p.M, p.N, p.K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), want.data(), p.ldc,
@@ -282,8 +286,23 @@ void run_u8s8_case(const Problem& p, const std::vector<const GemmU8S8Kernel*>& k
   for (const GemmU8S8Kernel* k : kernels) {
     std::vector<float> got = p.initial_c();
     const GemmEpilogue ep = p.make_epilogue(got.data());
+    INFO("weights in [-" << max_level << ", " << max_level << "]");
     k->fn(p.M, p.N, p.K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), got.data(), p.ldc, ep);
     compare(p, got, want, k->name, [&](int m, int n) { return tolerance(k->features, m, n); });
+  }
+}
+
+// The weights' largest |q| a kernel is tested with: the converter's 8-bit weights
+// ([-127, 127]), or 7-bit ones ([-63, 63]) for a kernel that needs them (kNarrowWeights).
+int weight_levels_for(const GemmU8S8Kernel& k) { return k.weight_bound < kSymmetricWeights ? k.weight_bound : 127; }
+
+// Every kernel on 8-bit weights unless it needs 7-bit ones, and every kernel on 7-bit weights.
+void run_u8s8_case(const Problem& p, const std::vector<const GemmU8S8Kernel*>& all) {
+  for (const int levels : {127, kNarrowInt8Weight}) {
+    std::vector<const GemmU8S8Kernel*> kernels;
+    for (const GemmU8S8Kernel* k : all)
+      if (levels == kNarrowInt8Weight || weight_levels_for(*k) == 127) kernels.push_back(k);
+    run_u8s8_case_at(p, kernels, levels);
   }
 }
 
@@ -319,7 +338,9 @@ TEST_CASE("SIMD u8s8 GEMM matches the reference, integer part bit-exact", "[simd
 
 TEST_CASE("SIMD u8s8 GEMM saturating inputs stay exact", "[simd][gemm][u8s8]") {
   // All activations 255 and all weights ±127: every vpmaddubsw-style int16 pair sum would
-  // saturate (255·127·2 > 32767); an exact kernel still matches the reference bit for bit.
+  // saturate (255·127·2 > 32767); an exact kernel still matches the reference bit for bit. A
+  // kernel for 7-bit weights gets ±63, its extremes (255·63·2 = 32130, just below 32767).
+  for (const int bound : {127, kNarrowInt8Weight}) {
   const int M = 5, N = 33, K = 37;
   const int ldq = round_up(K, kPanelK);
   std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 255);
@@ -328,7 +349,7 @@ TEST_CASE("SIMD u8s8 GEMM saturating inputs stay exact", "[simd][gemm][u8s8]") {
   std::vector<int8_t> w(panel_i8_size(N, K), 0);
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) {
-      const int8_t v = ((n + k) % 3 == 0) ? -127 : 127;
+      const int8_t v = static_cast<int8_t>(((n + k) % 3 == 0) ? -bound : bound);
       w[panel_i8_index(n, k, K)] = v;
       w_sum[n] += v;
     }
@@ -336,11 +357,16 @@ TEST_CASE("SIMD u8s8 GEMM saturating inputs stay exact", "[simd][gemm][u8s8]") {
   const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data(), workspace.data()};
   std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
   ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
+  int checked = 0;
   for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
+    if (weight_levels_for(*k) < bound) continue;
     std::fill(got.begin(), got.end(), 0.0f);
     k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
-    INFO(k->name);
+    INFO(k->name << ", weights ±" << bound);
     CHECK(got == want);
+    ++checked;
+  }
+  CHECK((checked > 0 || testable_simd_kernels(kGemmU8S8Kernels).empty()));
   }
 }
 
@@ -369,7 +395,7 @@ TEST_CASE("SIMD u8s8 GEMMs that take any weights are exact with -128", "[simd][g
   ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
   int checked = 0;
   for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
-    if (k->symmetric_weights) continue;
+    if (k->weight_bound < kAnyWeights) continue;
     std::fill(got.begin(), got.end(), 0.0f);
     k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
     INFO(k->name);
@@ -421,7 +447,7 @@ TEST_CASE("SIMD u8s8 GEMM stays exact at the int8 extremes (weights -128)", "[si
     std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
     ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
     for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
-      if (k->symmetric_weights) continue;
+      if (k->weight_bound < kAnyWeights) continue;
       std::fill(got.begin(), got.end(), 0.0f);
       k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
       INFO(k->name << ", M = " << M);
@@ -435,7 +461,7 @@ TEST_CASE("SIMD GEMMs called on row and panel-aligned column blocks equal one ca
   // 16-column panels (W, bias, w_sum, w_scale and C offset alike). Results must be identical.
   const int M = 7, N = 100, K = 64;
   const Problem p(M, N, K, {true, Activation::kGelu, Residual::kSeparate, "bias+gelu+residual"}, 77);
-  const QuantizedProblem qp(p);
+  const QuantizedProblem qp8(p);
   std::vector<float> wf(panel_f32_size(N, K));
   ref::pack_weights_f32(N, K, p.w_rowmajor.data(), wf.data());
   const int row_split = 3, col_split = 48;  // 48 = 3 panels
@@ -463,7 +489,9 @@ TEST_CASE("SIMD GEMMs called on row and panel-aligned column blocks equal one ca
     INFO(k->name);
     CHECK(split == whole);
   }
+  const QuantizedProblem qp7(p, kNarrowInt8Weight);
   for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
+    const QuantizedProblem& qp = weight_levels_for(*k) == 127 ? qp8 : qp7;
     std::vector<float> whole(static_cast<size_t>(M) * p.ldc, kSentinel), split = whole;
     k->fn(M, N, K, qp.rows(), qp.w.data(), qp.w_sum.data(), qp.w_scale.data(), whole.data(), p.ldc, ep);
     for (int r0 : {0, row_split}) {

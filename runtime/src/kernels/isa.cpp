@@ -43,6 +43,7 @@ constexpr FeatureName kFeatureNames[] = {
     {kIsaNeonFp16, "neon_fp16"},
     {kIsaNeonI8mm, "neon_i8mm"},
     {kPreferSignedMadd, "prefer_signed_madd"},
+    {kNarrowInt8Weights, "narrow_int8_weights"},
 };
 
 }  // namespace

@@ -39,16 +39,19 @@ struct GemmF16Kernel {
   IsaFeatures features;
   bool arith;  // kFp16Arith: computes ref::gemm_f16_arith, not ref::gemm_f16
 };
-// Which int8 weights a GemmU8S8Fn takes (the `weights` of lists/gemm_u8s8.h): any int8, or only
-// [-127, 127] (the converter's symmetric range), for kernels whose route would get -128 wrong.
-constexpr bool kAnyWeights = false;
-constexpr bool kSymmetricWeights = true;
+// Which int8 weights a GemmU8S8Fn takes (the `weights` of lists/gemm_u8s8.h), as the largest |w|
+// it is exact for (-128 counting as 128): any int8; only [-127, 127] (the converter's symmetric
+// range), for kernels whose route would get -128 wrong; or only [-63, 63] (7-bit weights), for
+// kernels whose int16 pair sums would saturate past it.
+constexpr int kAnyWeights = 128;
+constexpr int kSymmetricWeights = 127;
+constexpr int kNarrowWeights = kNarrowInt8Weight;
 
 struct GemmU8S8Kernel {
   GemmU8S8Fn fn;
   const char* name;
   IsaFeatures features;
-  bool symmetric_weights;         // kSymmetricWeights: needs every weight in [-127, 127]
+  int weight_bound;               // kAnyWeights, kSymmetricWeights or kNarrowWeights: every |w| <= it
   GemmU8S8WorkspaceFn workspace;  // bytes of QuantizedRows::workspace it needs; null: none
 };
 struct QuantizeRowsU8Kernel {
@@ -153,15 +156,19 @@ constexpr bool well_formed(const Entry (&list)[N]) {
 }
 static_assert(well_formed(kGemmF32Kernels));
 static_assert(well_formed(kGemmF16Kernels) && !kGemmF16Kernels[0].arith);
-// Kernels that need symmetric weights are chosen only under a preference, so that the table
-// without preferences has a kernel for any weights (make_kernel_table's gemm_u8s8_any_weights).
+// Kernels that need a narrower weight range are chosen only under a preference, so that the
+// table without preferences has a kernel for any weights (make_kernel_table's
+// gemm_u8s8_any_weights); those that need 7-bit weights only under kNarrowInt8Weights, which
+// the CPU backend sets after checking the weights.
 template <size_t N>
-constexpr bool symmetric_only_by_preference(const GemmU8S8Kernel (&list)[N]) {
-  for (size_t i = 0; i < N; ++i)
-    if (list[i].symmetric_weights && !(list[i].features & kIsaPreferences)) return false;
+constexpr bool narrow_only_by_preference(const GemmU8S8Kernel (&list)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (list[i].weight_bound < kAnyWeights && !(list[i].features & kIsaPreferences)) return false;
+    if (list[i].weight_bound < kSymmetricWeights && !(list[i].features & kNarrowInt8Weights)) return false;
+  }
   return true;
 }
-static_assert(well_formed(kGemmU8S8Kernels) && symmetric_only_by_preference(kGemmU8S8Kernels));
+static_assert(well_formed(kGemmU8S8Kernels) && narrow_only_by_preference(kGemmU8S8Kernels));
 static_assert(well_formed(kQuantizeRowsU8Kernels));
 static_assert(well_formed(kLayerNormKernels));
 static_assert(well_formed(kAddRowF16Kernels));

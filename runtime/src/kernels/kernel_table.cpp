@@ -18,12 +18,15 @@ KernelTable make_kernel_table(IsaFeatures features) {
   t.gemm_f16 = gemm_f16.fn, t.gemm_f16_name = gemm_f16.name, t.gemm_f16_arith = gemm_f16.arith;
   const GemmU8S8Kernel& gemm_u8s8 = choose_kernel(kGemmU8S8Kernels, features);
   t.gemm_u8s8 = gemm_u8s8.fn, t.gemm_u8s8_name = gemm_u8s8.name, t.gemm_u8s8_workspace = gemm_u8s8.workspace;
-  t.gemm_u8s8_symmetric_weights = gemm_u8s8.symmetric_weights;
-  // Without the preferences that chose a symmetric-weights kernel: the list's kernels that take
-  // any weights are those chosen without one (lists/gemm_u8s8.h).
-  const GemmU8S8Kernel& any = gemm_u8s8.symmetric_weights ? choose_kernel(kGemmU8S8Kernels, features & ~kIsaPreferences)
-                                                          : gemm_u8s8;
+  t.gemm_u8s8_weight_bound = gemm_u8s8.weight_bound;
+  // Without the preferences that chose a kernel for a narrower weight range: the list's kernels
+  // that take any weights are those chosen without one (lists/gemm_u8s8.h).
+  const GemmU8S8Kernel& any = gemm_u8s8.weight_bound < kAnyWeights
+                                  ? choose_kernel(kGemmU8S8Kernels, features & ~kIsaPreferences)
+                                  : gemm_u8s8;
   t.gemm_u8s8_any_weights = any.fn, t.gemm_u8s8_any_weights_name = any.name;
+  const GemmU8S8Kernel& narrow = choose_kernel(kGemmU8S8Kernels, features | kNarrowInt8Weights);
+  if (&narrow != &gemm_u8s8) t.gemm_u8s7 = narrow.fn, t.gemm_u8s7_name = narrow.name;
   t.gemm_u8s8_any_weights_workspace = any.workspace;
   const QuantizeRowsU8Kernel& quantize = choose_kernel(kQuantizeRowsU8Kernels, features);
   t.quantize_rows_u8 = quantize.fn, t.quantize_rows_u8_name = quantize.name;

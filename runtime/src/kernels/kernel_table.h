@@ -24,15 +24,21 @@ struct KernelTable {
   // Whether gemm_f16 computes in fp16 arithmetic (ref::gemm_f16_arith) rather than widening the
   // weights to fp32 (ref::gemm_f16).
   bool gemm_f16_arith = false;
-  // Whether gemm_u8s8 needs every weight in [-127, 127] (kSymmetricWeights, kernel_lists.h); if
-  // so, gemm_u8s8_any_weights is the kernel for models that have -128 (else the same kernel).
-  bool gemm_u8s8_symmetric_weights = false;
+  // The largest |weight| gemm_u8s8 is exact for (kAnyWeights = 128, kSymmetricWeights = 127 or
+  // kNarrowWeights = 63, kernel_lists.h); below 128, gemm_u8s8_any_weights is the kernel for
+  // models whose weights reach further (else the same kernel).
+  int gemm_u8s8_weight_bound = 128;
   const char* gemm_u8s8_any_weights_name = "";
 
   GemmF32Fn gemm_f32 = nullptr;
   GemmF16Fn gemm_f16 = nullptr;
   GemmU8S8Fn gemm_u8s8 = nullptr;
   GemmU8S8WorkspaceFn gemm_u8s8_workspace = nullptr;  // null: it needs none
+  // For int8 weights that all lie in [-63, 63] (7-bit, kNarrowInt8Weight): the kernel that needs
+  // them, where the table's instruction sets have one other than gemm_u8s8 (AVX2 without VNNI);
+  // else null. The CPU backend runs it on the linears whose weights allow it.
+  GemmU8S8Fn gemm_u8s7 = nullptr;
+  const char* gemm_u8s7_name = "";
   GemmU8S8Fn gemm_u8s8_any_weights = nullptr;
   GemmU8S8WorkspaceFn gemm_u8s8_any_weights_workspace = nullptr;
   QuantizeRowsU8Fn quantize_rows_u8 = nullptr;

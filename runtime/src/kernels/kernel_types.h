@@ -96,6 +96,11 @@ struct QuantizedRows {
 using GemmU8S8Fn = void (*)(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                             const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                             const GemmEpilogue& ep);
+// The largest |weight| of 7-bit int8 weights (the converter's --weight-bits 7): with |w| <= 63 a
+// pair of u8·s8 products sums to at most 255·63·2 = 32130, so vpmaddubsw's int16 pair sums never
+// saturate and an AVX2 CPU without VNNI multiplies them exactly in three instructions
+// (x86::qu8s7_gemm_6x16__avx2) instead of four.
+constexpr int kNarrowInt8Weight = 63;
 // The bytes of QuantizedRows::workspace a GemmU8S8Fn needs at depth K, whatever M and N.
 using GemmU8S8WorkspaceFn = size_t (*)(int K);
 

@@ -23,6 +23,8 @@ struct LinearView {
   const float* scales = nullptr;       // I8: [N]
   const int32_t* column_sums = nullptr;  // I8: [N]
   const float* activation_multipliers = nullptr;  // I8, optional: [K], applied before quantizing
+  // I8: the largest |w|, -128 counting as 128, as the loader found it; 128 (any) unless known.
+  int max_abs_weight = 128;
   const float* bias = nullptr;         // [N]
   int N = 0;
   int K = 0;

@@ -102,8 +102,9 @@ class Validator {
   // The column sums of an int8 PanelN16K4 weight against the weights they summarize: the GEMMs
   // subtract zero_point · w_sum[n] from Σ q · W(n, k), so a sum that is not Σ_k W(n, k) gives
   // wrong outputs (and, as the file gave it, any int32: the product overflowed). One pass over
-  // the panels, in memory order.
-  Status column_sums(const fb::Tensor& t, int N, int K) const {
+  // the panels, in memory order. Also gives the weights' largest |w| (-128 counting as 128),
+  // which decides the int8 GEMMs that may run them (LinearView::max_abs_weight).
+  Status column_sums(const fb::Tensor& t, int N, int K, int* max_abs) const {
     const int8_t* w = reinterpret_cast<const int8_t*>(t.data()->data());
     const int32_t* sums = t.column_sums()->data();
     const int K4 = (K + kernels::kPanelK - 1) / kernels::kPanelK;
@@ -112,11 +113,19 @@ class Validator {
     constexpr int kGroupBytes = kernels::kPanelN * kernels::kPanelK;
     const int whole = K / kernels::kPanelK;
     int32_t position_sums[kGroupBytes], panel_sums[kernels::kPanelN];
+    *max_abs = 0;
     for (int p = 0; p * kernels::kPanelN < N; ++p) {
       const int8_t* panel = w + static_cast<size_t>(p) * K4 * kGroupBytes;
       std::fill(position_sums, position_sums + kGroupBytes, 0);
       for (int g = 0; g < whole; ++g)
         for (int b = 0; b < kGroupBytes; ++b) position_sums[b] += panel[static_cast<size_t>(g) * kGroupBytes + b];
+      uint8_t most = static_cast<uint8_t>(*max_abs);
+      for (size_t i = 0; i < static_cast<size_t>(K4) * kGroupBytes; ++i) {
+        const int v = panel[i];
+        const auto a = static_cast<uint8_t>(v < 0 ? -v : v);
+        most = a > most ? a : most;
+      }
+      *max_abs = most;
       for (int c = 0; c < kernels::kPanelN; ++c) {
         panel_sums[c] = 0;
         for (int i = 0; i < kernels::kPanelK; ++i) panel_sums[c] += position_sums[c * kernels::kPanelK + i];
@@ -167,7 +176,7 @@ class Validator {
     if (Status s = check(*t, {N, K}, t->dtype(), layout); !s) return s;
     if (t->dtype() == fb::DType::I8) {
       if (Status s = per_channel(*t, static_cast<size_t>(N), true); !s) return s;
-      if (Status s = column_sums(*t, N, K); !s) return s;
+      if (Status s = column_sums(*t, N, K, &out->max_abs_weight); !s) return s;
       out->scales = t->scales()->data();
       out->column_sums = t->column_sums()->data();
       if (const auto* m = t->activation_multipliers()) {

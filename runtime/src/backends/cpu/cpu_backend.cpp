@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_executor.h"
 #include "backends/cpu/thread_pool.h"
+#include "kernels/kernel_lists.h"
 #include "kernels/kernel_table.h"
 
 namespace encrt::cpu {
@@ -17,6 +18,7 @@ struct CpuContext {
   int threads = 1;
   std::unique_ptr<ThreadPool> pool;  // started by prepare()
   bool minus_128_weights = false;    // prepare() found -128 in an int8 weight: gemm_u8s8 takes any weights
+  int narrow_linears = 0, int8_linears = 0;  // int8 linears with 7-bit weights (run by gemm_u8s7), of all
 };
 
 const CpuContext& ctx(const void* c) { return *static_cast<const CpuContext*>(c); }
@@ -28,7 +30,8 @@ std::string option(const backend::Options& options, const char* key) {
 
 // The kernel table for the options: `isa` a level (absent: the best for this CPU, or the one
 // ENCRT_ISA forces), with this CPU's preferences (isa.h) unless `int8_route` overrides the AVX2
-// int8 GEMM's: widened (vpmaddwd) or signed (vpsignb + vpmaddubsw).
+// int8 GEMM's: widened (vpmaddwd) or signed (vpsignb + vpmaddubsw), for every int8 linear; auto
+// (the default) also runs linears with 7-bit weights on their own kernel (gemm_u8s7).
 Status select_kernels(const backend::Options& options, kernels::KernelTable* table) {
   kernels::IsaFeatures features = kernels::default_kernel_table().features;
   if (const std::string isa = option(options, "isa"); !isa.empty()) {
@@ -49,6 +52,7 @@ Status select_kernels(const backend::Options& options, kernels::KernelTable* tab
   else if (!route.empty() && route != "auto")
     return invalid_argument("option int8_route of backend cpu is auto, widened or signed, not '" + route + "'");
   *table = kernels::make_kernel_table(features);
+  if (route == "widened" || route == "signed") table->gemm_u8s7 = nullptr, table->gemm_u8s7_name = "";
   return Status::ok();
 }
 
@@ -61,10 +65,9 @@ Status create(const backend::Options& options, int threads, void** out) {
 }
 
 // Whether an int8 linear layer's weights hold -128 (0x80), which kernels that need symmetric
-// weights would get wrong. The converter never writes it; a file from elsewhere may.
-bool has_minus_128(const detail::LinearView& w) {
-  return w.dtype == DType::kI8 && std::memchr(w.packed, 0x80, w.packed_bytes) != nullptr;
-}
+// weights would get wrong (the loader found each layer's largest |w|). The converter never
+// writes it; a file from elsewhere may.
+bool has_minus_128(const detail::LinearView& w) { return w.dtype == DType::kI8 && w.max_abs_weight > 127; }
 
 void destroy(void* c) { delete static_cast<CpuContext*>(c); }
 
@@ -90,7 +93,7 @@ size_t scratch_bytes(const void* c, const plan::Graph&, const plan::Op& op, back
 Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* held) {
   CpuContext& cc = *static_cast<CpuContext*>(c);
   cc.pool = std::make_unique<ThreadPool>(cc.threads);
-  if (cc.kernels.gemm_u8s8_symmetric_weights) {
+  if (cc.kernels.gemm_u8s8_weight_bound < kernels::kAnyWeights) {
     for (int i = 0; i < args.op_count && !cc.minus_128_weights; ++i) {
       const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
       cc.minus_128_weights = op.kind == plan::OpKind::kLinear && has_minus_128(*op.p<plan::LinearParams>().weights);
@@ -99,8 +102,14 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
       cc.kernels.gemm_u8s8 = cc.kernels.gemm_u8s8_any_weights;
       cc.kernels.gemm_u8s8_name = cc.kernels.gemm_u8s8_any_weights_name;
       cc.kernels.gemm_u8s8_workspace = cc.kernels.gemm_u8s8_any_weights_workspace;
-      cc.kernels.gemm_u8s8_symmetric_weights = false;
+      cc.kernels.gemm_u8s8_weight_bound = kernels::kAnyWeights;
     }
+  }
+  for (int i = 0; i < args.op_count; ++i) {
+    const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
+    if (op.kind != plan::OpKind::kLinear || op.p<plan::LinearParams>().weights->dtype != DType::kI8) continue;
+    ++cc.int8_linears;
+    cc.narrow_linears += runs_narrow(cc.kernels, *op.p<plan::LinearParams>().weights);
   }
   auto table_bytes = [](const detail::TableView* t) {
     return t ? static_cast<size_t>(t->rows) * static_cast<size_t>(t->width) * dtype_size(t->dtype) : 0;
@@ -135,7 +144,7 @@ std::string implementation(const void* c, const plan::Graph&, const plan::Op& op
   switch (op.kind) {
     case plan::OpKind::kLinear:
       switch (op.p<plan::LinearParams>().weights->dtype) {
-        case DType::kI8: return t.gemm_u8s8_name;
+        case DType::kI8: return runs_narrow(t, *op.p<plan::LinearParams>().weights) ? t.gemm_u8s7_name : t.gemm_u8s8_name;
         case DType::kF16: return t.gemm_f16_name;
         default: return t.gemm_f32_name;
       }
@@ -156,7 +165,11 @@ std::string summary(const void* c) {
   const kernels::KernelTable& t = ctx(c).kernels;
   std::ostringstream s;
   s << "isa=" << kernels::isa_features_name(t.features) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << (ctx(c).minus_128_weights ? " (int8 weights hold -128)" : "")
+    << " gemm_u8s8=" << t.gemm_u8s8_name << (ctx(c).minus_128_weights ? " (int8 weights hold -128)" : "");
+  if (ctx(c).narrow_linears > 0)
+    s << " gemm_u8s7=" << t.gemm_u8s7_name << " (" << ctx(c).narrow_linears << " of " << ctx(c).int8_linears
+      << " int8 linears: 7-bit weights)";
+  s
     << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name << " threads=" << ctx(c).threads;
   return s.str();
 }

@@ -222,8 +222,9 @@ class OpRunner {
           a.scale = buf<const float>(op.in(plan::slot::kLinearScale)) + m0;
           a.zero_point = buf<const int32_t>(op.in(plan::slot::kLinearZeroPoint)) + m0;
           a.workspace = scratch ? scratch + static_cast<size_t>(thread) * per_thread : nullptr;
-          kt_.gemm_u8s8(m1 - m0, n1 - n0, K, a, static_cast<const int8_t*>(w.packed) + panel0 * ldq * kernels::kPanelN,
-                        w.column_sums + n0, w.scales + n0, c, N, ep);
+          const kernels::GemmU8S8Fn gemm = runs_narrow(kt_, w) ? kt_.gemm_u8s7 : kt_.gemm_u8s8;
+          gemm(m1 - m0, n1 - n0, K, a, static_cast<const int8_t*>(w.packed) + panel0 * ldq * kernels::kPanelN,
+               w.column_sums + n0, w.scales + n0, c, N, ep);
           break;
         }
         default:

@@ -23,6 +23,12 @@ void execute_norm_then_quantize(const kernels::KernelTable& kernels, ThreadPool&
 // Per-thread scratch of an attention op, the kernel table's size rounded to 64 bytes.
 size_t attention_scratch_per_thread(const kernels::KernelTable& kernels, const plan::AttentionParams& p, int max_seq);
 
+// Whether an int8 linear runs the table's kernel for 7-bit weights (gemm_u8s7): the table has
+// one and every weight of the layer lies in [-63, 63] (LinearView::max_abs_weight, the loader's).
+inline bool runs_narrow(const kernels::KernelTable& kernels, const detail::LinearView& w) {
+  return kernels.gemm_u8s7 && w.dtype == DType::kI8 && w.max_abs_weight <= kernels::kNarrowInt8Weight;
+}
+
 // Per-thread scratch of a linear op: the int8 GEMM's workspace (the larger of the table's kernel
 // and its kernel for any weights, either may run), rounded to 64 bytes; 0 for float layers.
 size_t linear_scratch_per_thread(const kernels::KernelTable& kernels, const plan::LinearParams& p);

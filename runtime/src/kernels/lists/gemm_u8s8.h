@@ -2,7 +2,7 @@
 // include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace) and include.
 // From the reference to the most preferred; `features` are those the kernel's file is compiled
 // for (runtime/CMakeLists.txt), plus the preference (isa.h) under which it is chosen; `weights`
-// kAnyWeights or kSymmetricWeights; `workspace` the bytes of QuantizedRows::workspace it needs
+// kAnyWeights, kSymmetricWeights or kNarrowWeights; `workspace` the bytes of QuantizedRows::workspace it needs
 // (nullptr: none). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
 // AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI. The AMX kernel needs
 // AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
@@ -11,6 +11,7 @@ ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
                        x86::qu8s8_encoded_rows_workspace)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kNarrowInt8Weights, x86::qu8s7_gemm_6x16__avx2, kNarrowWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights,
                        x86::qu8s8_encoded_rows_workspace)

@@ -57,20 +57,21 @@ void pack_weights_f16(int N, int K, const float* W, uint16_t* packed) {
 }
 
 void quantize_pack_weights_i8(int N, int K, const float* W, int8_t* packed, float* scale,
-                              int32_t* column_sum) {
+                              int32_t* column_sum, int max_level) {
   std::memset(packed, 0, panel_i8_size(N, K));
   for (int n = 0; n < N; ++n) {
     const float* w = W + static_cast<size_t>(n) * K;
     float amax = 0.0f;
     for (int k = 0; k < K; ++k) amax = std::max(amax, std::fabs(w[k]));
-    // For a row of tiny weights (max |w| below 127 · FLT_MIN, 1.5e-36) amax / 127 is subnormal or
-    // 0: the scale is then FLT_MIN, a positive normal number (the runtime refuses any other) with
-    // a finite 1/s, and the weights round to the multiples of it they are near.
-    const float s = amax > 0.0f ? std::max(amax / 127.0f, std::numeric_limits<float>::min()) : 1.0f;
+    // For a row of tiny weights (max |w| below max_level · FLT_MIN) amax / max_level is subnormal
+    // or 0: the scale is then FLT_MIN, a positive normal number (the runtime refuses any other)
+    // with a finite 1/s, and the weights round to the multiples of it they are near.
+    const float level = static_cast<float>(max_level);
+    const float s = amax > 0.0f ? std::max(amax / level, std::numeric_limits<float>::min()) : 1.0f;
     const float inv = 1.0f / s;
     int32_t sum = 0;
     for (int k = 0; k < K; ++k) {
-      const float v = std::clamp(std::nearbyint(w[k] * inv), -127.0f, 127.0f);
+      const float v = std::clamp(std::nearbyint(w[k] * inv), -level, level);
       const int8_t q = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(v);
       packed[panel_i8_index(n, k, K)] = q;
       sum += q;

@@ -40,9 +40,11 @@ float quantize_symmetric_i8(const float* x, int n, int8_t* q);
 // Helpers the converter and tests share with the kernels.
 void pack_weights_f32(int N, int K, const float* W_rowmajor, float* packed);
 void pack_weights_f16(int N, int K, const float* W_rowmajor, uint16_t* packed);
-// Symmetric per-output-channel int8: scale[n] = max_k |W[n,k]| / 127 (1 for an all-zero row),
-// q = clamp(rint(w * (1/scale)), -127, 127) with 1/scale in fp32; NaN quantizes to 0.
+// Symmetric per-output-channel int8: scale[n] = max_k |W[n,k]| / max_level (1 for an all-zero
+// row), q = clamp(rint(w * (1/scale)), -max_level, max_level) with 1/scale in fp32; NaN quantizes
+// to 0. max_level 127 (8-bit weights), or 63 for 7-bit weights (kNarrowInt8Weight, kernel_types.h),
+// which AVX2 CPUs without VNNI multiply faster (x86::qu8s7_gemm_6x16__avx2).
 void quantize_pack_weights_i8(int N, int K, const float* W_rowmajor, int8_t* packed, float* scale,
-                              int32_t* column_sum);
+                              int32_t* column_sum, int max_level = 127);
 
 }  // namespace encrt::kernels::ref

@@ -49,6 +49,12 @@ void qu8s8_gemm_6x8__avx2(int M, int N, int K, const QuantizedRows& A, const int
 void qu8s8_gemm_4x16__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
                            const int32_t* w_sum, const float* w_scale, float* C, int ldc,
                            const GemmEpilogue& ep);
+// AVX2 without VNNI, 7-bit weights (every |w| <= kNarrowInt8Weight, kernel_types.h): vpmaddubsw
+// cannot saturate, so it runs on the rows as they are, vpmaddubsw + vpmaddwd + vpaddd in the
+// AVX-VNNI kernel's 6 × 16 tile (gemm_u8s8_vnni_ymm.h). kNarrowWeights in the list.
+void qu8s7_gemm_6x16__avx2(int M, int N, int K, const QuantizedRows& A, const int8_t* W,
+                           const int32_t* w_sum, const float* w_scale, float* C, int ldc,
+                           const GemmEpilogue& ep);
 // Their rows are encoded kEncodedGroupBytes per k-group of 4. The signed kernel's workspace
 // (and the AVX-512 one's below): the rows of one tile (at most kEncodedRows); the widened
 // kernel's: the rows of a block of up to kWidenedBlockRows rows and one half panel of weights
