@@ -3,11 +3,13 @@
 // -128 (which the converter never writes, and the signed route would get wrong) runs the
 // widened kernel, says so, and gives those same bits too.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "converter/convert.h"
 #include "encrt_generated.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_types.h"
@@ -104,4 +106,77 @@ TEST_CASE("the cpu backend's int8_route option is checked", "[int8][avx2][bad-in
   CHECK(s.code() == StatusCode::kInvalidArgument);
   CHECK(s.message().find("int8_route") != std::string::npos);
   CHECK(s.message().find("fastest") != std::string::npos);
+}
+
+TEST_CASE("7-bit int8 weights: the converter's ranges, and the same bits on every route and level",
+          "[int8][avx2][narrow]") {
+  // encrt convert --weight-bits 7: every linear's weights in [-63, 63] but the FFN down
+  // projections', which keep [-127, 127] (and reach it: per channel, each row's largest |w|
+  // maps to the last level). The kernel for 7-bit weights is exact, so the model gives the bits
+  // of the 8-bit kernels at the same level (int8_route=widened / signed turn it off).
+  const test::Fixture f = test::load_fixture("bert_plain");
+  converter::ConvertOptions opt;
+  opt.source_dir = f.dir;
+  opt.weight_type = converter::WeightType::kI8;
+  opt.int8_weight_bits = 7;
+  opt.output_path = test::tmp_path("bert_plain.i8w7.encrt");
+  const Status converted = converter::convert(opt);
+  INFO(converted.to_string());
+  REQUIRE(converted.is_ok());
+  const std::string bytes = read_bytes(opt.output_path);
+  const fb::Model* root = fb::GetModel(bytes.data());
+  int linears = 0, down = 0;
+  for (const fb::Tensor* t : *root->tensors()) {
+    if (t->dtype() != fb::DType::I8 || t->layout() != fb::Layout::PanelN16K4) continue;
+    int most = 0;
+    for (int8_t v : *reinterpret_cast<const flatbuffers::Vector<int8_t>*>(t->data()))
+      most = std::max(most, std::abs(static_cast<int>(v)));
+    const bool is_down = t->name()->str().find("ffn.down.weight") != std::string::npos;
+    INFO(t->name()->str());
+    CHECK(most == (is_down ? 127 : 63));
+    ++linears;
+    down += is_down;
+  }
+  CHECK(down > 0);
+  CHECK(linears > down);
+  bool has_bits = false;
+  for (const fb::KeyValue* kv : *root->metadata())
+    if (kv->key()->str() == "int8_weight_bits") has_bits = kv->value()->str() == "7";
+  CHECK(has_bits);
+
+  if (!kernels::isa_supported(kernels::kIsaAvx2)) {
+    WARN("not run: this CPU has no AVX2");
+    return;
+  }
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(opt.output_path, &model).is_ok());
+  const Run narrow = run_avx2(*model, f, "auto");
+  INFO(narrow.summary);
+  CHECK(narrow.summary.find("gemm_u8s7=x86::qu8s7_gemm_6x16__avx2 (" + std::to_string(linears - down) + " of " +
+                            std::to_string(linears) + " int8 linears: 7-bit weights)") != std::string::npos);
+  for (const char* route : {"widened", "signed"}) {
+    const Run r = run_avx2(*model, f, route);
+    INFO(route << ": " << r.summary);
+    CHECK(r.summary.find("gemm_u8s7") == std::string::npos);
+    CHECK(r.hidden == narrow.hidden);
+  }
+  // 8-bit weights never take it.
+  std::unique_ptr<Model> eight;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kI8), &eight).is_ok());
+  CHECK(run_avx2(*eight, f, "auto").summary.find("gemm_u8s7") == std::string::npos);
+}
+
+TEST_CASE("the converter's int8 weight bits are 7 or 8", "[int8][narrow][bad-input]") {
+  const test::Fixture f = test::load_fixture("bert_plain");
+  for (const int bits : {0, 6, 9}) {
+    converter::ConvertOptions opt;
+    opt.source_dir = f.dir;
+    opt.weight_type = converter::WeightType::kI8;
+    opt.int8_weight_bits = bits;
+    opt.output_path = test::tmp_path("bert_plain.i8w" + std::to_string(bits) + ".encrt");
+    const Status s = converter::convert(opt);
+    INFO(bits << ": " << s.to_string());
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("7 or 8") != std::string::npos);
+  }
 }
