@@ -38,6 +38,8 @@ import sys
 import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The ORT model each --dtypes entry is timed against.
+ORT_DTYPE = {"fp32": "fp32", "int8": "int8", "int8w7": "int8"}
 OPSET = 14
 FP32_VARIANTS = ["plain", "fused"]
 INT8_VARIANTS = ["plain.per_tensor", "plain.per_channel", "fused.per_tensor", "fused.per_channel"]
@@ -83,7 +85,9 @@ def parse_args():
     ap.add_argument("--threads", type=int_list, default=[1, 2], help="comma list (default 1,2)")
     ap.add_argument("--batch", type=int_list, default=[1, 8], help="comma list (default 1,8)")
     ap.add_argument("--seq", type=int_list, default=[16, 128, 512], help="comma list (default 16,128,512)")
-    ap.add_argument("--dtypes", default="fp32,int8", help="comma list of fp32, int8 (default both)")
+    ap.add_argument("--dtypes", default="fp32,int8",
+                    help="comma list of fp32, int8, int8w7 (default fp32,int8); int8w7: encrt's int8 with 7-bit "
+                         "weights (encrt convert --weight-bits 7) against the same ORT int8 model")
     ap.add_argument("--iters", type=int, default=20,
                     help="timed iterations per block; fewer when a block would exceed --block-seconds")
     ap.add_argument("--min-iters", type=int, default=3, help="lower bound of iterations per block")
@@ -115,8 +119,8 @@ def parse_args():
     args = ap.parse_args()
     args.dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     for d in args.dtypes:
-        if d not in ("fp32", "int8"):
-            ap.error(f"--dtypes: unknown dtype {d!r} (fp32, int8)")
+        if d not in ORT_DTYPE:
+            ap.error(f"--dtypes: unknown dtype {d!r} (fp32, int8, int8w7)")
     if args.iters < 1 or args.min_iters < 1 or args.rounds < 1 or args.warmup < 0:
         ap.error("--iters, --min-iters and --rounds must be >= 1 and --warmup >= 0")
     args.min_iters = min(args.min_iters, args.iters)
@@ -244,7 +248,7 @@ def prebuilt_ort_models(args):
         path = os.path.join(args.work, f"minilm.opset{OPSET}.{name}.qint8.onnx")
         if os.path.isfile(path) and args.ort_int8 in ("auto", name):
             found["int8"][name] = path
-    for dtype in args.dtypes:
+    for dtype in {ORT_DTYPE[d] for d in args.dtypes}:
         if not found[dtype]:
             raise PrerequisiteError(f"--prebuilt: no ORT {dtype} model in {args.work}")
     return found, ["prebuilt models from " + args.work]
@@ -284,7 +288,8 @@ def prepare_ort_models(args, model_dir, config):
                 log(notes[-1])
 
     int8 = {}
-    if "int8" in args.dtypes:
+    wants_int8 = any(ORT_DTYPE[d] == "int8" for d in args.dtypes)
+    if wants_int8:
         for base, src in fp32.items():
             for per_channel in (False, True):
                 name = f"{base}.{'per_channel' if per_channel else 'per_tensor'}"
@@ -305,7 +310,7 @@ def prepare_ort_models(args, model_dir, config):
         fp32 = {k: v for k, v in fp32.items() if k == args.ort_fp32}
     if "fp32" in args.dtypes and not fp32:
         raise PrerequisiteError(f"the requested ORT fp32 variant {args.ort_fp32!r} could not be built")
-    if "int8" in args.dtypes and not int8:
+    if wants_int8 and not int8:
         raise PrerequisiteError(f"no ORT int8 model could be built ({'; '.join(notes)})")
     return {"fp32": fp32, "int8": int8}, notes
 
@@ -320,15 +325,17 @@ def convert_encrt(args, model_dir, dtype):
     if not args.keep_converted:
         sources.append(args.encrt)  # a rebuilt encrt may write a different format or quantize differently
     if args.rebuild or stale(path, *sources):
-        cmd = [args.encrt, "convert", model_dir, "-o", path, "--dtype", dtype]
-        if dtype == "int8":
+        cmd = [args.encrt, "convert", model_dir, "-o", path, "--dtype", ORT_DTYPE[dtype]]
+        if dtype == "int8w7":
+            cmd += ["--weight-bits", "7"]
+        if ORT_DTYPE[dtype] == "int8":
             log(f"{' '.join(cmd)}  (calibration runs the model: this takes a while with slow kernels)")
         else:
             cmd.append("--quiet")
             log(' '.join(cmd))
         t0 = time.perf_counter()
         # int8's calibration report goes straight to the terminal: it is long and worth reading.
-        r = subprocess.run(cmd, stdout=None if dtype == "int8" else subprocess.PIPE, stderr=subprocess.STDOUT,
+        r = subprocess.run(cmd, stdout=None if ORT_DTYPE[dtype] == "int8" else subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
         if r.returncode != 0:
             raise PrerequisiteError(f"encrt convert --dtype {dtype} failed ({r.returncode})" +
@@ -542,7 +549,7 @@ def summarize(dtype, threads, batch, seq, ort_blocks, encrt_blocks, baseline_blo
     return row
 
 
-HEADER = (f"{'dtype':5s} {'thr':>3s} {'batch':>5s} {'seq':>4s} | {'ORT min':>9s} {'ORT med':>9s} | "
+HEADER = (f"{'dtype':6s} {'thr':>3s} {'batch':>5s} {'seq':>4s} | {'ORT min':>9s} {'ORT med':>9s} | "
           f"{'encrt min':>9s} {'encrt med':>9s} | {'ORT/encrt min':>13s} {'ORT/encrt med':>13s} | {'load':>4s}")
 
 
@@ -551,7 +558,7 @@ def print_row(row, first):
         log("\nlatency in ms; ratio > 1 means encrt is faster; load: 1-minute load average after the cell")
         log(HEADER)
         log("-" * len(HEADER))
-    log(f"{row['dtype']:5s} {row['threads']:3d} {row['batch']:5d} {row['seq']:4d} | "
+    log(f"{row['dtype']:6s} {row['threads']:3d} {row['batch']:5d} {row['seq']:4d} | "
         f"{row['ort']['min']:9.3f} {row['ort']['median']:9.3f} | "
         f"{row['encrt']['min']:9.3f} {row['encrt']['median']:9.3f} | "
         f"{row['ratio_min']:13.2f} {row['ratio_median']:13.2f} | {row['load_average']:4.1f}")
@@ -600,8 +607,9 @@ def compare_outputs(args, ort_models, encrt_models, int8_candidates, vocab):
     pairs = []
     for dtype in args.dtypes:
         pairs.append((f"encrt {dtype} vs ORT {dtype}", ("encrt", dtype), ("ort", dtype), dtype == "fp32"))
-    if "fp32" in args.dtypes and "int8" in args.dtypes:
-        pairs.append(("encrt int8 vs ORT fp32", ("encrt", "int8"), ("ort", "fp32"), False))
+    for dtype in ("int8", "int8w7"):
+        if "fp32" in args.dtypes and dtype in args.dtypes:
+            pairs.append((f"encrt {dtype} vs ORT fp32", ("encrt", dtype), ("ort", "fp32"), False))
     if "fp32" in args.dtypes:
         for name, path in int8_candidates.items():
             chosen = path == ort_models.get("int8")
@@ -672,10 +680,14 @@ def main():
 
         ort_models, ort_choice = {}, {}
         for dtype in args.dtypes:
-            name, timings = choose_variant(args, dtype, candidates[dtype], vocab, hidden)
-            ort_models[dtype] = candidates[dtype][name]
-            ort_choice[dtype] = {"variant": name, "path": ort_models[dtype], "tuning": timings,
-                                 "file_mib": os.path.getsize(ort_models[dtype]) / 2**20}
+            if ORT_DTYPE[dtype] not in ort_choice:
+                name, timings = choose_variant(args, ORT_DTYPE[dtype], candidates[ORT_DTYPE[dtype]], vocab, hidden)
+                path = candidates[ORT_DTYPE[dtype]][name]
+                ort_choice[ORT_DTYPE[dtype]] = {"variant": name, "path": path, "tuning": timings,
+                                                "file_mib": os.path.getsize(path) / 2**20}
+                ort_models[ORT_DTYPE[dtype]] = path
+            ort_models[dtype] = ort_models[ORT_DTYPE[dtype]]
+            ort_choice[dtype] = ort_choice[ORT_DTYPE[dtype]]
         for dtype in args.dtypes:
             log(f"ORT {dtype}: {ort_choice[dtype]['variant']} ({os.path.basename(ort_models[dtype])}, "
                 f"{ort_choice[dtype]['file_mib']:.1f} MiB), ORT_ENABLE_ALL, inter_op 1, sequential; "
