@@ -325,7 +325,7 @@ TEST_CASE("preferences choose between kernels of the same instructions", "[dispa
   CHECK(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni).gemm_u8s7 == nullptr);
   CHECK(make_kernel_table(0).gemm_u8s7 == nullptr);
 #endif
-  // The CPU never claims 7-bit weights: the CPU backend adds them after checking a model's.
+  // No CPU claims 7-bit weights: they are a layer's, which the CPU backend checks.
   CHECK((cpu_isa_features() & kNarrowInt8Weights) == 0);
   // A kernel that needs a narrower weight range always has one for any weights beside it.
   for (const GemmU8S8Kernel& k : kGemmU8S8Kernels) {

@@ -37,10 +37,10 @@ constexpr IsaFeatures kIsaNeonI8mm = 1u << 11;  // the int8 matrix multiply exte
 // AVX2 int8 GEMM on the signed route (vpsignb + vpmaddubsw) rather than the widened one
 // (vpmaddwd): AMD Zen 3 (family 19h without AVX-512; 142 against 101 Gop/s register-only).
 constexpr IsaFeatures kPreferSignedMadd = 1u << 24;
-// Not of the CPU either but of the model: every int8 linear's weights lie in [-63, 63] (7-bit
-// weights, kNarrowInt8Weight, kernel_types.h), so the AVX2 int8 GEMM may take the route that
-// needs them (x86::qu8s7_gemm_6x16__avx2). cpu_isa_features() never has it: the CPU backend adds
-// it after checking a model's weights.
+// Not of the CPU either but of a layer's weights: they all lie in [-63, 63] (7-bit weights,
+// kNarrowInt8Weight, kernel_types.h), so the AVX2 int8 GEMM may take the route that needs them
+// (x86::qu8s7_gemm_6x16__avx2). cpu_isa_features() never has it: make_kernel_table adds it to
+// find a table's KernelTable::gemm_u8s7, which the CPU backend runs on the layers it fits.
 constexpr IsaFeatures kNarrowInt8Weights = 1u << 25;
 constexpr IsaFeatures kIsaPreferences = kPreferSignedMadd | kNarrowInt8Weights;
 

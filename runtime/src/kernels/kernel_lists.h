@@ -159,7 +159,7 @@ static_assert(well_formed(kGemmF16Kernels) && !kGemmF16Kernels[0].arith);
 // Kernels that need a narrower weight range are chosen only under a preference, so that the
 // table without preferences has a kernel for any weights (make_kernel_table's
 // gemm_u8s8_any_weights); those that need 7-bit weights only under kNarrowInt8Weights, which
-// the CPU backend sets after checking the weights.
+// no CPU has (make_kernel_table's gemm_u8s7).
 template <size_t N>
 constexpr bool narrow_only_by_preference(const GemmU8S8Kernel (&list)[N]) {
   for (size_t i = 0; i < N; ++i) {

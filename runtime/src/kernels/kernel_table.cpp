@@ -25,9 +25,10 @@ KernelTable make_kernel_table(IsaFeatures features) {
                                   ? choose_kernel(kGemmU8S8Kernels, features & ~kIsaPreferences)
                                   : gemm_u8s8;
   t.gemm_u8s8_any_weights = any.fn, t.gemm_u8s8_any_weights_name = any.name;
+  t.gemm_u8s8_any_weights_workspace = any.workspace;
+  // For 7-bit weights: the list's kernel that needs them, if these features have one.
   const GemmU8S8Kernel& narrow = choose_kernel(kGemmU8S8Kernels, features | kNarrowInt8Weights);
   if (&narrow != &gemm_u8s8) t.gemm_u8s7 = narrow.fn, t.gemm_u8s7_name = narrow.name;
-  t.gemm_u8s8_any_weights_workspace = any.workspace;
   const QuantizeRowsU8Kernel& quantize = choose_kernel(kQuantizeRowsU8Kernels, features);
   t.quantize_rows_u8 = quantize.fn, t.quantize_rows_u8_name = quantize.name;
   const LayerNormKernel& layer_norm = choose_kernel(kLayerNormKernels, features);

@@ -1,6 +1,5 @@
 #include "backends/cpu/cpu_backend.h"
 
-#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -17,7 +16,9 @@ struct CpuContext {
   kernels::KernelTable kernels;
   int threads = 1;
   std::unique_ptr<ThreadPool> pool;  // started by prepare()
-  bool minus_128_weights = false;    // prepare() found -128 in an int8 weight: gemm_u8s8 takes any weights
+  // prepare() found an int8 weight past gemm_u8s8's bound (-128 for the signed route): every
+  // layer takes the table's kernel for any weights.
+  bool weights_past_bound = false;
   int narrow_linears = 0, int8_linears = 0;  // int8 linears with 7-bit weights (run by gemm_u8s7), of all
 };
 
@@ -64,10 +65,10 @@ Status create(const backend::Options& options, int threads, void** out) {
   return Status::ok();
 }
 
-// Whether an int8 linear layer's weights hold -128 (0x80), which kernels that need symmetric
-// weights would get wrong (the loader found each layer's largest |w|). The converter never
-// writes it; a file from elsewhere may.
-bool has_minus_128(const detail::LinearView& w) { return w.dtype == DType::kI8 && w.max_abs_weight > 127; }
+// Whether an int8 linear layer's weights reach past `bound` (the loader found each layer's largest
+// |w|): -128 for kernels that need symmetric weights. The converter never writes -128; a file from
+// elsewhere may.
+bool past_bound(const detail::LinearView& w, int bound) { return w.dtype == DType::kI8 && w.max_abs_weight > bound; }
 
 void destroy(void* c) { delete static_cast<CpuContext*>(c); }
 
@@ -94,11 +95,12 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
   CpuContext& cc = *static_cast<CpuContext*>(c);
   cc.pool = std::make_unique<ThreadPool>(cc.threads);
   if (cc.kernels.gemm_u8s8_weight_bound < kernels::kAnyWeights) {
-    for (int i = 0; i < args.op_count && !cc.minus_128_weights; ++i) {
+    for (int i = 0; i < args.op_count && !cc.weights_past_bound; ++i) {
       const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
-      cc.minus_128_weights = op.kind == plan::OpKind::kLinear && has_minus_128(*op.p<plan::LinearParams>().weights);
+      cc.weights_past_bound = op.kind == plan::OpKind::kLinear &&
+                              past_bound(*op.p<plan::LinearParams>().weights, cc.kernels.gemm_u8s8_weight_bound);
     }
-    if (cc.minus_128_weights) {
+    if (cc.weights_past_bound) {
       cc.kernels.gemm_u8s8 = cc.kernels.gemm_u8s8_any_weights;
       cc.kernels.gemm_u8s8_name = cc.kernels.gemm_u8s8_any_weights_name;
       cc.kernels.gemm_u8s8_workspace = cc.kernels.gemm_u8s8_any_weights_workspace;
@@ -165,12 +167,11 @@ std::string summary(const void* c) {
   const kernels::KernelTable& t = ctx(c).kernels;
   std::ostringstream s;
   s << "isa=" << kernels::isa_features_name(t.features) << " gemm_f32=" << t.gemm_f32_name << " gemm_f16=" << t.gemm_f16_name
-    << " gemm_u8s8=" << t.gemm_u8s8_name << (ctx(c).minus_128_weights ? " (int8 weights hold -128)" : "");
+    << " gemm_u8s8=" << t.gemm_u8s8_name << (ctx(c).weights_past_bound ? " (int8 weights hold -128)" : "");
   if (ctx(c).narrow_linears > 0)
     s << " gemm_u8s7=" << t.gemm_u8s7_name << " (" << ctx(c).narrow_linears << " of " << ctx(c).int8_linears
       << " int8 linears: 7-bit weights)";
-  s
-    << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name << " threads=" << ctx(c).threads;
+  s << " attention=" << t.attention_f32_name << " attention_i8=" << t.attention_i8_name << " threads=" << ctx(c).threads;
   return s.str();
 }
 
