@@ -39,8 +39,9 @@ int cmd_convert(int argc, char** argv) {
                  "  kept per layer, and keeps layers in fp16 until the smallest pooled-output cosine is at least\n"
                  "  --min-cosine (default 0.99) and, for a classifier head, the share of labels that agree with\n"
                  "  fp32 is at least --min-label-agreement (default 0.99). --smoothing: SmoothQuant alpha\n"
-                 "  (default 0.5, 0 = off). --weight-bits 7: int8 weights in [-63, 63], coarser but faster on\n"
-                 "  x86 CPUs with AVX2 and no VNNI (about 1.2x their int8 GEMMs); elsewhere as fast as 8.\n"
+                 "  (default 0.5, 0 = off). --weight-bits 7: int8 weights in [-63, 63] (the FFN down projections\n"
+                 "  keep 8 bits), coarser but faster on x86 CPUs with AVX2 and no VNNI (MiniLM 1.16x on a Zen 3);\n"
+                 "  elsewhere as fast as 8 bits.\n"
                  "  --head none: the encoder alone, without the checkpoint's classifier.\n"
                  "  --attention-window W: sliding-window attention, each query sees the keys within +-W of it\n"
                  "  (default 0: all keys).\n");
