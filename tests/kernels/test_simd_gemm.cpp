@@ -341,32 +341,32 @@ TEST_CASE("SIMD u8s8 GEMM saturating inputs stay exact", "[simd][gemm][u8s8]") {
   // saturate (255·127·2 > 32767); an exact kernel still matches the reference bit for bit. A
   // kernel for 7-bit weights gets ±63, its extremes (255·63·2 = 32130, just below 32767).
   for (const int bound : {127, kNarrowInt8Weight}) {
-  const int M = 5, N = 33, K = 37;
-  const int ldq = round_up(K, kPanelK);
-  std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 255);
-  std::vector<float> scale(M, 0.01f), w_scale(N, 0.02f);
-  std::vector<int32_t> zp(M, 3), w_sum(N, 0);
-  std::vector<int8_t> w(panel_i8_size(N, K), 0);
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; ++k) {
-      const int8_t v = static_cast<int8_t>(((n + k) % 3 == 0) ? -bound : bound);
-      w[panel_i8_index(n, k, K)] = v;
-      w_sum[n] += v;
+    const int M = 5, N = 33, K = 37;
+    const int ldq = round_up(K, kPanelK);
+    std::vector<uint8_t> q(static_cast<size_t>(M) * ldq, 255);
+    std::vector<float> scale(M, 0.01f), w_scale(N, 0.02f);
+    std::vector<int32_t> zp(M, 3), w_sum(N, 0);
+    std::vector<int8_t> w(panel_i8_size(N, K), 0);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) {
+        const int8_t v = static_cast<int8_t>(((n + k) % 3 == 0) ? -bound : bound);
+        w[panel_i8_index(n, k, K)] = v;
+        w_sum[n] += v;
+      }
+    std::vector<uint8_t> workspace(max_gemm_u8s8_workspace(K));
+    const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data(), workspace.data()};
+    std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
+    ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
+    int checked = 0;
+    for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
+      if (weight_levels_for(*k) < bound) continue;
+      std::fill(got.begin(), got.end(), 0.0f);
+      k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
+      INFO(k->name << ", weights ±" << bound);
+      CHECK(got == want);
+      ++checked;
     }
-  std::vector<uint8_t> workspace(max_gemm_u8s8_workspace(K));
-  const QuantizedRows rows{q.data(), ldq, scale.data(), zp.data(), workspace.data()};
-  std::vector<float> want(static_cast<size_t>(M) * N), got(want.size());
-  ref::gemm_u8s8(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), want.data(), N, GemmEpilogue{});
-  int checked = 0;
-  for (const GemmU8S8Kernel* k : testable_simd_kernels(kGemmU8S8Kernels)) {
-    if (weight_levels_for(*k) < bound) continue;
-    std::fill(got.begin(), got.end(), 0.0f);
-    k->fn(M, N, K, rows, w.data(), w_sum.data(), w_scale.data(), got.data(), N, GemmEpilogue{});
-    INFO(k->name << ", weights ±" << bound);
-    CHECK(got == want);
-    ++checked;
-  }
-  CHECK((checked > 0 || testable_simd_kernels(kGemmU8S8Kernels).empty()));
+    CHECK((checked > 0 || testable_simd_kernels(kGemmU8S8Kernels).empty()));
   }
 }
 

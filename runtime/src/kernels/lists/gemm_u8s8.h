@@ -2,8 +2,8 @@
 // include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace) and include.
 // From the reference to the most preferred; `features` are those the kernel's file is compiled
 // for (runtime/CMakeLists.txt), plus the preference (isa.h) under which it is chosen; `weights`
-// kAnyWeights, kSymmetricWeights or kNarrowWeights; `workspace` the bytes of QuantizedRows::workspace it needs
-// (nullptr: none). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
+// kAnyWeights, kSymmetricWeights or kNarrowWeights; `workspace` the bytes of
+// QuantizedRows::workspace it needs (nullptr: none). The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
 // AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI. The AMX kernel needs
 // AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
 ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr)
