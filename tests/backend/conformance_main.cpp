@@ -3,8 +3,6 @@
 // registered backend ("cpu", "xnnpack", "cuda", "mock_device"), "cpu:LEVEL" (the CPU backend
 // at a named ISA level) or "NAME:OPTION=VALUE,..." (a backend with options). A backend that is not built or not available here exits with code 4,
 // which ctest reports as skipped, never as passed.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -15,6 +13,7 @@
 #include "backend/mock_device_backend.h"
 #include "backend/registry.h"
 #include "kernels/isa.h"
+#include "support/catch_session.h"
 
 namespace {
 constexpr int kSkipped = 4;
@@ -71,5 +70,5 @@ int main(int argc, char** argv) {
   if (b.backend == "mock_device") b.options["isa"] = "scalar";
   std::printf("conformance: backend %s against the reference (cpu, isa=scalar)\n", name.c_str());
   conformance::set_backend_under_test(b);
-  return Catch::Session().run(static_cast<int>(rest.size()), rest.data());
+  return test::run_catch_session(static_cast<int>(rest.size()), rest.data());
 }
