@@ -5,6 +5,8 @@
 // side by side; each sum still takes its terms one at a time in k order.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/half.h"
 #include "kernels/ref/ref_kernels.h"
@@ -98,10 +100,13 @@ namespace {
 float round_to_half(double v) {
   if (std::isnan(v) || v == 0.0) return static_cast<float>(v);
   const double mag = std::fabs(v);
-  int e;
-  std::frexp(mag, &e);                             // mag = f · 2^e, f in [0.5, 1)
-  const int exponent = std::max(e - 1, -14);       // subnormals share 2^-14's quantum
-  const double quantum = std::ldexp(1.0, exponent - 10);
+  uint64_t bits;
+  std::memcpy(&bits, &mag, sizeof bits);
+  const int e = static_cast<int>(bits >> 52) - 1023;  // mag = 1.f · 2^e (e = -1023: far below half's range)
+  const int exponent = std::max(e, -14);              // subnormals share 2^-14's quantum
+  const uint64_t quantum_bits = static_cast<uint64_t>(exponent - 10 + 1023) << 52;
+  double quantum;                                     // 2^(exponent - 10), exactly
+  std::memcpy(&quantum, &quantum_bits, sizeof quantum);
   double r = std::nearbyint(mag / quantum) * quantum;  // ties to even
   if (r > 65504.0) r = INFINITY;
   return static_cast<float>(std::copysign(r, v));
