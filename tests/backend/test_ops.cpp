@@ -634,10 +634,15 @@ TEST_CASE("conformance: int8 chains (quantize fused into the op before)", "[conf
 // (attention=mma refuses the probabilities, and takes fp32 attention on bf16 tensor cores, so
 // those have other tags: [f16_attention_probs], [bf16_attention]).
 TEST_CASE("conformance: f16 attention (tensor cores on cuda)", "[conformance][ops][f16_attention]") {
+  const bool cuda = backend_under_test().backend == "cuda";
   for (int head_dim : {16, 32, 64})
     for (int seq : {1, 7, 64, 128, 200})
       for (int batch : {1, 3})
         for (bool mask : {false, true}) {
+          // Batch 3 is for the GPU kernel's grid (sequences x heads in one launch). The CPU
+          // backends run one (sequence, head) at a time; their batches are the fixtures' and the
+          // packed cases'. (This case was half of the suite's time under qemu.)
+          if (batch > 1 && !cuda && seq != 64) continue;
           const auto p = f16_attention_problem(3, head_dim, mask, false, {batch, seq}, false);
           check_cuda_attention_kernel(*p, false);
           check_problem(*p);
