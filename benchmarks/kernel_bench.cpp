@@ -324,18 +324,17 @@ void register_kernel_benchmarks() {
       if (s.N == 384 && s.K == 384)
         add("layer_norm/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_N384", bench_layer_norm, t, s);
   }
-  for (const auto* list : {&kernels::kAttentionF32Kernels, &kernels::kAttentionI8Kernels}) {
-    const std::string kind = list == &kernels::kAttentionF32Kernels ? "attention_f32/" : "attention_i8/";
-    for (const auto& k : *list) {
-      if (!timed(k)) continue;
-      for (int S : {128, 16}) {
-        auto* b = benchmark::RegisterBenchmark((kind + k.name + "/S" + std::to_string(S) + "_H12_D32").c_str(),
-                                               [k, S](benchmark::State& state) { bench_attention(state, k, S); });
-        b->Unit(benchmark::kMicrosecond);
-        add_best_of_statistics(b);
-      }
+  const auto add_attention = [&](const std::string& kind, const kernels::AttentionKernel& k) {
+    if (!timed(k)) return;
+    for (int S : {512, 128, 64, 32, 16}) {
+      auto* b = benchmark::RegisterBenchmark((kind + k.name + "/S" + std::to_string(S) + "_H12_D32").c_str(),
+                                             [k, S](benchmark::State& state) { bench_attention(state, k, S); });
+      b->Unit(benchmark::kMicrosecond);
+      add_best_of_statistics(b);
     }
-  }
+  };
+  for (const auto& k : kernels::kAttentionF32Kernels) add_attention("attention_f32/", k);
+  for (const auto& k : kernels::kAttentionI8Kernels) add_attention("attention_i8/", k);
   for (const auto& k : kernels::kGemmF32Kernels) {
     if (!timed(k)) continue;
     const KernelTable t = kernels::make_kernel_table(k.features);

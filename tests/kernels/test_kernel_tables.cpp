@@ -65,7 +65,7 @@ const ExpectedTable kExpected[] = {
     // A new level (not in x86_dispatch.cpp): avx512fp16's kernels and the AMX int8 GEMM.
     {"amx", "x86::f32_gemm_6x64__avx512", "x86::f16_gemm_8x48__avx512fp16", true,
      "x86::qu8s8_gemm_32x32__amx", "x86::qu8_quantize_rows__avx512", "x86::f32_layer_norm__avx512",
-     "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__avx512vnni"},
+     "x86::f16_add_row__avx2", "x86::f32_attention__avx512", "x86::qs8_attention__amx"},
 #else
     reference_table("avx2"),
     reference_table("avx2vnni"),
@@ -247,14 +247,19 @@ TEST_CASE("CPUs that are no preset get the kernels of their best preset", "[disp
   }
 #if defined(ENCRT_ARCH_X86)
   // A CPU with AMX-INT8 and no AVX512-FP16 (none is known; a VM could hide it) is no preset past
-  // avx512vnni: it gets avx512vnni's kernels but the AMX int8 GEMM, which needs no AVX512-FP16.
+  // avx512vnni: it gets avx512vnni's kernels but the AMX int8 GEMM and attention, which need no
+  // AVX512-FP16.
   {
     const IsaFeatures vnni = find_isa_level("avx512vnni")->features;
     const KernelTable with = make_kernel_table(vnni | kIsaAmxInt8), without = make_kernel_table(vnni);
     check_consistent(with);
     CHECK(std::string(with.gemm_u8s8_name) == "x86::qu8s8_gemm_32x32__amx");
+    CHECK(std::string(with.attention_i8_name) == "x86::qs8_attention__amx");
     KernelTable same = with;
     same.gemm_u8s8 = without.gemm_u8s8;
+    same.attention_i8 = without.attention_i8;
+    same.attention_i8_scratch = without.attention_i8_scratch;
+    same.attention_i8_name = without.attention_i8_name;
     check_same_kernels(same, without);
     // AMX-INT8 without AVX512-VNNI, or without AVX-512, changes nothing.
     check_same_kernels(make_kernel_table(kIsaAvx2 | kIsaAvx512 | kIsaAmxInt8), make_kernel_table(kIsaAvx2 | kIsaAvx512));

@@ -792,6 +792,58 @@ TEST_CASE("x86 int8 attention with src masks and windows matches the reference w
     }
 }
 
+// The AMX kernel runs the avx512vnni kernel's quantization and softmax with the same exact integer
+// products on tiles (attention_i8_amx.h), so its floats must be that kernel's bit for bit: on the
+// shapes where it uses tiles (seq >= 128, head_dim <= 64) and on those it hands to that kernel.
+// Outputs and probabilities compared as bytes (NaN rows included), with padding, strided layouts
+// and every pair mask of the sweep. On CPUs without AMX this is a WARN (the emulated-tile test,
+// test_x86_attention_amx_emulated.cpp, runs the same code there).
+TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floats bit for bit",
+          "[x86][attention][i8][amx]") {
+  const Kernel* amx = nullptr;
+  const Kernel* vnni = nullptr;
+  for (const Kernel& k : kAttentionI8Kernels) {
+    if (k.fn == x86::qs8_attention__amx) amx = &k;
+    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
+  }
+  REQUIRE(amx != nullptr);
+  REQUIRE(vnni != nullptr);
+  if (!can_test(*amx)) return;
+  const auto same_bytes = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+  };
+  uint32_t seed = 9900;
+  long compared = 0;
+  const Shape shapes_amx[] = {{128, 12, 32}, {129, 3, 64}, {200, 2, 48}, {512, 2, 32}, {130, 2, 5},
+                              {140, 1, 1},   {133, 2, 16}, {130, 1, 80}, {127, 2, 32}, {16, 3, 32}};
+  for (const Shape& sh : shapes_amx)
+    for (bool null_mask : {false, true})
+      for (Layout layout : {Layout::kFused, Layout::kStrided}) {
+        Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
+        if (sh.seq == 129)  // a NaN query value, an infinite key (NaN rows) and a tiny V row
+          for (int b = 0; b < p.batch; ++b) {
+            const_cast<float*>(p.q(b, 3, 0))[1] = std::numeric_limits<float>::quiet_NaN();
+            const_cast<float*>(p.k(b, 40, 1))[2] = std::numeric_limits<float>::infinity();
+            for (int d = 0; d < sh.dim; ++d) const_cast<float*>(p.v(b, 70, 2))[d] *= 1e-38f;
+          }
+        const std::vector<PairMasks> sweep = sh.seq == 133 ? pair_mask_sweep(p.batch, sh.seq, seed++) : std::vector<PairMasks>{};
+        for (size_t m = 0; m <= sweep.size(); ++m) {
+          p.pairs = m < sweep.size() ? &sweep[m] : nullptr;
+          for (bool with_probs : {false, true}) {
+            const Result want = run(p, vnni->fn, vnni->scratch, with_probs);
+            const Result got = run(p, amx->fn, amx->scratch, with_probs);
+            INFO("seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
+                        << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs
+                        << (p.pairs ? " " + p.pairs->name() : std::string()));
+            CHECK(same_bytes(got.out, want.out));
+            CHECK(same_bytes(got.probs, want.probs));
+            ++compared;
+          }
+        }
+      }
+  CHECK(compared > 80);
+}
+
 TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.bench][attention_bench]") {
   // Hidden ([.bench]): prints microseconds per call at head_dim 32 (MiniLM), 12 heads, no mask.
   for (int S : {128, 512}) {

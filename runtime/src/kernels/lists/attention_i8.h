@@ -7,6 +7,8 @@ ENCRT_ATTENTION_I8_KERNEL(0, ref::attention_i8, ref::attention_i8_scratch)
 ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2, x86::qs8_attention__avx2, x86::qs8_attention_scratch__avx2)
 ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qs8_attention__avx512vnni,
                           x86::qs8_attention_scratch__avx512vnni)
+ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86::qs8_attention__amx,
+                          x86::qs8_attention_scratch__amx)
 #elif defined(ENCRT_ARCH_ARM64)
 ENCRT_ATTENTION_I8_KERNEL(kIsaNeon, arm::qs8_attention__neon, arm::qs8_attention_scratch__neon)
 ENCRT_ATTENTION_I8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot)

@@ -33,6 +33,10 @@ size_t f32_attention_scratch__avx2(int seq, int head_dim);
 // normalization pass (exp2_x255 and log2 below). Scratch is O(seq · head_dim + 16 · seq).
 void qs8_attention__avx512vnni(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__avx512vnni(int seq, int head_dim);
+// AMX (Sapphire Rapids and later): the same kernel with Q·Kᵀ (tdpbssd) and P·V (tdpbsud) on tiles,
+// for head_dim <= 64 (attention_i8_amx.h); bit for bit the avx512vnni kernel's floats.
+void qs8_attention__amx(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__amx(int seq, int head_dim);
 // The int8 kernel's base-2 exponential (times 255) and log2 over arrays, so that tests can
 // measure them on their own (bounds in exp_coefficients.h). log2 needs positive finite x.
 void f32_exp2_x255__avx512vnni(int n, const float* x, float* y);

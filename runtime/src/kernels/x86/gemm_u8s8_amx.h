@@ -56,6 +56,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/x86/amx_tile_config.h"
 #include "kernels/x86/gemm_u8s8_epilogue_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 
@@ -64,9 +65,6 @@ namespace {
 
 namespace amx {
 
-constexpr int kTileRows = 16;                         // rows of every tile (palette 1's most)
-constexpr int kTileRowBytes = 64;                     // bytes per tile row (palette 1's most)
-constexpr int kTileBytes = kTileRows * kTileRowBytes;  // 1 KiB
 constexpr int kStepGroups = kTileRowBytes / kPanelK;  // k-groups per tdpbusd step: 16
 static_assert(kStepGroups == kTileRows, "the rows of a B tile are the k-groups of an A tile row");
 static_assert(kPanelN * kPanelK == kTileRowBytes, "a B tile row is one k-group of a weight panel");
@@ -81,26 +79,10 @@ constexpr int tmm_a(int i) { return kRowTiles * kColTiles + i; }
 constexpr int tmm_b(int j) { return kRowTiles * kColTiles + kRowTiles + j; }
 static_assert(tmm_b(kColTiles - 1) == 7, "palette 1 has 8 tile registers");
 
-// The 64-byte operand of ldtilecfg (Intel SDM vol. 1, "Tile Configuration"): the palette, the
-// row to restart from (0), and per tile register its bytes per row and rows; unused fields zero.
-struct alignas(64) TileConfig {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
-
 // Palette 1, tmm0-7 all 16 rows × 64 bytes.
 inline TileConfig tile_config() {
-  TileConfig c;
-  std::memset(&c, 0, sizeof c);
-  c.palette_id = 1;
-  for (int t = 0; t < 8; ++t) {
-    c.colsb[t] = kTileRowBytes;
-    c.rows[t] = kTileRows;
-  }
+  TileConfig c = empty_tile_config();
+  for (int t = 0; t < 8; ++t) set_tile_shape(c, t, kTileRows, kTileRowBytes);
   return c;
 }
 
