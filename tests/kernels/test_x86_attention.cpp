@@ -65,6 +65,8 @@
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_coefficients.h"
 #include "attention_pair_masks.h"
+#include "emulated_kernels.h"
+#include "emulated_tiles.h"
 #include "naive_math.h"
 #include "testable_kernels.h"
 
@@ -796,8 +798,8 @@ TEST_CASE("x86 int8 attention with src masks and windows matches the reference w
 // products on tiles (attention_i8_amx.h), so its floats must be that kernel's bit for bit: on the
 // shapes where it uses tiles (seq >= 128, head_dim <= 64) and on those it hands to that kernel.
 // Outputs and probabilities compared as bytes (NaN rows included), with padding, strided layouts
-// and every pair mask of the sweep. On CPUs without AMX this is a WARN (the emulated-tile test,
-// test_x86_attention_amx_emulated.cpp, runs the same code there).
+// and every pair mask of the sweep. On CPUs without AMX this is a WARN (the emulated-tile test
+// below runs the same code there).
 TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floats bit for bit",
           "[x86][attention][i8][amx]") {
   const Kernel* amx = nullptr;
@@ -842,6 +844,69 @@ TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floa
         }
       }
   CHECK(compared > 80);
+}
+
+// The same AMX code (x86::AmxEngine) on emulated tiles (emulated_tiles.h), so that CPUs with
+// AVX512-VNNI and no AMX check it too, at every seq (the native kernel hands seq < 128 to the VNNI
+// kernel): bit for bit the avx512vnni kernel's floats, every tile instruction checked against the
+// SDM's shape rules, the tiles released after every head.
+using test::EmulatedTiles;
+using test::qs8_attention_amx_emulated;
+using test::qs8_attention_amx_emulated_scratch;
+
+EmulatedTiles* g_emulated_tiles = nullptr;
+
+void emulated_amx_attention(const AttentionArgs& args, int b, int h, void* scratch) {
+  qs8_attention_amx_emulated(*g_emulated_tiles, args, b, h, scratch);
+  CHECK_FALSE(g_emulated_tiles->configured());
+}
+
+TEST_CASE("x86 int8 attention: the AMX code on emulated tiles gives the avx512vnni kernel's floats bit for bit",
+          "[x86][attention][i8][amx]") {
+  const Kernel* vnni = nullptr;
+  for (const Kernel& k : kAttentionI8Kernels)
+    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
+  REQUIRE(vnni != nullptr);
+  if (!can_test(*vnni)) return;
+  EmulatedTiles tiles;
+  g_emulated_tiles = &tiles;
+  const auto same_bytes = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+  };
+  uint32_t seed = 9950;
+  long compared = 0;
+  const Shape emulated_shapes[] = {{1, 1, 32}, {3, 2, 5}, {16, 3, 32}, {17, 2, 64}, {33, 1, 16},
+                                   {64, 2, 48}, {70, 1, 32}, {100, 1, 1}, {130, 1, 64}};
+  for (const Shape& sh : emulated_shapes)
+    for (bool null_mask : {false, true})
+      for (Layout layout : {Layout::kFused, Layout::kStrided}) {
+        Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
+        if (sh.seq == 33)  // a NaN query value, an infinite key (NaN rows) and a tiny V row
+          for (int b = 0; b < p.batch; ++b) {
+            const_cast<float*>(p.q(b, 3, 0))[1] = std::numeric_limits<float>::quiet_NaN();
+            const_cast<float*>(p.k(b, 20, 0))[2] = std::numeric_limits<float>::infinity();
+            for (int d = 0; d < sh.dim; ++d) const_cast<float*>(p.v(b, 30, 0))[d] *= 1e-38f;
+          }
+        const std::vector<PairMasks> sweep = sh.seq == 70 ? pair_mask_sweep(p.batch, sh.seq, seed++) : std::vector<PairMasks>{};
+        for (size_t m = 0; m <= sweep.size(); ++m) {
+          p.pairs = m < sweep.size() ? &sweep[m] : nullptr;
+          for (bool with_probs : {false, true}) {
+            const Result want = run(p, vnni->fn, vnni->scratch, with_probs);
+            const Result got = run(p, emulated_amx_attention, qs8_attention_amx_emulated_scratch, with_probs);
+            INFO("seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
+                        << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs
+                        << (p.pairs ? " " + p.pairs->name() : std::string()));
+            CHECK(same_bytes(got.out, want.out));
+            CHECK(same_bytes(got.probs, want.probs));
+            ++compared;
+          }
+        }
+      }
+  g_emulated_tiles = nullptr;
+  CHECK(compared > 70);
+  CHECK(tiles.dpbssds > 0);
+  CHECK(tiles.dpbsuds > 0);
+  CHECK(tiles.dpbusds == 0);
 }
 
 TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.bench][attention_bench]") {

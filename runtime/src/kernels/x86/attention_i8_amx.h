@@ -91,7 +91,8 @@ class AmxEngine {
     amx::set_tile_shape(c, kQ, d.groups, amx::kTileRowBytes);
     amx::set_tile_shape(c, kK0, kLanes, 4 * d.groups);
     amx::set_tile_shape(c, kK1, kLanes, 4 * d.groups);
-    for (int tile : {kU, kV0, kV1, kC0, kC1}) amx::set_tile_shape(c, tile, amx::kTileRows, amx::kTileRowBytes);
+    const int full[] = {kU, kV0, kV1, kC0, kC1};
+    for (int tile : full) amx::set_tile_shape(c, tile, amx::kTileRows, amx::kTileRowBytes);
     tiles_.load_config(c);
   }
   void end_head() { tiles_.release(); }

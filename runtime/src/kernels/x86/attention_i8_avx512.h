@@ -43,7 +43,6 @@
 // attention_i8_amx.cpp, and the tests' emulated AMX kernels).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -64,6 +63,9 @@ constexpr float kNoKey = -1.0e30f;
 
 size_t align64(size_t bytes) { return (bytes + 63) & ~static_cast<size_t>(63); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
+// std::max of two floats (its first when they are unordered), without std:: templates: this file is
+// also compiled into a test with ISA flags (emulated_kernels.h says why that matters).
+float max_float(float a, float b) { return a < b ? b : a; }
 
 // Sizes of one call's scratch, from seq and head_dim alone (the number of real keys is not known
 // when the session plans its arena).
@@ -593,14 +595,14 @@ __m512 mask_exponents(const PairMask& pm, const Scratch& t, int i0, int n, int s
       int lo, hi;
       pm.keys_for_queries(t.keys, real, i0 + r, i0 + r + 1, &lo, &hi);
       for (int j = s_lo; j < lo; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
-      for (int j = std::max(hi, s_lo); j < s_hi && j < real; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
+      for (int j = hi > s_lo ? hi : s_lo; j < s_hi && j < real; ++j) t.y[static_cast<size_t>(j) * kLanes + r] = kNoKey;
     }
   } else {
     for (int j = s_lo; j < s_hi && j < real; ++j) {
       float* yj = t.y + static_cast<size_t>(j) * kLanes;
       for (int r = 0; r < n; ++r) {
         const float m = pm.apply(i0 + r, t.keys[j], 0.0f);
-        yj[r] = m == -INFINITY ? kNoKey : (pm.bias ? std::max(yj[r] + m * kLog2e, 0.25f * kNoKey) : yj[r]);
+        yj[r] = m == -INFINITY ? kNoKey : (pm.bias ? max_float(yj[r] + m * kLog2e, 0.25f * kNoKey) : yj[r]);
       }
     }
   }
@@ -634,7 +636,7 @@ void query_block(Engine& engine, const Head& hd, const Dims& dm, const Scratch& 
   const __m512 c_q = _mm512_mul_ps(_mm512_mul_ps(s_q, _mm512_set1_ps(hd.scale)), _mm512_set1_ps(kLog2e));
 
   const int s_lo = lo / kLanes * kLanes;
-  const int slots = pm ? std::min(round_up(real, kLanes), round_up(hi, kLanes)) : round_up(real, kLanes);
+  const int slots = pm && hi < real ? round_up(hi, kLanes) : round_up(real, kLanes);
   __m512 maxima[4] = {_mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY),
                       _mm512_set1_ps(-INFINITY)};
   engine.template scores<kD>(dm, t, s_lo, slots, c_q, maxima);
@@ -687,7 +689,7 @@ void query_block(Engine& engine, const Head& hd, const Dims& dm, const Scratch& 
       for (int j = s_lo; j < slots && j < real; ++j) probs_block[static_cast<size_t>(r) * dm.seq + t.keys[j]] *= inv[r];
   }
 
-  engine.pv(hd, dm, t, i0, n, s_lo / 4, ceil_div(std::min(real, slots), 4), groups);
+  engine.pv(hd, dm, t, i0, n, s_lo / 4, ceil_div(real < slots ? real : slots, 4), groups);
 }
 
 // Everything after the list of real keys, specialized for head_dim kD (0: any).
