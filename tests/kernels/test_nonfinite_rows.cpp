@@ -196,6 +196,22 @@ TEST_CASE("int8 attention: an infinite Q, K or V value makes the rows it reaches
         }
     }
     {
+      // Finite inputs whose product passes float's range: query 4 and key 9 of head 0 at ±1e20
+      // make that one score about -1.6e40, -inf in float (and only that one: their other scores
+      // stay below 1e17). Row 4 of head 0 is NaN, every other row finite. A kernel that let the
+      // -inf score through would give that key weight 0 and a finite row.
+      Head8 x;
+      for (int d = 0; d < Head8::D; ++d) x.q(4, 0)[d] = 1.0e20f, x.k(9, 0)[d] = -1.0e20f;
+      const AttentionOut r = run_attention(*kernel, x, false);
+      for (int i = 0; i < Head8::S; ++i)
+        for (int h = 0; h < Head8::H; ++h) {
+          INFO("row " << i << " head " << h << ", one score past float's range");
+          const RowCount c = count_row(r, x, i, h);
+          CHECK(c.nan == (i == 4 && h == 0 ? per_row : 0));
+          CHECK(c.finite == (i == 4 && h == 0 ? 0 : per_row));
+        }
+    }
+    {
       // V rows so small that max p · s_v / 255 is subnormal: finite outputs (0 in the reference's
       // rule, at most V's magnitude in any kernel).
       Head8 x;

@@ -794,6 +794,11 @@ TEST_CASE("x86 int8 attention with src masks and windows matches the reference w
     }
 }
 
+// Whether two results hold the same floats, bit for bit (NaNs included).
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
+}
+
 // The AMX kernel runs the avx512vnni kernel's quantization and softmax with the same exact integer
 // products on tiles (attention_i8_amx.h), so its floats must be that kernel's bit for bit: on the
 // shapes where it uses tiles (seq >= 128, head_dim <= 64) and on those it hands to that kernel.
@@ -811,9 +816,6 @@ TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floa
   REQUIRE(amx != nullptr);
   REQUIRE(vnni != nullptr);
   if (!can_test(*amx)) return;
-  const auto same_bytes = [](const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
-  };
   uint32_t seed = 9900;
   long compared = 0;
   const Shape shapes_amx[] = {{128, 12, 32}, {129, 3, 64}, {200, 2, 48}, {512, 2, 32}, {130, 2, 5},
@@ -870,9 +872,6 @@ TEST_CASE("x86 int8 attention: the AMX code on emulated tiles gives the avx512vn
   if (!can_test(*vnni)) return;
   EmulatedTiles tiles;
   g_emulated_tiles = &tiles;
-  const auto same_bytes = [](const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
-  };
   uint32_t seed = 9950;
   long compared = 0;
   const Shape emulated_shapes[] = {{1, 1, 32}, {3, 2, 5}, {16, 3, 32}, {17, 2, 64}, {33, 1, 16},

@@ -614,10 +614,11 @@ __m512 mask_exponents(const PairMask& pm, const Scratch& t, int i0, int n, int s
 // One block of n <= 16 queries starting at i0: quantize, scores, softmax into u and s_p, P·V.
 // With probs_block (row i0 of the probabilities), also the probabilities of the real keys. With
 // pm (pair masks or a window), only the 16-key slot tiles that hold a key some query of the block
-// may attend; a query with none gets s_p = 0: zero output and probabilities.
+// may attend; a query with none gets s_p = 0: zero output and probabilities. finite_below: every
+// exponent y of the block is finite when all |c_q| < finite_below and there is no pm (run_head).
 template <int kD, class Engine>
 void query_block(Engine& engine, const Head& hd, const Dims& dm, const Scratch& t, int i0, int n, int real, float inv_scale_up,
-                 float* probs_block, const PairMask* pm) {
+                 float finite_below, float* probs_block, const PairMask* pm) {
   int lo = 0, hi = real;
   if (pm) pm->keys_for_queries(t.keys, real, i0, i0 + n, &lo, &hi);
   if (lo >= hi) {  // no key for any query of the block (probabilities: already 0)
@@ -651,7 +652,11 @@ void query_block(Engine& engine, const Head& hd, const Dims& dm, const Scratch& 
   // t_j = 255 · 2^(y_j - W) → u_j, and Σ_j t_j · 2^-E / s_v,j (one partial sum per key of a
   // group: four independent FMA chains).
   // Queries with a non-finite y for some real key (a NaN or infinite score, or an infinite V
-  // scale, which makes C infinite): NaN outputs and probabilities, the reference's rule.
+  // scale, which makes C infinite): NaN outputs and probabilities, the reference's rule. Checked
+  // key by key only where the bound of run_head does not already exclude them (it does for any
+  // ordinary input: three vector operations less per 16 exponents).
+  const bool check_finite =
+      pm != nullptr || _mm512_cmp_ps_mask(_mm512_abs_ps(c_q), _mm512_set1_ps(finite_below), _CMP_LT_OQ) != 0xffff;
   __mmask16 not_finite = 0;
   const __m512 largest = _mm512_set1_ps(kFloatMax);
   const int groups = slots / 4;
@@ -662,7 +667,7 @@ void query_block(Engine& engine, const Head& hd, const Dims& dm, const Scratch& 
     for (int kk = 0; kk < 4; ++kk) {
       const int j = 4 * g + kk;
       const __m512 yj = _mm512_load_ps(t.y + static_cast<size_t>(j) * kLanes);
-      if (j < real) not_finite |= _mm512_cmp_ps_mask(_mm512_abs_ps(yj), largest, _CMP_NLE_UQ);
+      if (check_finite && j < real) not_finite |= _mm512_cmp_ps_mask(_mm512_abs_ps(yj), largest, _CMP_NLE_UQ);
       // y - W as an FMA (the same rounding as a subtraction): the FMA pipes have room here, the
       // add pipes do not.
       const __m512 tj = exp2_x255_avx512(_mm512_fmsub_ps(yj, _mm512_set1_ps(1.0f), w));
@@ -698,9 +703,23 @@ void run_head(Engine& engine, const Head& hd, const Dims& dm, const Scratch& t, 
               const PairMask* pm) {
   quantize_keys<kD, Engine::kKeySums>(hd, dm, t, real);
   const float inv_scale_up = quantize_values<kD>(engine, hd, dm, t, real);
+  // A bound on |c_q| under which no exponent y_j = float(Σ q k) · c_q · s_k,j + v_log2,j of a real
+  // key can be NaN or infinite: |Σ q k| <= 127² · 4G, and with every s_k and v_log2 finite,
+  // |y| <= 127² · 4G · |c_q| · max s_k · (1 + 2^-23)² + 300 (|log2| of a float and C are below
+  // 150 each), below FLT_MAX when 127² · 4G · |c_q| · max s_k < 1e37. 0 (check every key) when
+  // some s_k or v_log2 is not finite.
+  float k_max = 0.0f;
+  bool finite = true;
+  for (int j = 0; j < real; ++j) {
+    finite = finite && std::isfinite(t.k_scale[j]) && std::isfinite(t.v_log2[j]);
+    k_max = t.k_scale[j] > k_max ? t.k_scale[j] : k_max;
+  }
+  const float sum_bound = 127.0f * 127.0f * 4.0f * static_cast<float>(dm.groups);
+  const float finite_below = finite ? 1.0e37f / (sum_bound * (k_max > 1.0f ? k_max : 1.0f)) : 0.0f;
   for (int i0 = 0; i0 < dm.seq; i0 += kLanes) {
     const int n = dm.seq - i0 < kLanes ? dm.seq - i0 : kLanes;
-    query_block<kD>(engine, hd, dm, t, i0, n, real, inv_scale_up, probs ? probs + static_cast<size_t>(i0) * dm.seq : nullptr, pm);
+    query_block<kD>(engine, hd, dm, t, i0, n, real, inv_scale_up, finite_below,
+                    probs ? probs + static_cast<size_t>(i0) * dm.seq : nullptr, pm);
   }
 }
 
