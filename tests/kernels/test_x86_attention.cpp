@@ -33,7 +33,7 @@
 //         η = 2·kExpMaxRelError + 2.5e-7 + (1.07·S + 8)·u and probabilities as below with 2.2e-7
 //         for 2ε.
 //       avx512vnni (base 2: y_j = S_j·log2 e + log2 s_v,j - C and t_j = 255·2^(y_j - max y), see
-//         attention_i8_avx512vnni.cpp): per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|,
+//         attention_i8_avx512.h): per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|,
 //         L = max_j |log2 s_v,j - log2 max s_v|, Y = Smax·log2 e + L (a bound on |y|), each y is
 //         off by at most D = 4u·log2 e·Smax + u·Y + kLog2MaxAbsError + u·A + u·L (the scores' extra
 //         roundings, the log2), the exponent y_j - max y by 2D + 2u·Y, so

@@ -3,12 +3,14 @@
 // zero, release; amx_native_tiles.h runs them on the CPU, the tests on emulated tiles). The
 // quantization and the softmax are attention_i8_avx512.h's, and both products are exact int32 sums
 // of the same integers, so qs8_attention__amx gives the avx512vnni kernel's floats bit for bit.
-// Include only from files built with AVX512-VNNI flags.
+// Include only from files built with AVX-512 flags (attention_i8_avx512.h says which).
 //
-// Why: at head_dim 32 the VNNI kernel spends about two thirds of its instructions on the products
-// (one vpdpbusd and one broadcast per 4 depths of a 16-query × 1-key column), and at seq 512 that
+// Why: at head_dim 32 the products are about half of the VNNI kernel's vector instructions (one
+// vpdpbusd and one broadcast per 4 depths of a 16-query × 1-key column), and at seq 512 that
 // kernel was 53% of MiniLM int8 at the amx level. A tdpbssd does 16 × 16 × 32 of MiniLM's
-// products in one instruction, leaving the vector units to the softmax.
+// products in one instruction, leaving the vector units to the softmax. Measured, the softmax
+// bounds both kernels: the tiles save 12% of the attention at seq 128 and 512 (README, the AMX
+// measurements), not the half the instruction count suggests.
 //
 // Tiles (palette 1, configured once per head, since the shapes follow head_dim D <= 64; G = D/4
 // rounded up, the 4-byte depth groups):

@@ -1,6 +1,6 @@
 // qs8_attention__avx2: int8 attention for one (sequence, head) on AVX2 (and on AVX-512 CPUs
 // without VNNI), computing what ref::attention_i8 computes; the scheme, the exact parts and the
-// softmax shortcut are those of attention_i8_avx512vnni.cpp (see there).
+// softmax shortcut are those of attention_i8_avx512.h (see there).
 //
 // AVX2 has no u8×s8 dot product that cannot saturate (vpmaddubsw adds two products in int16),
 // so the quantized values are kept widened to int16 and multiplied with vpmaddwd, which adds

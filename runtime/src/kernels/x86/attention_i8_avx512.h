@@ -39,8 +39,9 @@
 // lies within that relative error of a half integer, and s_p by about the same relative amount;
 // tests/kernels/test_x86_attention.cpp derives its bound from exactly these terms.
 //
-// Include only from files built with AVX512-VNNI flags (attention_i8_avx512vnni.cpp,
-// attention_i8_amx.cpp, and the tests' emulated AMX kernels).
+// Include only from files built with AVX-512 flags (F, BW, VL, DQ): attention_i8_avx512vnni.cpp,
+// attention_i8_amx.cpp and the tests' emulated AMX attention. VnniEngine's vpdpbusd is asm, so it
+// assembles there too; it runs only where the CPU has AVX512-VNNI (the kernel lists' features).
 #pragma once
 
 #include <cmath>
