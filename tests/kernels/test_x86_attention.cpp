@@ -799,43 +799,31 @@ bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
 }
 
-// The AMX kernel runs the avx512vnni kernel's quantization and softmax with the same exact integer
-// products on tiles (attention_i8_amx.h), so its floats must be that kernel's bit for bit: on the
-// shapes where it uses tiles (seq >= 128, head_dim <= 64) and on those it hands to that kernel.
-// Outputs and probabilities compared as bytes (NaN rows included), with padding, strided layouts
-// and every pair mask of the sweep. On CPUs without AMX this is a WARN (the emulated-tile test
-// below runs the same code there).
-TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floats bit for bit",
-          "[x86][attention][i8][amx]") {
-  const Kernel* amx = nullptr;
-  const Kernel* vnni = nullptr;
-  for (const Kernel& k : kAttentionI8Kernels) {
-    if (k.fn == x86::qs8_attention__amx) amx = &k;
-    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
-  }
-  REQUIRE(amx != nullptr);
-  REQUIRE(vnni != nullptr);
-  if (!can_test(*amx)) return;
-  uint32_t seed = 9900;
+// Runs fn against the avx512vnni kernel on every shape, padded or not, fused or strided, with
+// and without probabilities, and requires the same bytes in the outputs and probabilities (NaN
+// rows included). The shape whose seq is nan_seq also gets a NaN query value, an infinite key
+// value (NaN rows) and a tiny V row; the one whose seq is pairs_seq every pair mask of the sweep.
+// Returns the number of comparisons.
+long compare_with_vnni(const Kernel& vnni, AttentionFn fn, AttentionScratchFn scratch, const std::vector<Shape>& shapes,
+                       int nan_seq, int pairs_seq, uint32_t seed) {
   long compared = 0;
-  const Shape shapes_amx[] = {{128, 12, 32}, {129, 3, 64}, {200, 2, 48}, {512, 2, 32}, {130, 2, 5},
-                              {140, 1, 1},   {133, 2, 16}, {130, 1, 80}, {127, 2, 32}, {16, 3, 32}};
-  for (const Shape& sh : shapes_amx)
+  for (const Shape& sh : shapes)
     for (bool null_mask : {false, true})
       for (Layout layout : {Layout::kFused, Layout::kStrided}) {
         Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
-        if (sh.seq == 129)  // a NaN query value, an infinite key (NaN rows) and a tiny V row
+        if (sh.seq == nan_seq)
           for (int b = 0; b < p.batch; ++b) {
             const_cast<float*>(p.q(b, 3, 0))[1] = std::numeric_limits<float>::quiet_NaN();
-            const_cast<float*>(p.k(b, 40, 1))[2] = std::numeric_limits<float>::infinity();
-            for (int d = 0; d < sh.dim; ++d) const_cast<float*>(p.v(b, 70, 2))[d] *= 1e-38f;
+            const_cast<float*>(p.k(b, sh.seq / 3, sh.heads - 1))[2] = std::numeric_limits<float>::infinity();
+            for (int d = 0; d < sh.dim; ++d) const_cast<float*>(p.v(b, sh.seq / 2, 0))[d] *= 1e-38f;
           }
-        const std::vector<PairMasks> sweep = sh.seq == 133 ? pair_mask_sweep(p.batch, sh.seq, seed++) : std::vector<PairMasks>{};
+        const std::vector<PairMasks> sweep =
+            sh.seq == pairs_seq ? pair_mask_sweep(p.batch, sh.seq, seed++) : std::vector<PairMasks>{};
         for (size_t m = 0; m <= sweep.size(); ++m) {
           p.pairs = m < sweep.size() ? &sweep[m] : nullptr;
           for (bool with_probs : {false, true}) {
-            const Result want = run(p, vnni->fn, vnni->scratch, with_probs);
-            const Result got = run(p, amx->fn, amx->scratch, with_probs);
+            const Result want = run(p, vnni.fn, vnni.scratch, with_probs);
+            const Result got = run(p, fn, scratch, with_probs);
             INFO("seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
                         << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs
                         << (p.pairs ? " " + p.pairs->name() : std::string()));
@@ -845,7 +833,28 @@ TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floa
           }
         }
       }
-  CHECK(compared > 80);
+  return compared;
+}
+
+const Kernel& i8_kernel(AttentionFn fn) {
+  const Kernel* found = nullptr;
+  for (const Kernel& k : kAttentionI8Kernels)
+    if (k.fn == fn) found = &k;
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+// The AMX kernel runs the avx512vnni kernel's quantization and softmax with the same exact integer
+// products on tiles (attention_i8_amx.h), so its floats must be that kernel's bit for bit: on the
+// shapes where it uses tiles (seq >= 128, head_dim <= 64) and on those it hands to that kernel.
+// On CPUs without AMX this is a WARN (the emulated-tile test below runs the same code there).
+TEST_CASE("x86 int8 attention: the amx kernel gives the avx512vnni kernel's floats bit for bit",
+          "[x86][attention][i8][amx]") {
+  const Kernel& amx = i8_kernel(x86::qs8_attention__amx);
+  if (!can_test(amx)) return;
+  const std::vector<Shape> shapes = {{128, 12, 32}, {129, 3, 64}, {200, 2, 48}, {512, 2, 32}, {130, 2, 5},
+                                     {140, 1, 1},   {133, 2, 16}, {130, 1, 80}, {127, 2, 32}, {16, 3, 32}};
+  CHECK(compare_with_vnni(i8_kernel(x86::qs8_attention__avx512vnni), amx.fn, amx.scratch, shapes, 129, 133, 9900) > 80);
 }
 
 // The same AMX code (x86::AmxEngine) on emulated tiles (emulated_tiles.h), so that CPUs with
@@ -865,44 +874,14 @@ void emulated_amx_attention(const AttentionArgs& args, int b, int h, void* scrat
 
 TEST_CASE("x86 int8 attention: the AMX code on emulated tiles gives the avx512vnni kernel's floats bit for bit",
           "[x86][attention][i8][amx]") {
-  const Kernel* vnni = nullptr;
-  for (const Kernel& k : kAttentionI8Kernels)
-    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
-  REQUIRE(vnni != nullptr);
-  if (!can_test(*vnni)) return;
+  const Kernel& vnni = i8_kernel(x86::qs8_attention__avx512vnni);
+  if (!can_test(vnni)) return;
   EmulatedTiles tiles;
   g_emulated_tiles = &tiles;
-  uint32_t seed = 9950;
-  long compared = 0;
-  const Shape emulated_shapes[] = {{1, 1, 32}, {3, 2, 5}, {16, 3, 32}, {17, 2, 64}, {33, 1, 16},
-                                   {64, 2, 48}, {70, 1, 32}, {100, 1, 1}, {130, 1, 64}};
-  for (const Shape& sh : emulated_shapes)
-    for (bool null_mask : {false, true})
-      for (Layout layout : {Layout::kFused, Layout::kStrided}) {
-        Problem p = make_problem(sh.seq, sh.heads, sh.dim, null_mask, layout, seed++);
-        if (sh.seq == 33)  // a NaN query value, an infinite key (NaN rows) and a tiny V row
-          for (int b = 0; b < p.batch; ++b) {
-            const_cast<float*>(p.q(b, 3, 0))[1] = std::numeric_limits<float>::quiet_NaN();
-            const_cast<float*>(p.k(b, 20, 0))[2] = std::numeric_limits<float>::infinity();
-            for (int d = 0; d < sh.dim; ++d) const_cast<float*>(p.v(b, 30, 0))[d] *= 1e-38f;
-          }
-        const std::vector<PairMasks> sweep = sh.seq == 70 ? pair_mask_sweep(p.batch, sh.seq, seed++) : std::vector<PairMasks>{};
-        for (size_t m = 0; m <= sweep.size(); ++m) {
-          p.pairs = m < sweep.size() ? &sweep[m] : nullptr;
-          for (bool with_probs : {false, true}) {
-            const Result want = run(p, vnni->fn, vnni->scratch, with_probs);
-            const Result got = run(p, emulated_amx_attention, qs8_attention_amx_emulated_scratch, with_probs);
-            INFO("seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
-                        << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs
-                        << (p.pairs ? " " + p.pairs->name() : std::string()));
-            CHECK(same_bytes(got.out, want.out));
-            CHECK(same_bytes(got.probs, want.probs));
-            ++compared;
-          }
-        }
-      }
+  const std::vector<Shape> shapes = {{1, 1, 32},  {3, 2, 5},   {16, 3, 32},  {17, 2, 64}, {33, 1, 16},
+                                     {64, 2, 48}, {70, 1, 32}, {100, 1, 1}, {130, 1, 64}};
+  CHECK(compare_with_vnni(vnni, emulated_amx_attention, qs8_attention_amx_emulated_scratch, shapes, 33, 70, 9950) > 70);
   g_emulated_tiles = nullptr;
-  CHECK(compared > 70);
   CHECK(tiles.dpbssds > 0);
   CHECK(tiles.dpbsuds > 0);
   CHECK(tiles.dpbusds == 0);
