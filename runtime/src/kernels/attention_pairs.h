@@ -1,10 +1,11 @@
 // What AttentionArgs' pair masks and window (kernel_types.h) mean for one sequence, in one place
 // for every attention kernel (the references and the SIMD variants): the masked score of a
 // (query, key) pair, and which queries and keys a window leaves to a block of work, so that the
-// kernels skip the rest (cost seq × window, not seq²). ISA-neutral, inline.
+// kernels skip the rest (cost seq × window, not seq²). ISA-neutral, inline, and included by
+// kernel files built with ISA flags: so everything here has internal linkage and uses no inline
+// std:: function or template (x86_avx2_common.h explains why).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,21 @@
 #include "kernels/kernel_types.h"
 
 namespace encrt::kernels {
+namespace {
+
+// The index of the first of the ascending keys[0..n) that is > value (strictly_greater) or
+// >= value: std::upper_bound / std::lower_bound, written out.
+int first_key_past(const int32_t* keys, int n, int value, bool strictly_greater) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (strictly_greater ? keys[mid] <= value : keys[mid] < value)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
 struct PairMask {
   const uint8_t* blocked = nullptr;  // this sequence's [seq, seq], or null
@@ -34,8 +50,8 @@ struct PairMask {
 
   // Queries [*begin, *end) that may see a key at a position in [first_key, last_key].
   void queries_for_keys(int first_key, int last_key, int* begin, int* end) const {
-    *begin = window > 0 ? std::max(0, first_key - window) : 0;
-    *end = window > 0 ? std::min(seq, last_key + window + 1) : seq;
+    *begin = window > 0 && first_key - window > 0 ? first_key - window : 0;
+    *end = window > 0 && last_key + window + 1 < seq ? last_key + window + 1 : seq;
   }
 
   // Indices [*lo, *hi) into the ascending key positions keys[0..n) that some query of
@@ -46,12 +62,12 @@ struct PairMask {
       *hi = n;
       return;
     }
-    *lo = static_cast<int>(std::lower_bound(keys, keys + n, i_begin - window) - keys);
-    *hi = static_cast<int>(std::upper_bound(keys, keys + n, i_end - 1 + window) - keys);
+    *lo = first_key_past(keys, n, i_begin - window, false);
+    *hi = first_key_past(keys, n, i_end - 1 + window, true);
   }
 };
 
-inline PairMask pair_mask_of(const AttentionArgs& a, int b) {
+PairMask pair_mask_of(const AttentionArgs& a, int b) {
   PairMask m;
   const size_t offset = static_cast<size_t>(b) * a.pair_batch_stride;
   m.blocked = a.pair_blocked ? a.pair_blocked + offset : nullptr;
@@ -61,4 +77,5 @@ inline PairMask pair_mask_of(const AttentionArgs& a, int b) {
   return m;
 }
 
+}  // namespace
 }  // namespace encrt::kernels
