@@ -17,6 +17,11 @@ namespace encrt::kernels {
 constexpr int kPanelN = 16;  // output columns per weight panel
 constexpr int kPanelK = 4;   // int8 depth per group (one VNNI / sdot lane)
 
+// The helpers below have internal linkage: kernel files built with ISA flags include this header,
+// and an inline function with external linkage keeps one copy for the whole program, compiled
+// with whichever file's flags the linker picks (x86_avx2_common.h says more).
+namespace {
+
 inline constexpr int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
 inline size_t panel_f32_index(int n, int k, int K) {
@@ -31,6 +36,8 @@ inline size_t panel_f32_size(int N, int K) { return static_cast<size_t>(round_up
 inline size_t panel_i8_size(int N, int K) {
   return static_cast<size_t>(round_up(N, kPanelN)) * round_up(K, kPanelK);
 }
+
+}  // namespace
 
 // Limits the kernels test values against (constants, not std::numeric_limits calls: the ISA
 // kernel files avoid inline std:: functions, x86_avx2_common.h explains why).
