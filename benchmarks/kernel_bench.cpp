@@ -14,8 +14,8 @@
 //                GEMM that computes in fp16 arithmetic)
 //   quantize, layer_norm  the row-wise kernels around the GEMMs
 //   attention_f32, attention_i8  one MiniLM layer's attention (12 heads of 32 dims, one sequence
-//                of 16 or 128 real tokens, the fused QKV layout), every head one call as the
-//                runtime makes it; Gop/s counts the two products, 4·S²·D per head
+//                of 16, 32, 64, 128 or 512 real tokens, the fused QKV layout), every head one
+//                call as the runtime makes it; Gop/s counts the two products, 4·S²·D per head
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
 // single-core peak of the instruction the kernel is built on (tdpbusd for the AMX int8 kernel,
