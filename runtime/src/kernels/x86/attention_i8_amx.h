@@ -82,6 +82,8 @@ class AmxEngine {
   static constexpr int kQueryOffset = 0;  // tdpbssd takes signed queries
   static constexpr bool kKeySums = false;
   static constexpr size_t kStageBytes = 2 * amx::kTileBytes;  // the two P·V C tiles
+  // A P·V step reads 16 key groups of u, so the last may reach 16 groups past the slots (zeroed).
+  static constexpr int kGroupsPastSlots = kLanes;
   // Bytes per row of Vᵀ: the key slots and the 64 keys a last P·V step may cover past them.
   static size_t value_stride(const Dims& d) { return static_cast<size_t>(d.key_slots) + amx::kTileRowBytes; }
   static size_t value_bytes(const Dims& d) { return static_cast<size_t>(d.dim_panels) * kLanes * value_stride(d); }

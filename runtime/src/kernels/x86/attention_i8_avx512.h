@@ -77,7 +77,6 @@ struct Dims {
   int dim_panels;  // ceil(D / 16): 16-dim panels of the transposed V
   int key_slots;   // round_up(seq, 16): keys covered by score tiles
   int key_groups;  // key_slots / 4
-  int u_groups;    // key_groups + 16: a P·V step of AmxEngine may read 16 groups past the slots
 };
 
 Dims dims_of(int S, int D) {
@@ -89,7 +88,6 @@ Dims dims_of(int S, int D) {
   d.dim_panels = ceil_div(D, 16);
   d.key_slots = round_up(S, kLanes);
   d.key_groups = d.key_slots / 4;
-  d.u_groups = d.key_groups + 16;
   return d;
 }
 
@@ -106,7 +104,7 @@ struct Scratch {
   uint8_t* q_rows;   // [16][row_bytes] one block of quantized queries + Engine::kQueryOffset
   int32_t* q_panel;  // [groups][16 queries] dwords of 4 query bytes
   float* y;          // [key_slots][16 queries] base-2 exponents y_j
-  uint32_t* u;       // [u_groups][16 queries] u of 4 keys per dword
+  uint32_t* u;       // [key_groups + Engine::kGroupsPastSlots][16 queries] u of 4 keys per dword
   float* s_p;        // [16] s_p of the block's queries
   int32_t* stage;    // Engine::kStageBytes for the Engine's own use
 };
@@ -135,7 +133,7 @@ size_t layout(const Dims& d, unsigned char* base, Scratch* s) {
   t.q_rows = reinterpret_cast<uint8_t*>(take(kLanes * rb));
   t.q_panel = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * kLanes * d.groups));
   t.y = reinterpret_cast<float*>(take(sizeof(float) * kLanes * slots));
-  t.u = reinterpret_cast<uint32_t*>(take(sizeof(uint32_t) * kLanes * d.u_groups));
+  t.u = reinterpret_cast<uint32_t*>(take(sizeof(uint32_t) * kLanes * (d.key_groups + Engine::kGroupsPastSlots)));
   t.s_p = reinterpret_cast<float*>(take(sizeof(float) * kLanes));
   t.stage = reinterpret_cast<int32_t*>(take(Engine::kStageBytes));
   if (s) *s = t;
@@ -543,6 +541,7 @@ struct VnniEngine {
   static constexpr int kQueryOffset = 128;  // vpdpbusd's unsigned operand: q + 128
   static constexpr bool kKeySums = true;    // the score accumulators start at -128 · Σ_d k_j,d
   static constexpr size_t kStageBytes = 0;
+  static constexpr int kGroupsPastSlots = 0;  // u is read up to the slots' key groups
   static size_t value_bytes(const Dims& d) { return static_cast<size_t>(d.dim_panels) * d.key_groups * 64; }
 
   void begin_head(const Dims&) {}
