@@ -11,6 +11,7 @@
 
 #include "kernels/kernel_types.h"
 #include "peak_probe_x86.h"
+#include "peaks.h"
 
 namespace encrt::bench {
 
@@ -48,20 +49,6 @@ template <class T>
 using Buffer = std::vector<T, CacheLineAllocator<T>>;
 std::string shape_name(const GemmShape& s);  // e.g. "M128_K384_N1536_ffn_up"
 
-// Single-core peaks of this CPU, measured once at start-up by register-only instruction loops
-// (peak_probe_x86.cpp). Zero where the CPU lacks the instruction.
-struct Peaks {
-  double vpdpbusd_zmm_ops = 0;  // int ops/s: 16 lanes × 4 u8·s8 products × 2 (multiply + add)
-  double fma_zmm_flops = 0;     // flop/s of vfmadd231ps zmm (16 lanes × 2)
-  double fma_ymm_flops = 0;     // flop/s of vfmadd231ps ymm (8 lanes × 2)
-  double fma_ph_zmm_flops = 0;  // flop/s of vfmadd231ph zmm (32 fp16 lanes × 2), AVX512-FP16 only
-  // int ops/s (products × 2) of the AVX2 int8 routes without VNNI (peak_probe_x86.h)
-  double i8_widened_ymm_ops = 0;     // vpmaddwd + vpaddd: 16 products
-  double i8_saturating_ymm_ops = 0;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
-  double i8_signed_ymm_ops = 0;      // vpsignb + vpmaddubsw + vpmaddwd + vpaddd: 32 products
-  double tdpbusd_ops = 0;       // int ops/s of tdpbusd (16 × 16 int32 × 64 u8·s8 products × 2), AMX-INT8 only
-};
-const Peaks& measured_peaks();
 
 // Repetition statistics: with --benchmark_repetitions, "min" of the time and "max" of each rate
 // counter are the best-of-N values (the machine is shared and noisy).

@@ -101,6 +101,36 @@ void fma_ph_zmm_loop(long iterations) {
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "cc");
 }
 
+// AVX-VNNI: the VEX-encoded ymm vpdpbusd (Alder Lake-class cores without AVX-512), with 14
+// accumulators and two factors as in fma_ymm_loop. The {vex} prefix (written %{vex%} in extended asm) makes GNU as emit the AVX-VNNI
+// encoding, not AVX512-VNNI's EVEX one that this file's flags would otherwise choose.
+void vpdpbusd_ymm_loop(long iterations) {
+  asm volatile(
+      "vpxor %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpcmpeqb %%ymm15, %%ymm15, %%ymm15\n\t"
+      "1:\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm0\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm1\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm2\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm3\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm4\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm5\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm6\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm7\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm8\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm9\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm10\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm11\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm12\n\t"
+      "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm13\n\t"
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+}
+
 // ymm has 16 architectural registers: 14 accumulators and two zero factors.
 void fma_ymm_loop(long iterations) {
   asm volatile(

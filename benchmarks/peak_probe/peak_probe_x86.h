@@ -12,6 +12,7 @@ void vpdpbusd_zmm_loop(long iterations);  // AVX512-VNNI
 void fma_zmm_loop(long iterations);       // AVX-512F
 void fma_ph_zmm_loop(long iterations);    // AVX512-FP16
 void fma_ymm_loop(long iterations);       // FMA
+void vpdpbusd_ymm_loop(long iterations);  // AVX-VNNI (VEX-encoded, ymm)
 constexpr int kPeakChainsI8 = 12;   // ymm accumulators of the AVX2 int8 routes (4 operand registers)
 void i8_widened_ymm_loop(long iterations);     // AVX2: vpmaddwd + vpaddd
 void i8_saturating_ymm_loop(long iterations);  // AVX2: vpmaddubsw + vpmaddwd + vpaddd
