@@ -61,12 +61,13 @@ struct Options {
   bool floor_only = false, json = false;
 };
 
+constexpr const char* kUsage =
+    "usage: encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL] [--rounds R]\n"
+    "                         [--iters N] [--warmup N] [--floor-only] [--json]\n";
+
+// A bad command line: why, and the usage, on stderr; exit status 2.
 int usage(const char* why) {
-  std::fprintf(stderr,
-               "encrt_model_floor: %s\n"
-               "usage: encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL] [--rounds R]\n"
-               "                         [--iters N] [--warmup N] [--floor-only] [--json]\n",
-               why);
+  std::fprintf(stderr, "encrt_model_floor: %s\n%s", why, kUsage);
   return 2;
 }
 
@@ -92,7 +93,11 @@ bool parse_options(int argc, char** argv, Options* o, int* status) {
     const std::string a = argv[i];
     if (a == "--json") { o->json = true; continue; }
     if (a == "--floor-only") { o->floor_only = true; continue; }
-    if (a == "--help" || a == "-h") { *status = usage("help"); return false; }
+    if (a == "--help" || a == "-h") {
+      std::printf("%s(the header of benchmarks/model_floor/model_floor.cpp defines the floor)\n", kUsage);
+      *status = 0;
+      return false;
+    }
     if (a == "--isa") {
       if (i + 1 >= argc) { *status = usage("--isa needs a level"); return false; }
       o->isa = argv[++i];
@@ -345,16 +350,16 @@ int main(int argc, char** argv) {
                 "\"attention_i8\": %s}, ",
                 p.linear_i8, p.linear_f16, p.linear_f32, p.attention, p.attention_i8 ? "true" : "false");
     if (has_floor)
-      std::printf("\"floor_ms\": {\"total\": %.5f, \"linear\": %.5f, \"attention\": %.5f}", fl_total, fl_linear, fl_att);
+      std::printf("\"floor_ms\": {\"total\": %.9g, \"linear\": %.9g, \"attention\": %.9g}", fl_total, fl_linear, fl_att);
     else
       std::printf("\"floor_ms\": null");
     if (!o.floor_only) {
-      std::printf(", \"kernels\": \"%s\", \"runs\": %zu, \"best_ms\": %.5f, \"median_ms\": %.5f", kernel_summary.c_str(),
+      std::printf(", \"kernels\": \"%s\", \"runs\": %zu, \"best_ms\": %.9g, \"median_ms\": %.9g", kernel_summary.c_str(),
                   ms.size(), best, median);
-      if (has_floor) std::printf(", \"best_over_floor\": %.4f, \"median_over_floor\": %.4f", best / fl_total, median / fl_total);
+      if (has_floor) std::printf(", \"best_over_floor\": %.6g, \"median_over_floor\": %.6g", best / fl_total, median / fl_total);
       std::printf(", \"profile_ms\": {");
       for (size_t i = 0; i < by_kind.size(); ++i)
-        std::printf("%s\"%s\": %.5f", i ? ", " : "", by_kind[i].first.c_str(), by_kind[i].second);
+        std::printf("%s\"%s\": %.9g", i ? ", " : "", by_kind[i].first.c_str(), by_kind[i].second);
       std::printf("}");
     }
     std::printf("}\n");

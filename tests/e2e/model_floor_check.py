@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""encrt_model_floor (benchmarks/model_floor) on the bert_plain fixture converted to fp32, fp16,
+int8 and int8 with a sliding attention window: the products it counts equal those derived here
+from the fixture's config.json (a different path: the tool counts the file's tensors); where
+this CPU has probes, each floor is 2 × products / the reported peak and the ratio is best / floor;
+bad arguments exit 2, a missing model 1.
+  model_floor_check.py --floor build/bin/encrt_model_floor --encrt build/bin/encrt [--tmp DIR]
+Needs only Python's standard library."""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import tempfile
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "bert_plain")
+BATCH, SEQ, WINDOW = 2, 12, 3
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def close(a, b, rel=1e-3):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--floor", required=True)
+    ap.add_argument("--encrt", required=True)
+    ap.add_argument("--tmp", default=None)
+    args = ap.parse_args()
+    tmp = args.tmp or tempfile.mkdtemp(prefix="encrt_floor_")
+    os.makedirs(tmp, exist_ok=True)
+
+    with open(os.path.join(FIXTURE, "config.json")) as f:
+        cfg = json.load(f)
+    h, ffn, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    tokens = BATCH * SEQ
+    # Q, K, V, attention output: H x H each; FFN up H -> F, down F -> H.
+    linear = tokens * layers * (4 * h * h + 2 * h * ffn)
+
+    def pairs(window):
+        return sum(1 for i in range(SEQ) for j in range(SEQ) if window == 0 or abs(i - j) <= window)
+
+    cases = [("fp32", [], "linear_f32", 0), ("fp16", [], "linear_f16", 0), ("int8", [], None, 0),
+             ("int8", ["--attention-window", str(WINDOW)], None, WINDOW)]
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    for dtype, extra, kind, window in cases:
+        model = os.path.join(tmp, f"bert_plain.{dtype}.w{window}.encrt")
+        rc, out, err = run([args.encrt, "convert", FIXTURE, "-o", model, "--dtype", dtype] + extra)
+        expect(rc == 0, f"convert --dtype {dtype} {extra} failed ({rc}): {err}")
+        rc, info, err = run([args.encrt, "inspect", model])
+        expect(rc == 0, f"inspect failed: {err}")
+        attention_i8 = any(line.split()[:2] == ["attention_precision", "int8"] for line in info.splitlines())
+
+        rc, out, err = run([args.floor, model, "--batch", str(BATCH), "--seq", str(SEQ), "--json",
+                            "--rounds", "1", "--iters", "2", "--warmup", "1"])
+        expect(rc == 0, f"{model}: exit {rc}: {err}")
+        r = json.loads(out)
+        p = r["products"]
+        what = f"{dtype} window {window}"
+        counted = p["linear_i8"] + p["linear_f16"] + p["linear_f32"]
+        expect(counted == linear, f"{what}: linear products {counted}, expected {linear}")
+        if kind:
+            expect(p[kind] == linear, f"{what}: all {linear} products should be {kind}: {p}")
+        else:
+            expect(p["linear_i8"] > 0, f"{what}: no int8 linear counted: {p}")
+        attention = BATCH * layers * 2 * h * pairs(window)
+        expect(p["attention"] == attention, f"{what}: attention products {p['attention']}, expected {attention}")
+        expect(p["attention_i8"] == attention_i8, f"{what}: attention_i8 {p['attention_i8']}, inspect {attention_i8}")
+        expect(r["best_ms"] > 0 and r["median_ms"] >= r["best_ms"], f"{what}: times {r}")
+        expect("linear" in r["profile_ms"] and "attention" in r["profile_ms"], f"{what}: profile {r['profile_ms']}")
+
+        peaks = r["peaks_gops"]
+        if r["floor_ms"] is None:
+            expect(not x86 or peaks["i8"] == 0 or peaks["f32"] == 0, f"{what}: no floor although peaks {peaks}")
+            continue
+        expect(peaks["i8"] > 0 and peaks["f16"] > 0 and peaks["f32"] > 0, f"{what}: peaks {peaks}")
+        fl_linear = 2 * (p["linear_i8"] / peaks["i8"] + p["linear_f16"] / peaks["f16"] +
+                         p["linear_f32"] / peaks["f32"]) / 1e9 * 1e3
+        fl_attention = 2 * p["attention"] / (peaks["i8"] if attention_i8 else peaks["f32"]) / 1e9 * 1e3
+        fl = r["floor_ms"]
+        # The JSON rounds the peaks to 0.01 Gop/s: a relative 1e-3 covers that.
+        expect(close(fl["linear"], fl_linear) and close(fl["attention"], fl_attention), f"{what}: floor {fl}, "
+               f"expected linear {fl_linear}, attention {fl_attention}")
+        expect(close(fl["total"], fl["linear"] + fl["attention"]), f"{what}: floor total {fl}")
+        expect(close(r["best_over_floor"], r["best_ms"] / fl["total"]), f"{what}: ratio {r['best_over_floor']}")
+        print(f"{what}: best {r['best_ms']:.4f} ms, floor {fl['total']:.6f} ms ({r['level']}, "
+              f"int8 probe {r['probes']['i8']})")
+
+    model = os.path.join(tmp, "bert_plain.int8.w0.encrt")
+    for bad in (["--seq", "0"], ["--batch", "x"], ["--bogus"], ["--isa", "nosuchlevel"], ["--seq", "41"]):
+        rc, out, err = run([args.floor, model] + bad)
+        expect(rc == 2 and "usage" in err, f"{bad}: exit {rc}: {err}")
+    rc, out, err = run([args.floor, os.path.join(tmp, "missing.encrt")])
+    expect(rc == 1 and "missing.encrt" in err, f"missing model: exit {rc}: {err}")
+    rc, out, err = run([args.floor, "--help"])
+    expect(rc == 0 and "usage" in out, f"--help: exit {rc}")
+    print("model_floor_check: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
