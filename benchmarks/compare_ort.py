@@ -114,6 +114,10 @@ def parse_args():
                          "neither the checkpoint package nor torch")
     ap.add_argument("--keep-converted", action="store_true",
                     help="reuse the cached .encrt files even when the encrt binary is newer than them")
+    ap.add_argument("--floor", default=os.path.join(REPO_ROOT, "build", "bin", "encrt_model_floor"),
+                    help="encrt_model_floor (benchmarks/model_floor): after the grid, each cell's floor (its "
+                         "products at this CPU's probe-measured peak) and both engines' best-of as multiples of "
+                         "it; skipped with a note when the file is missing (default: build/bin/encrt_model_floor)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--json", help="write the configuration, every block and the summary to this file")
     args = ap.parse_args()
@@ -568,6 +572,40 @@ def print_row(row, first):
             f"med {row['baseline_ratio_median']:.3f}")
 
 
+def floor_table(args, encrt_models, results):
+    """Each cell's floor from encrt_model_floor --floor-only (the probes run in that process, on
+    this CPU, right after the grid): both engines' best-of as multiples of the same floor, the
+    products of the task at the peak of encrt's kernel level (ORT's int8 model runs its attention
+    in fp32; the floor counts it at int8, as the task's floor)."""
+    if not (os.path.isfile(args.floor) and os.access(args.floor, os.X_OK)):
+        log(f"\nno floor: {args.floor} is not built (cmake target encrt_model_floor)")
+        return
+    log("\nfloor: the products at this CPU's probe-measured peak for encrt's kernel level "
+        "(benchmarks/model_floor/model_floor.cpp); min = best-of as a multiple of it")
+    header = f"{'dtype':6s} {'thr':>3s} {'batch':>5s} {'seq':>4s} | {'floor ms':>9s} {'probe':>24s} | " \
+             f"{'encrt/floor':>11s} {'ORT/floor':>9s}"
+    log(header)
+    log("-" * len(header))
+    for row in results:
+        cmd = [args.floor, encrt_models[row["dtype"]], "--batch", str(row["batch"]), "--seq", str(row["seq"]),
+               "--threads", str(row["threads"]), "--floor-only", "--json"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            log(f"{row['dtype']:6s} {row['threads']:3d} {row['batch']:5d} {row['seq']:4d} | encrt_model_floor failed: "
+                f"{done.stderr.strip()}")
+            continue
+        info = json.loads(done.stdout)
+        row["floor"] = info
+        if info["floor_ms"] is None:
+            log(f"{row['dtype']:6s} {row['threads']:3d} {row['batch']:5d} {row['seq']:4d} | no probe for this level")
+            continue
+        fl = info["floor_ms"]["total"]
+        probe = info["probes"]["i8" if row["dtype"].startswith("int8") else "f32"]
+        row["encrt_over_floor"], row["ort_over_floor"] = row["encrt"]["min"] / fl, row["ort"]["min"] / fl
+        log(f"{row['dtype']:6s} {row['threads']:3d} {row['batch']:5d} {row['seq']:4d} | {fl:9.3f} {probe[:24]:>24s} | "
+            f"{row['encrt_over_floor']:11.2f} {row['ort_over_floor']:9.2f}")
+
+
 def compare_outputs(args, ort_models, encrt_models, int8_candidates, vocab):
     """Last hidden state of ORT and encrt on the same ids; row 1 (if any) has its last quarter
     padded, and only real tokens are compared. Every ORT int8 candidate is compared with ORT fp32
@@ -695,6 +733,7 @@ def main():
                 f"({os.path.getsize(encrt_models[dtype]) / 2**20:.1f} MiB)")
 
         results = run_grid(args, ort_models, encrt_models, vocab, hidden)
+        floor_table(args, encrt_models, results)
         kernels = sorted({(r["dtype"], r["threads"], r["encrt_kernels"]) for r in results})
         for dtype, threads, k in kernels:
             log(f"encrt kernels ({dtype}, {threads} thread(s)): {k}")
