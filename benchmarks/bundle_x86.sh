@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 out=${1:-.bundle}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/work"
-for b in encrt encrt_kernel_tests encrt_runtime_tests encrt_kernel_bench; do
+for b in encrt encrt_kernel_tests encrt_runtime_tests encrt_kernel_bench encrt_model_floor; do
   [[ -x build/bin/$b ]] || { echo "bundle: build/bin/$b missing (build first)" >&2; exit 2; }
   strip -o "$out/bin/$b" "build/bin/$b"
 done
