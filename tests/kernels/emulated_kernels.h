@@ -1,7 +1,7 @@
 // Kernel code run with emulated instructions (the tests of test_x86_*_emulated.cpp), behind plain
 // function declarations. The kernel code needs AVX2 or AVX-512 flags, so it is compiled only in
-// emulated_u8s8_vnni_avx2.cpp, emulated_f16_arith_avx512.cpp, emulated_u8s8_amx_avx512.cpp and
-// emulated_attention_i8_amx_avx512.cpp,
+// emulated_u8s8_vnni_avx2.cpp, emulated_f16_arith_avx512.cpp, emulated_u8s8_amx_avx512.cpp,
+// emulated_attention_i8_amx_avx512.cpp and emulated_attention_i8_vnni_avx2.cpp,
 // which hold nothing else: no test case, no static initializer, no std:: template (whose one
 // out-of-line copy the linker could take from them). Everything that runs before a test has checked
 // the CPU (Catch2's registration, and under AddressSanitizer its instrumentation of every
@@ -52,6 +52,11 @@ size_t qs8_attention_amx_emulated_scratch(int seq, int head_dim);
 // x86::qu8s8_vnni_ymm_gemm (the code of qu8s8_gemm_6x16__avxvnni) with vpdpbusd emulated. Needs AVX2.
 void qu8s8_vnni_ymm_gemm_emulated(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                                   const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
+
+// The int8 attention of x86::qs8_attention__avxvnni (attention_i8_avx2.h on bytes,
+// x86::VnniProducts) with vpdpbusd emulated, and its scratch size. Needs AVX2.
+void qs8_attention_vnni_ymm_emulated(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_vnni_ymm_emulated_scratch(int seq, int head_dim);
 
 }  // namespace encrt::kernels::test
 

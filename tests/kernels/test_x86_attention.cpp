@@ -799,7 +799,7 @@ bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
 }
 
-// Runs fn against the avx512vnni kernel on every shape, padded or not, fused or strided, with
+// Runs fn against `vnni` (the avx512vnni kernel, or another baseline) on every shape, padded or not, fused or strided, with
 // and without probabilities, and requires the same bytes in the outputs and probabilities (NaN
 // rows included). The shape whose seq is nan_seq also gets a NaN query value, an infinite key
 // value (NaN rows) and a tiny V row; the one whose seq is pairs_seq every pair mask of the sweep.
@@ -885,6 +885,30 @@ TEST_CASE("x86 int8 attention: the AMX code on emulated tiles gives the avx512vn
   CHECK(tiles.dpbssds > 0);
   CHECK(tiles.dpbsuds > 0);
   CHECK(tiles.dpbusds == 0);
+}
+
+// The avxvnni kernel is the avx2 kernel's code (attention_i8_avx2.h) on bytes with vpdpbusd: the
+// same exact integer products, so the avx2 kernel's floats bit for bit. Shapes: head_dim 1-80 (not
+// multiples of 4 or 8 too: the byte groups' padding), seq 1-200 (the key groups past the real
+// keys), NaN and infinite inputs, every pair mask, probabilities.
+const std::vector<Shape> kYmmShapes = {{1, 1, 32},  {3, 2, 5},   {16, 3, 32}, {17, 2, 64}, {33, 1, 16}, {64, 2, 48},
+                                       {70, 1, 32}, {100, 1, 1}, {130, 1, 64}, {200, 2, 33}, {37, 1, 80}};
+
+TEST_CASE("x86 int8 attention: the avxvnni kernel gives the avx2 kernel's floats bit for bit",
+          "[x86][attention][i8][avxvnni]") {
+  const Kernel& vnni = i8_kernel(x86::qs8_attention__avxvnni);
+  if (!can_test(vnni)) return;
+  CHECK(compare_with_vnni(i8_kernel(x86::qs8_attention__avx2), vnni.fn, vnni.scratch, kYmmShapes, 33, 70, 9970) > 80);
+}
+
+// The same code with an emulated vpdpbusd (emulated_attention_i8_vnni_avx2.cpp), so that CPUs with
+// AVX2 and no AVX-VNNI (Zen 3, Zen 4, Skylake) check it too.
+TEST_CASE("x86 int8 attention: the AVX-VNNI code with an emulated vpdpbusd gives the avx2 kernel's floats",
+          "[x86][attention][i8][avxvnni]") {
+  const Kernel& avx2 = i8_kernel(x86::qs8_attention__avx2);
+  if (!can_test(avx2)) return;
+  CHECK(compare_with_vnni(avx2, test::qs8_attention_vnni_ymm_emulated, test::qs8_attention_vnni_ymm_emulated_scratch,
+                          kYmmShapes, 33, 70, 9990) > 80);
 }
 
 TEST_CASE("x86 attention timing: reference vs SIMD per (sequence, head)", "[.bench][attention_bench]") {

@@ -46,6 +46,10 @@ void f32_log2__avx512vnni(int n, const float* x, float* y);
 // tile, 6 rows × 16 dims per P·V tile. Scratch O(2 · seq · head_dim + 6 · seq).
 void qs8_attention__avx2(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__avx2(int seq, int head_dim);
+// AVX-VNNI (attention_i8_avxvnni.cpp): the same code on bytes with the VEX vpdpbusd, four
+// products per lane; the same bits.
+void qs8_attention__avxvnni(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__avxvnni(int seq, int head_dim);
 
 // ---- exp(x) of the softmax (exp_avx512.h, exp_avx2.h), over arrays for the tests.
 // Range reduction to r = x - n·ln2, |r| <= ln2/2, and a degree-6 minimax polynomial
