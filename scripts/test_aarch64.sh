@@ -29,7 +29,7 @@ fi
 # result, and the kernels are chosen at run time from the CPU's features, as on any aarch64 board.
 # -U: XNNPACK is looked for again on every configure (in the sysroot, or not at all without it).
 cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/jetson.cmake \
-  -DENCRT_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release -DENCRT_AARCH64_EXTRA_ROOT="$extra_root" \
+  -DENCRT_BUILD_BENCHMARKS=ON -DCMAKE_BUILD_TYPE=Release -DENCRT_AARCH64_EXTRA_ROOT="$extra_root" \
   -U 'ENCRT_XNNPACK_*' -U 'ENCRT_PTHREADPOOL_*'
 cmake --build build-aarch64 -j "$(nproc)"
 # ENCRT_EXPECT_EMULATED=1 (qemu-user passes the environment to its guest): the host-info test of
@@ -106,6 +106,13 @@ if [[ ${#pool_failed[@]} -ne 0 ]]; then
   printf 'aarch64 (qemu): FAILED: %s\n' "${pool_failed[@]}"
   exit 1
 fi
+
+# encrt_model_floor with the ARM peak probes (sdot, usmmla, fmla .4s/.8h; benchmarks/peak_probe):
+# the products it counts and its floor arithmetic on converted fixtures, under qemu (no Google
+# Benchmark is needed, so ENCRT_BUILD_BENCHMARKS=ON builds it and skips the kernel benchmarks).
+echo "aarch64 (qemu): encrt_model_floor (its counts and arithmetic; the probes' rates under qemu mean nothing)"
+/usr/bin/python3 tests/e2e/model_floor_check.py --floor build-aarch64/bin/encrt_model_floor \
+  --encrt build-aarch64/bin/encrt --tmp "$(mktemp -d)" --wrapper "${qemu[*]}"
 
 # The xnnpack backend against the cpu backend on ARM: small fixtures converted by the aarch64 CLI,
 # run with each backend under qemu, outputs compared. fp32, and fp16 with the default fp16=widen

@@ -20,8 +20,10 @@
 //   fp16 peak  vfmadd231ph zmm where the level has AVX512-FP16, else the fp32 peak (the weights
 //              are widened)
 //   fp32 peak  vfmadd231ps zmm at the AVX-512 levels, ymm at the AVX2 ones
-// A level without a probe (scalar, ARM: no probe is written for NEON yet) has no floor, and says
-// so. With T threads the floor is the one-core floor / T (perfect scaling).
+//   aarch64    int8 usmmla at neoni8mm, sdot at neondot and neonfp16; fp16 fmla .8h at neonfp16
+//              and above, else fp32 fmla .4s
+// A level without a probe for a type the model uses (scalar; int8 at neon, whose widening route
+// has no probe yet) has no floor, and says so. With T threads the floor is the one-core floor / T (perfect scaling).
 //
 // Time is measured as `encrt bench` measures it (random ids in [1000, vocab), every token real),
 // as R rounds of N runs after a warm-up; best-of is the headline, the median beside it. A second
@@ -168,6 +170,18 @@ struct LevelPeaks {
 
 LevelPeaks level_peaks(const encrt::bench::Peaks& m, kernels::IsaFeatures f) {
   LevelPeaks l;
+  if (f & kernels::kIsaNeon) {
+    l.f32 = m.fmla_4s_flops, l.f32_probe = "fmla .4s";
+    if ((f & kernels::kIsaNeonFp16) && m.fmla_8h_flops > 0)
+      l.f16 = m.fmla_8h_flops, l.f16_probe = "fmla .8h";
+    else
+      l.f16 = l.f32, l.f16_probe = l.f32_probe;
+    if ((f & kernels::kIsaNeonI8mm) && m.usmmla_ops > 0)
+      l.i8 = m.usmmla_ops, l.i8_probe = "usmmla";
+    else if ((f & kernels::kIsaNeonDot) && m.sdot_ops > 0)
+      l.i8 = m.sdot_ops, l.i8_probe = "sdot";
+    return l;  // neon without the dot product: no int8 probe (its widening route has none yet)
+  }
   const bool avx2 = (f & kernels::kIsaAvx2) != 0, avx512 = avx2 && (f & kernels::kIsaAvx512) != 0;
   if (avx512) {
     l.f32 = m.fma_zmm_flops, l.f32_probe = "vfmadd231ps zmm";
@@ -342,7 +356,7 @@ int main(int argc, char** argv) {
                 json_escape(host.cpu_model).c_str(), host.virtual_machine ? "true" : "false",
                 host.emulated ? "true" : "false", level.c_str(), json_escape(o.model).c_str(), o.batch, o.seq,
                 o.threads);
-    std::printf("\"peaks_gops\": {\"i8\": %.2f, \"f16\": %.2f, \"f32\": %.2f}, \"probes\": {\"i8\": \"%s\", "
+    std::printf("\"peaks_gops\": {\"i8\": %.9g, \"f16\": %.9g, \"f32\": %.9g}, \"probes\": {\"i8\": \"%s\", "
                 "\"f16\": \"%s\", \"f32\": \"%s\"}, ",
                 peaks.i8 * 1e-9, peaks.f16 * 1e-9, peaks.f32 * 1e-9, peaks.i8_probe.c_str(), peaks.f16_probe.c_str(),
                 peaks.f32_probe.c_str());

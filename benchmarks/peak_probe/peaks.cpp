@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "kernels/isa.h"
+#include "peak_probe_arm.h"
 #include "peak_probe_x86.h"
 
 namespace encrt::bench {
@@ -48,6 +49,23 @@ Peaks measure_peaks(bool print) {
   if (isa_supported(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAvx512Fp16))
     p.fma_ph_zmm_flops = best_rate(fma_ph_zmm_loop, kPeakChains, 32 * 2);
   if (isa_supported(kIsaAmxInt8)) p.tdpbusd_ops = best_rate(tdpbusd_loop, kPeakTileChains, 16 * 16 * 64 * 2);
+#elif defined(__aarch64__)
+  using kernels::kIsaNeon;
+  using kernels::kIsaNeonDot;
+  using kernels::kIsaNeonFp16;
+  using kernels::kIsaNeonI8mm;
+  if (isa_supported(kIsaNeon)) p.fmla_4s_flops = best_rate(fmla_4s_loop, kPeakChainsNeon, 4 * 2);
+  if (isa_supported(kIsaNeon | kIsaNeonDot)) p.sdot_ops = best_rate(sdot_loop, kPeakChainsNeon, 4 * 4 * 2);
+  if (isa_supported(kIsaNeon | kIsaNeonFp16)) p.fmla_8h_flops = best_rate(fmla_8h_loop, kPeakChainsNeon, 8 * 2);
+  if (isa_supported(kIsaNeon | kIsaNeonI8mm)) p.usmmla_ops = best_rate(usmmla_loop, kPeakChainsNeon, 2 * 2 * 8 * 2);
+#endif
+#if defined(__aarch64__)
+  if (print) {
+    std::printf("measured single-core peaks: sdot %.1f Gop/s, usmmla %.1f Gop/s, fmla .4s %.1f Gflop/s, "
+                "fmla .8h %.1f Gflop/s\n",
+                p.sdot_ops * 1e-9, p.usmmla_ops * 1e-9, p.fmla_4s_flops * 1e-9, p.fmla_8h_flops * 1e-9);
+  }
+  return p;
 #endif
   if (print) {
     std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vpdpbusd ymm (AVX-VNNI) %.1f Gop/s, "

@@ -19,6 +19,11 @@ struct Peaks {
   double i8_saturating_ymm_ops = 0;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
   double i8_signed_ymm_ops = 0;      // vpsignb + vpmaddubsw + vpmaddwd + vpaddd: 32 products
   double tdpbusd_ops = 0;       // int ops/s of tdpbusd (16 × 16 int32 × 64 u8·s8 products × 2), AMX-INT8 only
+  // aarch64 (peak_probe_arm.h)
+  double sdot_ops = 0;          // sdot .4s: 4 lanes × 4 s8·s8 products × 2 (the dot product extension)
+  double usmmla_ops = 0;        // usmmla: 2 × 2 lanes × 8 u8·s8 products × 2 (I8MM)
+  double fmla_4s_flops = 0;     // fmla .4s: 4 lanes × 2
+  double fmla_8h_flops = 0;     // fmla .8h: 8 fp16 lanes × 2 (half-precision arithmetic)
 };
 
 // Runs every probe this CPU can run (a few tenths of a second), prints one line of the results

@@ -1,0 +1,160 @@
+// Register-only peak probes for aarch64: loops of kPeakChainsNeon independent accumulators of one
+// instruction that never touch memory (the x86 loops' counterpart, peak_probe_x86.cpp). Built with
+// -march=armv8.2-a+dotprod+fp16+i8mm (peak_probe/CMakeLists.txt) so that the assembler takes every
+// mnemonic; each loop runs only on a CPU for which isa_supported() says it has the instruction.
+// 24 chains cover latency × throughput (3-4 cycles × up to 4 pipes on current cores).
+#include "peak_probe_arm.h"
+
+namespace encrt::bench {
+
+#if defined(__aarch64__)
+// The dot product extension: sdot .4s (4 lanes × 4 s8·s8 products).
+void sdot_loop(long iterations) {
+  asm volatile(
+      "movi v24.16b, #1\n\t"
+      "movi v25.16b, #1\n\t"
+      "1:\n\t"
+      "sdot v0.4s, v24.16b, v25.16b\n\t"
+      "sdot v1.4s, v24.16b, v25.16b\n\t"
+      "sdot v2.4s, v24.16b, v25.16b\n\t"
+      "sdot v3.4s, v24.16b, v25.16b\n\t"
+      "sdot v4.4s, v24.16b, v25.16b\n\t"
+      "sdot v5.4s, v24.16b, v25.16b\n\t"
+      "sdot v6.4s, v24.16b, v25.16b\n\t"
+      "sdot v7.4s, v24.16b, v25.16b\n\t"
+      "sdot v8.4s, v24.16b, v25.16b\n\t"
+      "sdot v9.4s, v24.16b, v25.16b\n\t"
+      "sdot v10.4s, v24.16b, v25.16b\n\t"
+      "sdot v11.4s, v24.16b, v25.16b\n\t"
+      "sdot v12.4s, v24.16b, v25.16b\n\t"
+      "sdot v13.4s, v24.16b, v25.16b\n\t"
+      "sdot v14.4s, v24.16b, v25.16b\n\t"
+      "sdot v15.4s, v24.16b, v25.16b\n\t"
+      "sdot v16.4s, v24.16b, v25.16b\n\t"
+      "sdot v17.4s, v24.16b, v25.16b\n\t"
+      "sdot v18.4s, v24.16b, v25.16b\n\t"
+      "sdot v19.4s, v24.16b, v25.16b\n\t"
+      "sdot v20.4s, v24.16b, v25.16b\n\t"
+      "sdot v21.4s, v24.16b, v25.16b\n\t"
+      "sdot v22.4s, v24.16b, v25.16b\n\t"
+      "sdot v23.4s, v24.16b, v25.16b\n\t"
+      "subs %0, %0, #1\n\t"
+      "b.ne 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "cc");
+}
+
+// I8MM: usmmla (a 2 × 2 int32 tile of 8 u8·s8 products each).
+void usmmla_loop(long iterations) {
+  asm volatile(
+      "movi v24.16b, #1\n\t"
+      "movi v25.16b, #1\n\t"
+      "1:\n\t"
+      "usmmla v0.4s, v24.16b, v25.16b\n\t"
+      "usmmla v1.4s, v24.16b, v25.16b\n\t"
+      "usmmla v2.4s, v24.16b, v25.16b\n\t"
+      "usmmla v3.4s, v24.16b, v25.16b\n\t"
+      "usmmla v4.4s, v24.16b, v25.16b\n\t"
+      "usmmla v5.4s, v24.16b, v25.16b\n\t"
+      "usmmla v6.4s, v24.16b, v25.16b\n\t"
+      "usmmla v7.4s, v24.16b, v25.16b\n\t"
+      "usmmla v8.4s, v24.16b, v25.16b\n\t"
+      "usmmla v9.4s, v24.16b, v25.16b\n\t"
+      "usmmla v10.4s, v24.16b, v25.16b\n\t"
+      "usmmla v11.4s, v24.16b, v25.16b\n\t"
+      "usmmla v12.4s, v24.16b, v25.16b\n\t"
+      "usmmla v13.4s, v24.16b, v25.16b\n\t"
+      "usmmla v14.4s, v24.16b, v25.16b\n\t"
+      "usmmla v15.4s, v24.16b, v25.16b\n\t"
+      "usmmla v16.4s, v24.16b, v25.16b\n\t"
+      "usmmla v17.4s, v24.16b, v25.16b\n\t"
+      "usmmla v18.4s, v24.16b, v25.16b\n\t"
+      "usmmla v19.4s, v24.16b, v25.16b\n\t"
+      "usmmla v20.4s, v24.16b, v25.16b\n\t"
+      "usmmla v21.4s, v24.16b, v25.16b\n\t"
+      "usmmla v22.4s, v24.16b, v25.16b\n\t"
+      "usmmla v23.4s, v24.16b, v25.16b\n\t"
+      "subs %0, %0, #1\n\t"
+      "b.ne 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "cc");
+}
+
+// fp32: fmla .4s. Accumulators and factors zero: no denormals, no NaNs.
+void fmla_4s_loop(long iterations) {
+  asm volatile(
+      "movi v24.16b, #0\n\t"
+      "movi v25.16b, #0\n\t"
+      "1:\n\t"
+      "fmla v0.4s, v24.4s, v25.4s\n\t"
+      "fmla v1.4s, v24.4s, v25.4s\n\t"
+      "fmla v2.4s, v24.4s, v25.4s\n\t"
+      "fmla v3.4s, v24.4s, v25.4s\n\t"
+      "fmla v4.4s, v24.4s, v25.4s\n\t"
+      "fmla v5.4s, v24.4s, v25.4s\n\t"
+      "fmla v6.4s, v24.4s, v25.4s\n\t"
+      "fmla v7.4s, v24.4s, v25.4s\n\t"
+      "fmla v8.4s, v24.4s, v25.4s\n\t"
+      "fmla v9.4s, v24.4s, v25.4s\n\t"
+      "fmla v10.4s, v24.4s, v25.4s\n\t"
+      "fmla v11.4s, v24.4s, v25.4s\n\t"
+      "fmla v12.4s, v24.4s, v25.4s\n\t"
+      "fmla v13.4s, v24.4s, v25.4s\n\t"
+      "fmla v14.4s, v24.4s, v25.4s\n\t"
+      "fmla v15.4s, v24.4s, v25.4s\n\t"
+      "fmla v16.4s, v24.4s, v25.4s\n\t"
+      "fmla v17.4s, v24.4s, v25.4s\n\t"
+      "fmla v18.4s, v24.4s, v25.4s\n\t"
+      "fmla v19.4s, v24.4s, v25.4s\n\t"
+      "fmla v20.4s, v24.4s, v25.4s\n\t"
+      "fmla v21.4s, v24.4s, v25.4s\n\t"
+      "fmla v22.4s, v24.4s, v25.4s\n\t"
+      "fmla v23.4s, v24.4s, v25.4s\n\t"
+      "subs %0, %0, #1\n\t"
+      "b.ne 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "cc");
+}
+
+// Half-precision arithmetic: fmla .8h.
+void fmla_8h_loop(long iterations) {
+  asm volatile(
+      "movi v24.16b, #0\n\t"
+      "movi v25.16b, #0\n\t"
+      "1:\n\t"
+      "fmla v0.8h, v24.8h, v25.8h\n\t"
+      "fmla v1.8h, v24.8h, v25.8h\n\t"
+      "fmla v2.8h, v24.8h, v25.8h\n\t"
+      "fmla v3.8h, v24.8h, v25.8h\n\t"
+      "fmla v4.8h, v24.8h, v25.8h\n\t"
+      "fmla v5.8h, v24.8h, v25.8h\n\t"
+      "fmla v6.8h, v24.8h, v25.8h\n\t"
+      "fmla v7.8h, v24.8h, v25.8h\n\t"
+      "fmla v8.8h, v24.8h, v25.8h\n\t"
+      "fmla v9.8h, v24.8h, v25.8h\n\t"
+      "fmla v10.8h, v24.8h, v25.8h\n\t"
+      "fmla v11.8h, v24.8h, v25.8h\n\t"
+      "fmla v12.8h, v24.8h, v25.8h\n\t"
+      "fmla v13.8h, v24.8h, v25.8h\n\t"
+      "fmla v14.8h, v24.8h, v25.8h\n\t"
+      "fmla v15.8h, v24.8h, v25.8h\n\t"
+      "fmla v16.8h, v24.8h, v25.8h\n\t"
+      "fmla v17.8h, v24.8h, v25.8h\n\t"
+      "fmla v18.8h, v24.8h, v25.8h\n\t"
+      "fmla v19.8h, v24.8h, v25.8h\n\t"
+      "fmla v20.8h, v24.8h, v25.8h\n\t"
+      "fmla v21.8h, v24.8h, v25.8h\n\t"
+      "fmla v22.8h, v24.8h, v25.8h\n\t"
+      "fmla v23.8h, v24.8h, v25.8h\n\t"
+      "subs %0, %0, #1\n\t"
+      "b.ne 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "cc");
+}
+#endif
+
+}  // namespace encrt::bench

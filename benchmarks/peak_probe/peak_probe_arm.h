@@ -1,0 +1,16 @@
+// Register-only instruction loops of peak_probe_arm.cpp: `iterations` × kPeakChainsNeon
+// instructions each. Declarations only: the file that defines them is built with the extensions'
+// -march flags and must not share inline code with the rest of the program.
+#pragma once
+
+namespace encrt::bench {
+
+#if defined(__aarch64__)
+constexpr int kPeakChainsNeon = 24;  // v0-v23 accumulators; v24 and v25 the factors
+void sdot_loop(long iterations);     // dot product extension: 32 ops (4 lanes × 4 products × 2)
+void usmmla_loop(long iterations);   // I8MM: 64 ops (2 × 2 lanes × 8 products × 2)
+void fmla_4s_loop(long iterations);  // fp32: 8 flops
+void fmla_8h_loop(long iterations);  // fp16 arithmetic: 16 flops
+#endif
+
+}  // namespace encrt::bench
