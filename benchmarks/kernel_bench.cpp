@@ -19,10 +19,10 @@
 //   qs8_fc/xnnpack, f32_fc/xnnpack: XNNPACK single-threaded (xnnpack_bench.cpp)
 // Counters: GOPS = 2·M·N·K / CPU time in 1e9 ops/s; pct_peak = that as a percentage of the
 // single-core peak of the instruction the kernel is built on (tdpbusd for the AMX int8 kernel,
-// vpdpbusd zmm for the other int8 kernels with VNNI, the route's probe for the AVX2 int8 kernels
-// without it (int8_peak), vfmadd231ps zmm for the AVX-512 float kernels, vfmadd231ps ymm for
-// AVX2, vfmadd231ph zmm for AVX512-FP16), measured by register-only loops
-// at start-up of the same run (peaks.cpp). With repetitions, read "_min" for time and "_max" for
+// vpdpbusd ymm for the AVX-VNNI one, vpdpbusd zmm for the other int8 kernels with VNNI, the route's
+// probe for the AVX2 int8 kernels without it (int8_peak), vfmadd231ps zmm for the AVX-512 float
+// kernels, vfmadd231ps ymm for AVX2, vfmadd231ph zmm for AVX512-FP16), measured by register-only
+// loops at start-up of the same run (peak_probe/peaks.cpp). With repetitions, read "_min" for time and "_max" for
 // the rate counters (best-of-N on a noisy machine). A summary at the end puts the best-of-N
 // results side by side: percent of peak, and encrt's speed relative to XNNPACK's.
 #include <algorithm>
@@ -149,8 +149,9 @@ double fma_peak(IsaFeatures features) {
 // The peak of the int8 route a kernel takes: tdpbusd's for the AMX kernel; the AVX2 kernels
 // without VNNI against their own route's register-only probe (widened vpmaddwd, signed vpsignb +
 // vpmaddubsw, and for 7-bit weights the saturating probe's vpmaddubsw + vpmaddwd + vpaddd, which
-// cannot saturate on them); the others against vpdpbusd zmm (the AVX-512 kernel without VNNI too: it has no
-// probe of its own, and that says how far it is from the best path).
+// cannot saturate on them); the AVX-VNNI kernel against vpdpbusd ymm; the others against vpdpbusd
+// zmm (the AVX-512 kernel without VNNI too: it has no probe of its own, and that says how far it is
+// from the best path).
 double int8_peak(kernels::GemmU8S8Fn fn) {
   const Peaks& p = measured_peaks();
 #if defined(ENCRT_ARCH_X86)
@@ -158,6 +159,7 @@ double int8_peak(kernels::GemmU8S8Fn fn) {
   if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return p.i8_widened_ymm_ops;
   if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return p.i8_signed_ymm_ops;
   if (fn == kernels::x86::qu8s7_gemm_6x16__avx2) return p.i8_saturating_ymm_ops;
+  if (fn == kernels::x86::qu8s8_gemm_6x16__avxvnni) return p.vpdpbusd_ymm_ops;
 #endif
   (void)fn;
   return p.vpdpbusd_zmm_ops;
@@ -168,6 +170,7 @@ const char* int8_peak_name(kernels::GemmU8S8Fn fn) {
   if (fn == kernels::x86::qu8s8_gemm_6x8__avx2) return "the widened AVX2 route";
   if (fn == kernels::x86::qu8s8_gemm_4x16__avx2) return "the signed AVX2 route";
   if (fn == kernels::x86::qu8s7_gemm_6x16__avx2) return "the 7-bit weights' AVX2 route";
+  if (fn == kernels::x86::qu8s8_gemm_6x16__avxvnni) return "vpdpbusd ymm";
 #endif
   (void)fn;
   return "vpdpbusd zmm";
@@ -431,14 +434,16 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     if (kernels::isa_supported(kernels::kIsaAvx2 | kernels::kIsaAvxVnni)) {
       const std::string avx2 = kernels::make_kernel_table(kernels::kIsaAvx2).gemm_u8s8_name;
       const std::string vnni = kernels::make_kernel_table(kernels::kIsaAvx2 | kernels::kIsaAvxVnni).gemm_u8s8_name;
-      std::printf("\nint8 on AVX2-class cores (%% of the vpdpbusd zmm peak): avx2 widens to int16 for vpmaddwd, "
-                  "avx2vnni uses AVX-VNNI's ymm vpdpbusd; ratio = avx2's time / avx2vnni's time.\n");
+      std::printf("\nint8 on AVX2-class cores: avx2 widens to int16 for vpmaddwd (%% of its widened probe, %.1f "
+                  "Gop/s), avx2vnni uses AVX-VNNI's ymm vpdpbusd (%% of the vpdpbusd ymm probe, %.1f Gop/s); "
+                  "ratio = avx2's time / avx2vnni's time.\n",
+                  p.i8_widened_ymm_ops * 1e-9, p.vpdpbusd_ymm_ops * 1e-9);
       std::printf("%-26s %10s %14s %8s\n", "shape", "avx2 %", "avx2vnni %", "ratio");
       for (const GemmShape& s : minilm_shapes()) {
         const std::string shape = shape_name(s);
         const std::string a = "qu8s8_full/" + avx2 + "/" + shape, v = "qu8s8_full/" + vnni + "/" + shape;
-        std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct(a, s, p.vpdpbusd_zmm_ops).c_str(),
-                    pct(v, s, p.vpdpbusd_zmm_ops).c_str(), speedup(v, a).c_str());
+        std::printf("%-26s %10s %14s %8s\n", shape.c_str(), pct(a, s, p.i8_widened_ymm_ops).c_str(),
+                    pct(v, s, p.vpdpbusd_ymm_ops).c_str(), speedup(v, a).c_str());
       }
     }
     if (best.features & kernels::kIsaAmxInt8) {

@@ -1,5 +1,5 @@
-// Times the register-only loops of peak_probe_x86.cpp: each runs only on a CPU for which
-// isa_supported() says it has their instructions.
+// Times the register-only loops of peak_probe_x86.cpp and peak_probe_arm.cpp: each runs only on
+// a CPU for which isa_supported() says it has their instructions.
 #include "peaks.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The driver of the AVX2 int8 GEMMs without VNNI (gemm_u8s8_widened_avx2.cpp,
 // gemm_u8s8_signed_avx2.cpp): both read their activations re-encoded, two bytes per element, so
 // that the inner loop is nothing but the multiply-adds of its route (the register-only probes
-// of benchmarks/peak_probe_x86.cpp time exactly those instructions):
+// of benchmarks/peak_probe/peak_probe_x86.cpp time exactly those instructions):
 //   widened  q as int16 (one vpbroadcastq gives a k-group's 4 values), for vpmaddwd;
 //   signed   per k-group [|a'| × 4][a' × 4] with a' = q - 128, for vpsignb + vpmaddubsw.
 // Each row is encoded once per call into the caller's workspace (QuantizedRows::workspace,
