@@ -37,6 +37,8 @@ void register_peak_benchmarks() {
     register_probe("peak/i8_saturating_ymm", i8_saturating_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_saturating_ymm_ops);
     register_probe("peak/i8_signed_ymm", i8_signed_ymm_loop, kPeakChainsI8, 32 * 2, p.i8_signed_ymm_ops);
   }
+  if (p.i8_saturating_zmm_ops > 0)
+    register_probe("peak/i8_saturating_zmm", i8_saturating_zmm_loop, kPeakChainsI8, 64 * 2, p.i8_saturating_zmm_ops);
   if (p.tdpbusd_ops > 0) register_probe("peak/tdpbusd", tdpbusd_loop, kPeakTileChains, 16 * 16 * 64 * 2, p.tdpbusd_ops);
 #endif
 }

@@ -9,8 +9,8 @@
 #   runtime_tests   golden PyTorch fixtures (fp32, fp16, int8) on the scalar and best levels
 #   kernel_bench    peaks, GEMMs (int8, fp32, fp16) and XNNPACK on MiniLM shapes
 #   bench_profile   encrt bench --profile of MiniLM int8, batch 1, seq 128, one thread
-#   model_floor     MiniLM int8 against the floor this CPU's probes set (encrt_model_floor), at
-#                   every x86 level the CPU runs, seq 16, 128 and 512, one thread
+#   model_floor     MiniLM int8 against the floor this CPU's probes set (encrt_model_floor --isa
+#                   all: every x86 level the CPU runs, in one process), seq 16, 128 and 512
 #   amx_int8        (CPUs with AMX-INT8) MiniLM int8 latency at --isa amx and --isa avx512fp16
 #                   (tdpbusd vs vpdpbusd int8 GEMMs), three rounds each
 #   minilm_fp16     MiniLM fp16 sentence embeddings against PyTorch (bundles made with E2E=DIR),
@@ -50,10 +50,11 @@ if [[ -f $bundle/work/minilm.int8.encrt ]]; then
 fi
 if [[ -f $bundle/work/minilm.int8.encrt && -x $bundle/bin/encrt_model_floor ]]; then
   TAIL=40 step model_floor 300 bash -c "
-    for isa in amx avx512fp16 avx512vnni avx2vnni avx2; do for seq in 16 128 512; do
-      '$bundle/bin/encrt_model_floor' '$bundle/work/minilm.int8.encrt' --seq \$seq --isa \$isa --rounds 3 --iters 10 \
-        2>/dev/null | grep -E '^(level|shape|floor |measured|ratio)' || echo \"isa \$isa: not on this CPU\"
-    done; done"
+    for seq in 16 128 512; do
+      echo \"seq \$seq\"
+      '$bundle/bin/encrt_model_floor' '$bundle/work/minilm.int8.encrt' --seq \$seq --isa all --rounds 3 --iters 10 |
+        sed -n '/^measured single/p; /^level  *int8 probe/,\$p'
+    done"
 fi
 if [[ -f $bundle/work/minilm.int8.encrt ]] && grep -qw amx_int8 /proc/cpuinfo; then
   TAIL=12 step amx_int8 300 bash -c "

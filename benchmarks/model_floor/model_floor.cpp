@@ -1,4 +1,4 @@
-// encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL] [--rounds R]
+// encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL|all] [--rounds R]
 //                         [--iters N] [--warmup N] [--floor-only] [--json]
 //
 // How far a whole model's run on the CPU backend is from the floor that this CPU's measured peak
@@ -14,9 +14,9 @@
 //              the (query, key) pairs the attention window leaves, at int8 for an int8 attention
 //              and fp32 otherwise. Embedding gathers, LayerNorms, softmax, quantization, GELU,
 //              pooling and task heads (a few hundred products per sequence) count nothing.
-//   int8 peak  amx: tdpbusd; avx512vnni, avx512fp16: vpdpbusd zmm; avx2vnni: vpdpbusd ymm; avx2
-//              and avx512: the fastest of the AVX2 routes (the saturating vpmaddubsw one, exact
-//              for 7-bit weights) whatever route the kernels take
+//   int8 peak  amx: tdpbusd; avx512vnni, avx512fp16: vpdpbusd zmm; avx2vnni: vpdpbusd ymm; avx2:
+//              the fastest of the AVX2 routes (the saturating vpmaddubsw one, exact for 7-bit
+//              weights) whatever route the kernels take; avx512: the saturating route on zmm
 //   fp16 peak  vfmadd231ph zmm where the level has AVX512-FP16, else the fp32 peak (the weights
 //              are widened)
 //   fp32 peak  vfmadd231ps zmm at the AVX-512 levels, ymm at the AVX2 ones
@@ -28,7 +28,8 @@
 // Time is measured as `encrt bench` measures it (random ids in [1000, vocab), every token real),
 // as R rounds of N runs after a warm-up; best-of is the headline, the median beside it. A second
 // session with profiling on then splits the time by op kind, so that each kind's distance to its
-// own floor shows where the rest goes.
+// own floor shows where the rest goes. --isa all runs every SIMD level the CPU supports in one
+// process, their rounds interleaved, and ends with a table of them (--json: an array).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,12 +60,12 @@ namespace kernels = encrt::kernels;
 struct Options {
   std::string model;
   int batch = 1, seq = 128, threads = 1, rounds = 5, iters = 20, warmup = 5;
-  std::string isa;  // "" = this CPU's (or ENCRT_ISA's) level
+  std::string isa;  // "" = this CPU's (or ENCRT_ISA's) level; "all" = every SIMD level it runs
   bool floor_only = false, json = false;
 };
 
 constexpr const char* kUsage =
-    "usage: encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL] [--rounds R]\n"
+    "usage: encrt_model_floor MODEL [--batch B] [--seq S] [--threads T] [--isa LEVEL|all] [--rounds R]\n"
     "                         [--iters N] [--warmup N] [--floor-only] [--json]\n";
 
 // A bad command line: why, and the usage, on stderr; exit status 2.
@@ -199,6 +200,8 @@ LevelPeaks level_peaks(const encrt::bench::Peaks& m, kernels::IsaFeatures f) {
     l.i8 = m.vpdpbusd_zmm_ops, l.i8_probe = "vpdpbusd zmm";
   } else if (avx2 && (f & kernels::kIsaAvxVnni) && m.vpdpbusd_ymm_ops > 0) {
     l.i8 = m.vpdpbusd_ymm_ops, l.i8_probe = "vpdpbusd ymm (AVX-VNNI)";
+  } else if (avx512 && m.i8_saturating_zmm_ops > 0) {
+    l.i8 = m.i8_saturating_zmm_ops, l.i8_probe = "vpmaddubsw+vpmaddwd+vpaddd zmm (the fastest AVX-512 route)";
   } else if (avx2) {
     l.i8 = std::max({m.i8_widened_ymm_ops, m.i8_saturating_ymm_ops, m.i8_signed_ymm_ops});
     l.i8_probe = l.i8 == m.i8_saturating_ymm_ops ? "vpmaddubsw+vpmaddwd+vpaddd ymm (the fastest AVX2 route)"
@@ -238,15 +241,135 @@ std::string op_kind(const std::string& profile_name) {
   return profile_name.substr(open + 1, end == std::string::npos ? std::string::npos : end - open - 1);
 }
 
-Status make_session(const Model& model, const Options& o, bool profile, std::unique_ptr<Session>* out) {
+Status make_session(const Model& model, const Options& o, const std::string& isa, bool profile,
+                    std::unique_ptr<Session>* out) {
   SessionOptions opt;
   opt.max_batch = o.batch;
   opt.max_seq = o.seq;
   opt.threads = o.threads;
   opt.backend = "cpu";
-  if (!o.isa.empty()) opt.backend_options["isa"] = o.isa;
+  if (!isa.empty()) opt.backend_options["isa"] = isa;
   opt.profile = profile;
   return Session::create(model, opt, out);
+}
+
+// One kernel level: its floor, and with timing its runs and its profile.
+struct LevelRun {
+  std::string level;  // the preset's name, or the CPU's features joined with '+'
+  std::string isa;    // the session's isa option ("" = the default table)
+  LevelPeaks peaks;
+  double fl_linear = 0, fl_att = 0, fl_total = 0;
+  bool has_floor = false;
+  std::unique_ptr<Session> session;
+  std::string kernel_summary;
+  std::vector<double> ms;
+  std::vector<std::pair<std::string, double>> by_kind;  // ms per run, largest first
+
+  double best() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
+  double kind_ms(const char* kind) const {
+    for (const auto& [k, t] : by_kind)
+      if (k == kind) return t;
+    return 0.0;
+  }
+};
+
+void set_floor(LevelRun* r, const Products& p, const encrt::bench::Peaks& measured, kernels::IsaFeatures features,
+               int threads) {
+  r->peaks = level_peaks(measured, features);
+  const double fl_i8 = floor_ms(p.linear_i8, r->peaks.i8, threads);
+  const double fl_f16 = floor_ms(p.linear_f16, r->peaks.f16, threads);
+  const double fl_f32 = floor_ms(p.linear_f32, r->peaks.f32, threads);
+  r->fl_att = floor_ms(p.attention, p.attention_i8 ? r->peaks.i8 : r->peaks.f32, threads);
+  r->has_floor = fl_i8 >= 0 && fl_f16 >= 0 && fl_f32 >= 0 && r->fl_att >= 0;
+  r->fl_linear = fl_i8 + fl_f16 + fl_f32;
+  r->fl_total = r->fl_linear + r->fl_att;
+}
+
+void print_json(const LevelRun& r, const Options& o, const Products& p, const encrt::host::HostInfo& host) {
+  std::printf("{\"cpu\": \"%s\", \"virtual_machine\": %s, \"emulated\": %s, \"level\": \"%s\", \"model\": \"%s\", "
+              "\"batch\": %d, \"seq\": %d, \"threads\": %d, ",
+              json_escape(host.cpu_model).c_str(), host.virtual_machine ? "true" : "false",
+              host.emulated ? "true" : "false", r.level.c_str(), json_escape(o.model).c_str(), o.batch, o.seq, o.threads);
+  std::printf("\"peaks_gops\": {\"i8\": %.9g, \"f16\": %.9g, \"f32\": %.9g}, \"probes\": {\"i8\": \"%s\", "
+              "\"f16\": \"%s\", \"f32\": \"%s\"}, ",
+              r.peaks.i8 * 1e-9, r.peaks.f16 * 1e-9, r.peaks.f32 * 1e-9, r.peaks.i8_probe.c_str(),
+              r.peaks.f16_probe.c_str(), r.peaks.f32_probe.c_str());
+  std::printf("\"products\": {\"linear_i8\": %.0f, \"linear_f16\": %.0f, \"linear_f32\": %.0f, \"attention\": %.0f, "
+              "\"attention_i8\": %s}, ",
+              p.linear_i8, p.linear_f16, p.linear_f32, p.attention, p.attention_i8 ? "true" : "false");
+  if (r.has_floor)
+    std::printf("\"floor_ms\": {\"total\": %.9g, \"linear\": %.9g, \"attention\": %.9g}", r.fl_total, r.fl_linear,
+                r.fl_att);
+  else
+    std::printf("\"floor_ms\": null");
+  if (!o.floor_only) {
+    const double best = r.best(), median = median_of(r.ms);
+    std::printf(", \"kernels\": \"%s\", \"runs\": %zu, \"best_ms\": %.9g, \"median_ms\": %.9g", r.kernel_summary.c_str(),
+                r.ms.size(), best, median);
+    if (r.has_floor)
+      std::printf(", \"best_over_floor\": %.6g, \"median_over_floor\": %.6g", best / r.fl_total, median / r.fl_total);
+    std::printf(", \"profile_ms\": {");
+    for (size_t i = 0; i < r.by_kind.size(); ++i)
+      std::printf("%s\"%s\": %.9g", i ? ", " : "", r.by_kind[i].first.c_str(), r.by_kind[i].second);
+    std::printf("}");
+  }
+  std::printf("}");
+}
+
+void print_text(const LevelRun& r, const Options& o) {
+  std::printf("level        %s\n", r.level.c_str());
+  std::printf("peaks        int8 %.1f Gop/s (%s), fp16 %.1f (%s), fp32 %.1f (%s)\n", r.peaks.i8 * 1e-9,
+              r.peaks.i8_probe.c_str(), r.peaks.f16 * 1e-9, r.peaks.f16_probe.c_str(), r.peaks.f32 * 1e-9,
+              r.peaks.f32_probe.c_str());
+  if (!r.has_floor) {
+    std::printf("floor        none: no probe for this level's instructions\n");
+  } else {
+    std::printf("floor        %.4f ms = linears %.4f + attention %.4f (the products at the peaks, nothing else)\n",
+                r.fl_total, r.fl_linear, r.fl_att);
+  }
+  if (o.floor_only) return;
+  const double best = r.best(), median = median_of(r.ms);
+  std::printf("kernels      %s\n", r.kernel_summary.c_str());
+  std::printf("measured     best %.4f ms, median %.4f ms (%d rounds x %d runs after %d warm-up)\n", best, median,
+              o.rounds, o.iters, o.warmup);
+  if (r.has_floor)
+    std::printf("ratio        %.2fx the floor (best), %.2fx (median)\n", best / r.fl_total, median / r.fl_total);
+  double profiled_total = 0;
+  for (const auto& [k, t] : r.by_kind) profiled_total += t;
+  std::printf("by op kind   (a profiled session, ms per run; %.4f ms in all)\n", profiled_total);
+  for (const auto& [k, t] : r.by_kind) {
+    const double fl = k == "linear" ? r.fl_linear : k == "attention" ? r.fl_att : 0;
+    if (r.has_floor && fl > 0)
+      std::printf("  %-12s %8.4f ms  %5.1f%%  %6.2fx its floor (%.4f ms)\n", k.c_str(), t, 100 * t / profiled_total,
+                  t / fl, fl);
+    else
+      std::printf("  %-12s %8.4f ms  %5.1f%%  (no products counted)\n", k.c_str(), t, 100 * t / profiled_total);
+  }
+  if (r.has_floor && r.kind_ms("linear") > 0 && r.kind_ms("attention") > 0) {
+    const double rest = profiled_total - r.kind_ms("linear") - r.kind_ms("attention");
+    std::printf("beyond reach  the floor + the ops without products as profiled: %.4f ms (%.2fx the floor)\n",
+                r.fl_total + rest, (r.fl_total + rest) / r.fl_total);
+  }
+}
+
+// With --isa all: one line per level, the same runs as print_text's.
+void print_table(const std::vector<LevelRun>& runs, const Options& o) {
+  std::printf("\n%-12s %-26s %9s %9s %9s %8s %8s %10s %10s\n", "level", "int8 probe", "Gop/s", "floor ms", "best ms",
+              "x floor", "median", "linears x", "attention x");
+  for (const LevelRun& r : runs) {
+    const double best = r.best(), median = median_of(r.ms);
+    const double lin = r.kind_ms("linear"), att = r.kind_ms("attention");
+    if (!r.has_floor || o.floor_only) {
+      std::printf("%-12s %-26.26s %9.1f %9s %9.4f\n", r.level.c_str(), r.peaks.i8_probe.c_str(), r.peaks.i8 * 1e-9,
+                  r.has_floor ? "" : "none", best);
+      continue;
+    }
+    std::printf("%-12s %-26.26s %9.1f %9.4f %9.4f %8.2f %8.2f %10.2f %10.2f\n", r.level.c_str(),
+                r.peaks.i8_probe.c_str(), r.peaks.i8 * 1e-9, r.fl_total, best, best / r.fl_total, median / r.fl_total,
+                lin / r.fl_linear, r.fl_att > 0 ? att / r.fl_att : 0.0);
+  }
+  std::printf("(x floor: best-of and median over the floor; linears x, attention x: each kind's profiled time over "
+              "its own floor; the levels' rounds interleaved)\n");
 }
 
 }  // namespace
@@ -256,14 +379,29 @@ int main(int argc, char** argv) {
   int status = 0;
   if (!parse_options(argc, argv, &o, &status)) return status;
 
-  kernels::IsaFeatures features = kernels::default_kernel_table().features & ~kernels::kIsaPreferences;
-  std::string level = kernels::isa_features_name(features);
-  if (!o.isa.empty()) {
+  // The levels to run: --isa all, every SIMD preset this CPU supports; --isa LEVEL, that one; else
+  // the default table's (the CPU's own features, or ENCRT_ISA's level).
+  std::vector<LevelRun> runs;
+  std::vector<kernels::IsaFeatures> features;
+  if (o.isa == "all") {
+    for (const kernels::IsaLevel& l : kernels::kIsaLevels) {
+      if (l.features == 0 || !kernels::isa_supported(l.features)) continue;
+      runs.emplace_back();
+      runs.back().level = runs.back().isa = l.name;
+      features.push_back(l.features);
+    }
+    if (runs.empty()) return usage("--isa all: this CPU supports no SIMD level");
+  } else if (!o.isa.empty()) {
     const kernels::IsaLevel* l = kernels::find_isa_level(o.isa);
-    if (!l) return usage(("unknown --isa " + o.isa + " (one of " + kernels::isa_level_names() + ")").c_str());
+    if (!l) return usage(("unknown --isa " + o.isa + " (one of all, " + kernels::isa_level_names() + ")").c_str());
     if (!kernels::isa_supported(l->features)) return usage(("this CPU cannot run --isa " + o.isa).c_str());
-    features = l->features;
-    level = l->name;
+    runs.emplace_back();
+    runs.back().level = runs.back().isa = l->name;
+    features.push_back(l->features);
+  } else {
+    runs.emplace_back();
+    features.push_back(kernels::default_kernel_table().features & ~kernels::kIsaPreferences);
+    runs.back().level = kernels::isa_features_name(features.back());
   }
 
   std::unique_ptr<Model> model;
@@ -279,8 +417,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "encrt_model_floor: running under %s: neither the probes nor the timings mean anything\n",
                  host.emulator.c_str());
   }
-  const encrt::bench::Peaks measured = encrt::bench::measure_peaks(!o.json);
-  const LevelPeaks peaks = level_peaks(measured, features);
+  encrt::bench::Peaks measured = encrt::bench::measure_peaks(false);
   const Products p = count_products(*model, o.batch, o.seq);
   if (p.linears != cfg.num_layers * 4) {
     // qkv, out, up, down per layer: a file laid out otherwise would be counted wrongly here.
@@ -288,26 +425,10 @@ int main(int argc, char** argv) {
                  cfg.num_layers * 4, p.linears);
     return 1;
   }
-  const double attention_peak = p.attention_i8 ? peaks.i8 : peaks.f32;
-  const double fl_i8 = floor_ms(p.linear_i8, peaks.i8, o.threads);
-  const double fl_f16 = floor_ms(p.linear_f16, peaks.f16, o.threads);
-  const double fl_f32 = floor_ms(p.linear_f32, peaks.f32, o.threads);
-  const double fl_att = floor_ms(p.attention, attention_peak, o.threads);
-  const bool has_floor = fl_i8 >= 0 && fl_f16 >= 0 && fl_f32 >= 0 && fl_att >= 0;
-  const double fl_linear = fl_i8 + fl_f16 + fl_f32;
-  const double fl_total = fl_linear + fl_att;
 
-  // Timing, then a profiled session for the split by op kind.
-  std::vector<double> ms;
-  std::string kernel_summary;
-  std::vector<std::pair<std::string, double>> by_kind;  // ms per run
+  // Timing: every level's session first, then rounds that visit the levels in turn, so that the
+  // machine's load falls on all alike; then one profiled session per level for the split by op kind.
   if (!o.floor_only) {
-    std::unique_ptr<Session> session;
-    if (Status s = make_session(*model, o, false, &session); !s) {
-      std::fprintf(stderr, "encrt_model_floor: %s\n", s.to_string().c_str());
-      return 1;
-    }
-    kernel_summary = session->kernel_summary();
     std::mt19937 rng(1234);
     std::uniform_int_distribution<int> pick(std::min(1000, cfg.vocab_size - 1), cfg.vocab_size - 1);
     std::vector<int32_t> ids(static_cast<size_t>(o.batch) * o.seq), mask(ids.size(), 1);
@@ -324,65 +445,52 @@ int main(int argc, char** argv) {
       }
       return true;
     };
-    if (!run_n(*session, o.warmup, nullptr)) return 1;
-    for (int r = 0; r < o.rounds; ++r)
-      if (!run_n(*session, o.iters, &ms)) return 1;
-    session.reset();
-
-    std::unique_ptr<Session> profiled;
-    if (Status s = make_session(*model, o, true, &profiled); !s) {
-      std::fprintf(stderr, "encrt_model_floor: %s\n", s.to_string().c_str());
-      return 1;
+    for (LevelRun& r : runs) {
+      if (Status s = make_session(*model, o, r.isa, false, &r.session); !s) {
+        std::fprintf(stderr, "encrt_model_floor: %s\n", s.to_string().c_str());
+        return 1;
+      }
+      r.kernel_summary = r.session->kernel_summary();
+      if (!run_n(*r.session, o.warmup, nullptr)) return 1;
     }
-    if (!run_n(*profiled, o.warmup, nullptr)) return 1;
-    profiled->reset_profile();
-    if (!run_n(*profiled, o.iters, nullptr)) return 1;
-    std::map<std::string, double> kinds;
-    for (const OpProfile& op : profiled->profile()) kinds[op_kind(op.name)] += op.total_ms / o.iters;
-    by_kind.assign(kinds.begin(), kinds.end());
-    std::sort(by_kind.begin(), by_kind.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (int round = 0; round < o.rounds; ++round)
+      for (LevelRun& r : runs)
+        if (!run_n(*r.session, o.iters, &r.ms)) return 1;
+    for (LevelRun& r : runs) {
+      r.session.reset();
+      std::unique_ptr<Session> profiled;
+      if (Status s = make_session(*model, o, r.isa, true, &profiled); !s) {
+        std::fprintf(stderr, "encrt_model_floor: %s\n", s.to_string().c_str());
+        return 1;
+      }
+      if (!run_n(*profiled, o.warmup, nullptr)) return 1;
+      profiled->reset_profile();
+      if (!run_n(*profiled, o.iters, nullptr)) return 1;
+      std::map<std::string, double> kinds;
+      for (const OpProfile& op : profiled->profile()) kinds[op_kind(op.name)] += op.total_ms / o.iters;
+      r.by_kind.assign(kinds.begin(), kinds.end());
+      std::sort(r.by_kind.begin(), r.by_kind.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    }
   }
-  const double best = ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end());
-  const double median = median_of(ms);
-  auto kind_ms = [&](const char* kind) {
-    for (const auto& [k, t] : by_kind)
-      if (k == kind) return t;
-    return 0.0;
-  };
 
-  if (o.json) {
-    std::printf("{\"cpu\": \"%s\", \"virtual_machine\": %s, \"emulated\": %s, \"level\": \"%s\", \"model\": \"%s\", "
-                "\"batch\": %d, \"seq\": %d, \"threads\": %d, ",
-                json_escape(host.cpu_model).c_str(), host.virtual_machine ? "true" : "false",
-                host.emulated ? "true" : "false", level.c_str(), json_escape(o.model).c_str(), o.batch, o.seq,
-                o.threads);
-    std::printf("\"peaks_gops\": {\"i8\": %.9g, \"f16\": %.9g, \"f32\": %.9g}, \"probes\": {\"i8\": \"%s\", "
-                "\"f16\": \"%s\", \"f32\": \"%s\"}, ",
-                peaks.i8 * 1e-9, peaks.f16 * 1e-9, peaks.f32 * 1e-9, peaks.i8_probe.c_str(), peaks.f16_probe.c_str(),
-                peaks.f32_probe.c_str());
-    std::printf("\"products\": {\"linear_i8\": %.0f, \"linear_f16\": %.0f, \"linear_f32\": %.0f, \"attention\": %.0f, "
-                "\"attention_i8\": %s}, ",
-                p.linear_i8, p.linear_f16, p.linear_f32, p.attention, p.attention_i8 ? "true" : "false");
-    if (has_floor)
-      std::printf("\"floor_ms\": {\"total\": %.9g, \"linear\": %.9g, \"attention\": %.9g}", fl_total, fl_linear, fl_att);
-    else
-      std::printf("\"floor_ms\": null");
-    if (!o.floor_only) {
-      std::printf(", \"kernels\": \"%s\", \"runs\": %zu, \"best_ms\": %.9g, \"median_ms\": %.9g", kernel_summary.c_str(),
-                  ms.size(), best, median);
-      if (has_floor) std::printf(", \"best_over_floor\": %.6g, \"median_over_floor\": %.6g", best / fl_total, median / fl_total);
-      std::printf(", \"profile_ms\": {");
-      for (size_t i = 0; i < by_kind.size(); ++i)
-        std::printf("%s\"%s\": %.9g", i ? ", " : "", by_kind[i].first.c_str(), by_kind[i].second);
-      std::printf("}");
+  // The probes again after the runs, the better of the two kept per instruction: a burst of the
+  // machine's load during one measurement lowers a peak, and a lower peak flatters the ratio.
+  if (!o.floor_only) measured = encrt::bench::best_of(measured, encrt::bench::measure_peaks(false));
+  for (size_t i = 0; i < runs.size(); ++i) set_floor(&runs[i], p, measured, features[i], o.threads);
+  if (!o.json) encrt::bench::print_peaks(measured);
+
+  if (o.json) {  // one object; with --isa all an array of them
+    const bool all = o.isa == "all";
+    if (all) std::printf("[");
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (i) std::printf(", ");
+      print_json(runs[i], o, p, host);
     }
-    std::printf("}\n");
+    std::printf(all ? "]\n" : "\n");
     return 0;
   }
-
   std::printf("cpu          %s%s\n", host.cpu_model.empty() ? "unknown" : host.cpu_model.c_str(),
               host.emulated ? " (EMULATED: meaningless)" : host.virtual_machine ? " (virtual machine, the CPU shared)" : "");
-  std::printf("level        %s\n", level.c_str());
   std::printf("model        %s: %d layers, hidden %d, %d heads, ffn %d, attention %s%s\n", o.model.c_str(),
               cfg.num_layers, cfg.hidden_size, cfg.num_heads, cfg.ffn_size, cfg.attention_precision.c_str(),
               cfg.attention_window > 0 ? (", window " + std::to_string(cfg.attention_window)).c_str() : "");
@@ -390,35 +498,10 @@ int main(int argc, char** argv) {
               o.threads, o.threads == 1 ? "" : "s");
   std::printf("products     linears: int8 %.4g, fp16 %.4g, fp32 %.4g; attention %.4g (%s)\n", p.linear_i8,
               p.linear_f16, p.linear_f32, p.attention, p.attention_i8 ? "int8" : "fp32");
-  std::printf("peaks        int8 %.1f Gop/s (%s), fp16 %.1f (%s), fp32 %.1f (%s)\n", peaks.i8 * 1e-9,
-              peaks.i8_probe.c_str(), peaks.f16 * 1e-9, peaks.f16_probe.c_str(), peaks.f32 * 1e-9,
-              peaks.f32_probe.c_str());
-  if (!has_floor) {
-    std::printf("floor        none: no probe for this level's instructions\n");
-  } else {
-    std::printf("floor        %.4f ms = linears %.4f + attention %.4f (the products at the peaks, nothing else)\n",
-                fl_total, fl_linear, fl_att);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs.size() > 1) std::printf("\n");
+    print_text(runs[i], o);
   }
-  if (o.floor_only) return 0;
-  std::printf("kernels      %s\n", kernel_summary.c_str());
-  std::printf("measured     best %.4f ms, median %.4f ms (%d rounds x %d runs after %d warm-up)\n", best, median,
-              o.rounds, o.iters, o.warmup);
-  if (has_floor) std::printf("ratio        %.2fx the floor (best), %.2fx (median)\n", best / fl_total, median / fl_total);
-  double profiled_total = 0;
-  for (const auto& [k, t] : by_kind) profiled_total += t;
-  std::printf("by op kind   (a profiled session, ms per run; %.4f ms in all)\n", profiled_total);
-  for (const auto& [k, t] : by_kind) {
-    const double fl = k == "linear" ? fl_linear : k == "attention" ? fl_att : 0;
-    if (has_floor && fl > 0)
-      std::printf("  %-12s %8.4f ms  %5.1f%%  %6.2fx its floor (%.4f ms)\n", k.c_str(), t, 100 * t / profiled_total,
-                  t / fl, fl);
-    else
-      std::printf("  %-12s %8.4f ms  %5.1f%%  (no products counted)\n", k.c_str(), t, 100 * t / profiled_total);
-  }
-  if (has_floor && kind_ms("linear") > 0 && kind_ms("attention") > 0) {
-    const double rest = profiled_total - kind_ms("linear") - kind_ms("attention");
-    std::printf("beyond reach  the floor + the ops without products as profiled: %.4f ms (%.2fx the floor)\n",
-                fl_total + rest, (fl_total + rest) / fl_total);
-  }
+  if (runs.size() > 1) print_table(runs, o);
   return 0;
 }

@@ -17,6 +17,7 @@ constexpr int kPeakChainsI8 = 12;   // ymm accumulators of the AVX2 int8 routes 
 void i8_widened_ymm_loop(long iterations);     // AVX2: vpmaddwd + vpaddd
 void i8_saturating_ymm_loop(long iterations);  // AVX2: vpmaddubsw + vpmaddwd + vpaddd
 void i8_signed_ymm_loop(long iterations);      // AVX2: vpsignb + vpmaddubsw + vpmaddwd + vpaddd
+void i8_saturating_zmm_loop(long iterations);  // AVX-512 BW: the saturating route on zmm, 12 chains
 // AMX-INT8: `iterations` × kPeakTileChains tdpbusd; configures the tiles itself and releases them.
 constexpr int kPeakTileChains = 6;  // C tiles (tmm0-5) per iteration; tmm6 and tmm7 the factors
 void tdpbusd_loop(long iterations);

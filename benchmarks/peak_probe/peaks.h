@@ -18,6 +18,7 @@ struct Peaks {
   double i8_widened_ymm_ops = 0;     // vpmaddwd + vpaddd: 16 products
   double i8_saturating_ymm_ops = 0;  // vpmaddubsw + vpmaddwd + vpaddd: 32 products
   double i8_signed_ymm_ops = 0;      // vpsignb + vpmaddubsw + vpmaddwd + vpaddd: 32 products
+  double i8_saturating_zmm_ops = 0;  // the saturating route on zmm (AVX-512 BW): 64 products
   double tdpbusd_ops = 0;       // int ops/s of tdpbusd (16 × 16 int32 × 64 u8·s8 products × 2), AMX-INT8 only
   // aarch64 (peak_probe_arm.h)
   double sdot_ops = 0;          // sdot .4s: 4 lanes × 4 s8·s8 products × 2 (the dot product extension)
@@ -29,6 +30,10 @@ struct Peaks {
 // Runs every probe this CPU can run (a few tenths of a second), prints one line of the results
 // when `print` is set, and returns them.
 Peaks measure_peaks(bool print);
+// The line(s) measure_peaks(true) prints.
+void print_peaks(const Peaks& p);
+// Field by field the larger of two measurements (a shared machine's noise only ever lowers a rate).
+Peaks best_of(const Peaks& a, const Peaks& b);
 // measure_peaks(true) once per process; later calls return the same values.
 const Peaks& measured_peaks();
 // Best rate over 30 timed runs of `loop` (after one warm-up run): instructions/s × ops per

@@ -105,7 +105,21 @@ def main():
         print(f"{what}: best {r['best_ms']:.4f} ms, floor {fl['total']:.6f} ms ({r['level']}, "
               f"int8 probe {r['probes']['i8']})")
 
+    # --isa all: every SIMD level in one process, an array of the same objects.
     model = os.path.join(tmp, "bert_plain.int8.w0.encrt")
+    rc, out, err = run(wrap + [args.floor, model, "--batch", str(BATCH), "--seq", str(SEQ), "--isa", "all", "--json",
+                               "--rounds", "2", "--iters", "1", "--warmup", "0"])
+    expect(rc == 0, f"--isa all: exit {rc}: {err}")
+    levels = json.loads(out)
+    expect(isinstance(levels, list) and levels, f"--isa all: not a list of levels: {out[:200]}")
+    names = [r["level"] for r in levels]
+    expect(len(set(names)) == len(names) and "scalar" not in names, f"--isa all: levels {names}")
+    for r in levels:
+        expect(r["products"] == levels[0]["products"] and r["runs"] == 2, f"--isa all: {r['level']}: {r}")
+        if r["floor_ms"] is not None:
+            expect(close(r["best_over_floor"], r["best_ms"] / r["floor_ms"]["total"]), f"--isa all: {r['level']}")
+    print(f"--isa all: {', '.join(names)}")
+
     for bad in (["--seq", "0"], ["--batch", "x"], ["--bogus"], ["--isa", "nosuchlevel"], ["--seq", "41"]):
         rc, out, err = run(wrap + [args.floor, model] + bad)
         expect(rc == 2 and "usage" in err, f"{bad}: exit {rc}: {err}")
