@@ -354,18 +354,23 @@ void print_text(const LevelRun& r, const Options& o) {
 
 // With --isa all: one line per level, the same runs as print_text's.
 void print_table(const std::vector<LevelRun>& runs, const Options& o) {
-  std::printf("\n%-12s %-26s %9s %9s %9s %8s %8s %10s %10s\n", "level", "int8 probe", "Gop/s", "floor ms", "best ms",
+  std::printf("\n%-12s %-30s %9s %9s %9s %8s %8s %10s %10s\n", "level", "int8 probe", "Gop/s", "floor ms", "best ms",
               "x floor", "median", "linears x", "attention x");
   for (const LevelRun& r : runs) {
+    const std::string probe = r.peaks.i8_probe.substr(0, r.peaks.i8_probe.find(" ("));  // without the remark
     const double best = r.best(), median = median_of(r.ms);
     const double lin = r.kind_ms("linear"), att = r.kind_ms("attention");
-    if (!r.has_floor || o.floor_only) {
-      std::printf("%-12s %-26.26s %9.1f %9s %9.4f\n", r.level.c_str(), r.peaks.i8_probe.c_str(), r.peaks.i8 * 1e-9,
-                  r.has_floor ? "" : "none", best);
+    if (o.floor_only) {
+      std::printf("%-12s %-30.30s %9.1f %9s\n", r.level.c_str(), probe.c_str(), r.peaks.i8 * 1e-9,
+                  r.has_floor ? std::to_string(r.fl_total).c_str() : "none");
       continue;
     }
-    std::printf("%-12s %-26.26s %9.1f %9.4f %9.4f %8.2f %8.2f %10.2f %10.2f\n", r.level.c_str(),
-                r.peaks.i8_probe.c_str(), r.peaks.i8 * 1e-9, r.fl_total, best, best / r.fl_total, median / r.fl_total,
+    if (!r.has_floor) {
+      std::printf("%-12s %-30.30s %9.1f %9s %9.4f\n", r.level.c_str(), probe.c_str(), r.peaks.i8 * 1e-9,
+                  "none", best);
+      continue;
+    }
+    std::printf("%-12s %-30.30s %9.1f %9.4f %9.4f %8.2f %8.2f %10.2f %10.2f\n", r.level.c_str(), probe.c_str(), r.peaks.i8 * 1e-9, r.fl_total, best, best / r.fl_total, median / r.fl_total,
                 lin / r.fl_linear, r.fl_att > 0 ? att / r.fl_att : 0.0);
   }
   std::printf("(x floor: best-of and median over the floor; linears x, attention x: each kind's profiled time over "
