@@ -20,10 +20,10 @@
 //   fp16 peak  vfmadd231ph zmm where the level has AVX512-FP16, else the fp32 peak (the weights
 //              are widened)
 //   fp32 peak  vfmadd231ps zmm at the AVX-512 levels, ymm at the AVX2 ones
-//   aarch64    int8 usmmla at neoni8mm, sdot at neondot and neonfp16; fp16 fmla .8h at neonfp16
-//              and above, else fp32 fmla .4s
-// A level without a probe for a type the model uses (scalar; int8 at neon, whose widening route
-// has no probe yet) has no floor, and says so. With T threads the floor is the one-core floor / T (perfect scaling).
+//   aarch64    int8 usmmla at neoni8mm, sdot at neondot and neonfp16, smull + smlsl + sadalp
+//              (the neon kernel's route) at neon; fp16 fmla .8h at neonfp16 and above, else fp32
+//              fmla .4s
+// A level without a probe for a type the model uses (scalar) has no floor, and says so. With T threads the floor is the one-core floor / T (perfect scaling).
 //
 // Time is measured as `encrt bench` measures it (random ids in [1000, vocab), every token real),
 // as R rounds of N runs after a warm-up; best-of is the headline, the median beside it. A second
@@ -181,7 +181,9 @@ LevelPeaks level_peaks(const encrt::bench::Peaks& m, kernels::IsaFeatures f) {
       l.i8 = m.usmmla_ops, l.i8_probe = "usmmla";
     else if ((f & kernels::kIsaNeonDot) && m.sdot_ops > 0)
       l.i8 = m.sdot_ops, l.i8_probe = "sdot";
-    return l;  // neon without the dot product: no int8 probe (its widening route has none yet)
+    else if (m.smull_sadalp_ops > 0)
+      l.i8 = m.smull_sadalp_ops, l.i8_probe = "smull+smlsl+sadalp";
+    return l;
   }
   const bool avx2 = (f & kernels::kIsaAvx2) != 0, avx512 = avx2 && (f & kernels::kIsaAvx512) != 0;
   if (avx512) {

@@ -155,6 +155,59 @@ void fmla_8h_loop(long iterations) {
       :
       : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "cc");
 }
+
+// ARMv8.0 without the dot product: the int8 route of qu8s8_gemm_2x16__neon, 12 chains of
+// smull + smlsl (16 int8 products into int16 lanes) + sadalp (pairwise into int32), a temporary
+// each (v12-v23): 32 ops per chain step.
+void smull_sadalp_loop(long iterations) {
+  asm volatile(
+      "movi v24.16b, #1\n\t"
+      "movi v25.16b, #1\n\t"
+      "movi v26.16b, #1\n\t"
+      "movi v27.16b, #1\n\t"
+      "1:\n\t"
+      "smull v12.8h, v24.8b, v25.8b\n\t"
+      "smlsl v12.8h, v26.8b, v27.8b\n\t"
+      "sadalp v0.4s, v12.8h\n\t"
+      "smull v13.8h, v24.8b, v25.8b\n\t"
+      "smlsl v13.8h, v26.8b, v27.8b\n\t"
+      "sadalp v1.4s, v13.8h\n\t"
+      "smull v14.8h, v24.8b, v25.8b\n\t"
+      "smlsl v14.8h, v26.8b, v27.8b\n\t"
+      "sadalp v2.4s, v14.8h\n\t"
+      "smull v15.8h, v24.8b, v25.8b\n\t"
+      "smlsl v15.8h, v26.8b, v27.8b\n\t"
+      "sadalp v3.4s, v15.8h\n\t"
+      "smull v16.8h, v24.8b, v25.8b\n\t"
+      "smlsl v16.8h, v26.8b, v27.8b\n\t"
+      "sadalp v4.4s, v16.8h\n\t"
+      "smull v17.8h, v24.8b, v25.8b\n\t"
+      "smlsl v17.8h, v26.8b, v27.8b\n\t"
+      "sadalp v5.4s, v17.8h\n\t"
+      "smull v18.8h, v24.8b, v25.8b\n\t"
+      "smlsl v18.8h, v26.8b, v27.8b\n\t"
+      "sadalp v6.4s, v18.8h\n\t"
+      "smull v19.8h, v24.8b, v25.8b\n\t"
+      "smlsl v19.8h, v26.8b, v27.8b\n\t"
+      "sadalp v7.4s, v19.8h\n\t"
+      "smull v20.8h, v24.8b, v25.8b\n\t"
+      "smlsl v20.8h, v26.8b, v27.8b\n\t"
+      "sadalp v8.4s, v20.8h\n\t"
+      "smull v21.8h, v24.8b, v25.8b\n\t"
+      "smlsl v21.8h, v26.8b, v27.8b\n\t"
+      "sadalp v9.4s, v21.8h\n\t"
+      "smull v22.8h, v24.8b, v25.8b\n\t"
+      "smlsl v22.8h, v26.8b, v27.8b\n\t"
+      "sadalp v10.4s, v22.8h\n\t"
+      "smull v23.8h, v24.8b, v25.8b\n\t"
+      "smlsl v23.8h, v26.8b, v27.8b\n\t"
+      "sadalp v11.4s, v23.8h\n\t"
+      "subs %0, %0, #1\n\t"
+      "b.ne 1b\n\t"
+      : "+r"(iterations)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "cc");
+}
 #endif
 
 }  // namespace encrt::bench

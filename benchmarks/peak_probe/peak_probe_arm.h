@@ -11,6 +11,8 @@ void sdot_loop(long iterations);     // dot product extension: 32 ops (4 lanes �
 void usmmla_loop(long iterations);   // I8MM: 64 ops (2 × 2 lanes × 8 products × 2)
 void fmla_4s_loop(long iterations);  // fp32: 8 flops
 void fmla_8h_loop(long iterations);  // fp16 arithmetic: 16 flops
+constexpr int kPeakChainsSmull = 12;  // smull_sadalp_loop: chain steps (3 instructions each) per iteration
+void smull_sadalp_loop(long iterations);  // ARMv8.0 int8: 32 ops per chain step (16 products)
 #endif
 
 }  // namespace encrt::bench

@@ -57,6 +57,7 @@ Peaks measure_peaks(bool print) {
   using kernels::kIsaNeonFp16;
   using kernels::kIsaNeonI8mm;
   if (isa_supported(kIsaNeon)) p.fmla_4s_flops = best_rate(fmla_4s_loop, kPeakChainsNeon, 4 * 2);
+  if (isa_supported(kIsaNeon)) p.smull_sadalp_ops = best_rate(smull_sadalp_loop, kPeakChainsSmull, 16 * 2);
   if (isa_supported(kIsaNeon | kIsaNeonDot)) p.sdot_ops = best_rate(sdot_loop, kPeakChainsNeon, 4 * 4 * 2);
   if (isa_supported(kIsaNeon | kIsaNeonFp16)) p.fmla_8h_flops = best_rate(fmla_8h_loop, kPeakChainsNeon, 8 * 2);
   if (isa_supported(kIsaNeon | kIsaNeonI8mm)) p.usmmla_ops = best_rate(usmmla_loop, kPeakChainsNeon, 2 * 2 * 8 * 2);
@@ -67,9 +68,10 @@ Peaks measure_peaks(bool print) {
 
 void print_peaks(const Peaks& p) {
 #if defined(__aarch64__)
-  std::printf("measured single-core peaks: sdot %.1f Gop/s, usmmla %.1f Gop/s, fmla .4s %.1f Gflop/s, "
-              "fmla .8h %.1f Gflop/s\n",
-              p.sdot_ops * 1e-9, p.usmmla_ops * 1e-9, p.fmla_4s_flops * 1e-9, p.fmla_8h_flops * 1e-9);
+  std::printf("measured single-core peaks: sdot %.1f Gop/s, usmmla %.1f Gop/s, smull+smlsl+sadalp %.1f Gop/s, "
+              "fmla .4s %.1f Gflop/s, fmla .8h %.1f Gflop/s\n",
+              p.sdot_ops * 1e-9, p.usmmla_ops * 1e-9, p.smull_sadalp_ops * 1e-9, p.fmla_4s_flops * 1e-9,
+              p.fmla_8h_flops * 1e-9);
 #else
   std::printf("measured single-core peaks: vpdpbusd zmm %.1f Gop/s, vpdpbusd ymm (AVX-VNNI) %.1f Gop/s, "
               "vfmadd231ps zmm %.1f Gflop/s, vfmadd231ps ymm %.1f Gflop/s, vfmadd231ph zmm %.1f Gflop/s, "
@@ -99,6 +101,7 @@ Peaks best_of(const Peaks& a, const Peaks& b) {
   p.usmmla_ops = std::max(a.usmmla_ops, b.usmmla_ops);
   p.fmla_4s_flops = std::max(a.fmla_4s_flops, b.fmla_4s_flops);
   p.fmla_8h_flops = std::max(a.fmla_8h_flops, b.fmla_8h_flops);
+  p.smull_sadalp_ops = std::max(a.smull_sadalp_ops, b.smull_sadalp_ops);
   return p;
 }
 

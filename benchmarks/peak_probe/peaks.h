@@ -25,6 +25,7 @@ struct Peaks {
   double usmmla_ops = 0;        // usmmla: 2 × 2 lanes × 8 u8·s8 products × 2 (I8MM)
   double fmla_4s_flops = 0;     // fmla .4s: 4 lanes × 2
   double fmla_8h_flops = 0;     // fmla .8h: 8 fp16 lanes × 2 (half-precision arithmetic)
+  double smull_sadalp_ops = 0;  // smull + smlsl + sadalp: 16 int8 products × 2 (ARMv8.0, no dot product)
 };
 
 // Runs every probe this CPU can run (a few tenths of a second), prints one line of the results
