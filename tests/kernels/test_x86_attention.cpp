@@ -493,6 +493,34 @@ TEST_CASE("x86 vector exp: relative error below kExpMaxRelError", "[x86][attenti
   }
 }
 
+TEST_CASE("x86 vector exp: the softmax's exp of x <= 0 is exp_avx2's, bit for bit", "[x86][attention][exp]") {
+  if (!isa_supported(kIsaAvx2)) {
+    WARN("not tested: this CPU lacks AVX2");
+    return;
+  }
+  // Every float of [-104, 0] whose low 8 mantissa bits are 0 (2.1 million; both scaling paths),
+  // then -inf, NaN and the floats around the paths' boundary (x · log2 e near -125.5), in runs of 8
+  // that mix both sides, so that vectors take the two-factor path with fast-path lanes in them.
+  std::vector<float> x;
+  for (uint32_t bits = 0x80000000u; bits <= 0xC2D00000u; bits += 256) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    x.push_back(f);
+  }
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());  // a NaN row's scores
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> near(-87.5f, -86.5f), any(-104.0f, 0.0f);
+  for (int i = 0; i < 200000; ++i) x.push_back(i % 3 ? near(rng) : any(rng));
+  std::vector<float> want(x.size()), got(x.size());
+  x86::f32_exp__avx2(static_cast<int>(x.size()), x.data(), want.data());
+  x86::f32_exp_nonpositive__avx2(static_cast<int>(x.size()), x.data(), got.data());
+  long differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) differ += std::memcmp(&want[i], &got[i], sizeof(float)) != 0;
+  CHECK(differ == 0);
+  CHECK(got[0] == 1.0f);  // exp(-0)
+}
+
 TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbsError", "[x86][attention][exp]") {
   // The constants were measured over every float of the ranges (exp_coefficients.h); here a grid
   // of 2^-14 over [-126, 0] (2.1 million points) plus random floats, and log2 over positive

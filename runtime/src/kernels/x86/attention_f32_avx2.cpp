@@ -214,7 +214,7 @@ void softmax_block(int i0, int rows, int nk, bool first, bool pairs, const Scrat
     const __m256 vm = _mm256_set1_ps(pairs && m_new == -INFINITY ? 0.0f : m_new);
     __m256 sum = _mm256_setzero_ps();
     for (int c = 0; c < nv; ++c) {
-      __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(pr + 8 * c), vm));
+      __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(pr + 8 * c), vm));
       if (c == nv - 1) e = _mm256_and_ps(e, tail);
       _mm256_store_ps(pr + 8 * c, e);
       sum = _mm256_add_ps(sum, e);
@@ -241,7 +241,7 @@ void probabilities_block(int i0, int rows, int nk, bool pairs, const Scratch& t)
     const __m256 vm = _mm256_set1_ps(pairs && m == -INFINITY ? 0.0f : m);
     const __m256 inv = _mm256_set1_ps(t.row_sum[i0 + r]);
     for (int c = 0; c < nv; ++c) {
-      __m256 e = _mm256_mul_ps(exp_avx2(_mm256_sub_ps(_mm256_load_ps(pr + 8 * c), vm)), inv);
+      __m256 e = _mm256_mul_ps(exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(pr + 8 * c), vm)), inv);
       if (c == nv - 1) e = _mm256_and_ps(e, tail);
       _mm256_store_ps(pr + 8 * c, e);
     }
@@ -373,6 +373,15 @@ void f32_exp__avx2(int n, const float* x, float* y) {
   if (i < n) {
     const __m256i mask = lanes_avx2(n - i);
     _mm256_maskstore_ps(y + i, mask, exp_avx2(_mm256_maskload_ps(x + i, mask)));
+  }
+}
+
+void f32_exp_nonpositive__avx2(int n, const float* x, float* y) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_nonpositive_avx2(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i mask = lanes_avx2(n - i);
+    _mm256_maskstore_ps(y + i, mask, exp_nonpositive_avx2(_mm256_maskload_ps(x + i, mask)));
   }
 }
 

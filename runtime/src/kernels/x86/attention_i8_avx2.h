@@ -436,7 +436,7 @@ void softmax_quantize_rows(const Dims& dm, const Scratch<P>& t, int rows, int re
     const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(_mm256_load_ps(t.row_max + 8 * r)));
     __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
     for (int c = 0; c < nv; ++c) {
-      __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
+      __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
       if (c == nv - 1) e = _mm256_and_ps(e, tail);
       if (probs_row) {
         alignas(32) float lanes[8];
@@ -520,7 +520,7 @@ void softmax_quantize_row_pairs(const Dims& dm, const Scratch<P>& t, int r, int 
   __m256 sum = zero, wmax = zero;
   for (int c = 0; c < nv; ++c) {
     float* sc = s + c_lo + 8 * c;
-    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_load_ps(sc), vmax));
+    __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(sc), vmax));
     if (c == nv - 1) e = _mm256_and_ps(e, tail);
     if (probs_row) {
       alignas(32) float lanes[8];

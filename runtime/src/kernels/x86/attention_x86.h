@@ -61,5 +61,8 @@ size_t qs8_attention_scratch__avxvnni(int seq, int head_dim);
 constexpr float kExpMaxRelError = 1.0e-7f;
 void f32_exp__avx512(int n, const float* x, float* y);
 void f32_exp__avx2(int n, const float* x, float* y);
+// exp_nonpositive_avx2 (exp_avx2.h, the int8 ymm attention's softmax) over an array: exp_avx2's
+// bits for every x <= 0, with a shorter scaling where all 8 results of a vector are normal.
+void f32_exp_nonpositive__avx2(int n, const float* x, float* y);
 
 }  // namespace encrt::kernels::x86
