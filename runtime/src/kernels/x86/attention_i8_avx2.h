@@ -295,8 +295,9 @@ void quantize_values(const Head& hd, const Dims& dm, const Scratch<P>& t, int re
 
 // scores[r][c0 .. c0 + 8·NK) for R query rows against key panels c0/8 .. c0/8 + NK; folds the
 // scores of the real keys (slots below `real`) into row_max and row_bad while they are in
-// registers, so that the softmax needs no pass of its own for the row maximum.
-template <class P, int R, int NK>
+// registers, so that the softmax needs no pass of its own for the row maximum. Without kCheck the
+// caller has proved every score finite (score_bound) and row_bad is left as it is.
+template <class P, int R, int NK, bool kCheck>
 void score_tile(const Dims& dm, const Scratch<P>& t, int c0, int real) {
   constexpr int kG = P::kGroup;
   const int G = dm.depth_groups;
@@ -327,7 +328,7 @@ void score_tile(const Dims& dm, const Scratch<P>& t, int c0, int real) {
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     mx[r] = _mm256_load_ps(t.row_max + 8 * r);
-    bad[r] = _mm256_load_ps(t.row_bad + 8 * r);
+    if constexpr (kCheck) bad[r] = _mm256_load_ps(t.row_bad + 8 * r);
   }
 #pragma GCC unroll 8
   for (int c = 0; c < NK; ++c) {
@@ -339,15 +340,17 @@ void score_tile(const Dims& dm, const Scratch<P>& t, int c0, int real) {
       // float(dot) · (s_q · scale) · s_k, in the reference's order.
       const __m256 s = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), _mm256_set1_ps(t.q_scale[r])), sk);
       _mm256_store_ps(t.scores + r * dm.score_ld + c0 + 8 * c, s);
-      const __m256 not_finite = _mm256_cmp_ps(_mm256_andnot_ps(sign, s), largest, _CMP_NLE_UQ);
       mx[r] = _mm256_max_ps(mx[r], tail ? _mm256_blendv_ps(neg_inf, s, live) : s);
-      bad[r] = _mm256_or_ps(bad[r], tail ? _mm256_and_ps(not_finite, live) : not_finite);
+      if constexpr (kCheck) {
+        const __m256 not_finite = _mm256_cmp_ps(_mm256_andnot_ps(sign, s), largest, _CMP_NLE_UQ);
+        bad[r] = _mm256_or_ps(bad[r], tail ? _mm256_and_ps(not_finite, live) : not_finite);
+      }
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     _mm256_store_ps(t.row_max + 8 * r, mx[r]);
-    _mm256_store_ps(t.row_bad + 8 * r, bad[r]);
+    if constexpr (kCheck) _mm256_store_ps(t.row_bad + 8 * r, bad[r]);
   }
 }
 
@@ -395,14 +398,19 @@ using ScoreTileFn = void (*)(const Dims&, const Scratch<P>&, int, int);
 template <class P>
 using PvTileFn = void (*)(const Head&, const Dims&, const Scratch<P>&, int, int, int, int);
 
-template <class P, int NK>
+template <class P, int NK, bool kCheck>
 constexpr ScoreTileFn<P> kScoreTiles[kRows + 1] = {nullptr,
-                                                   score_tile<P, 1, NK>,
-                                                   score_tile<P, 2, NK>,
-                                                   score_tile<P, 3, NK>,
-                                                   score_tile<P, 4, NK>,
-                                                   score_tile<P, 5, NK>,
-                                                   score_tile<P, 6, NK>};
+                                                   score_tile<P, 1, NK, kCheck>,
+                                                   score_tile<P, 2, NK, kCheck>,
+                                                   score_tile<P, 3, NK, kCheck>,
+                                                   score_tile<P, 4, NK, kCheck>,
+                                                   score_tile<P, 5, NK, kCheck>,
+                                                   score_tile<P, 6, NK, kCheck>};
+// The score tiles of NK key panels, with the per-score non-finite check or without.
+template <class P, int NK>
+ScoreTileFn<P> score_tile_fn(int rows, bool check) {
+  return check ? kScoreTiles<P, NK, true>[rows] : kScoreTiles<P, NK, false>[rows];
+}
 template <class P, int NV>
 constexpr PvTileFn<P> kPvTiles[kRows + 1] = {nullptr,           pv_tile<P, 1, NV>, pv_tile<P, 2, NV>, pv_tile<P, 3, NV>,
                                              pv_tile<P, 4, NV>, pv_tile<P, 5, NV>, pv_tile<P, 6, NV>};
@@ -613,6 +621,15 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
   quantize_values<P>(hd, dm, t, real);
   bool v_finite = true;
   for (int j = 0; j < real; ++j) v_finite &= t.v_scale[j] <= kFloatMax;
+  // The per-score non-finite check can only fire where |S| = |dot| · |s_q · scale| · s_k can
+  // overflow: |dot| <= 127² · D, so with every factor finite and that bound below 1e37 (a margin
+  // for the two roundings) no score is NaN or infinite and the score tiles skip the check.
+  float max_sk = 0.0f;
+  bool sk_finite = true;
+  for (int j = 0; j < real; ++j) {
+    sk_finite &= t.k_scale[j] <= kFloatMax;
+    max_sk = t.k_scale[j] > max_sk ? t.k_scale[j] : max_sk;
+  }
   const int groups = ceil_div(real, P::kGroup);
   const PairMask pm = pair_mask_of(a, b);
   // Pair masks or a window: every probability starts at 0 (a window leaves most pairs unwritten).
@@ -626,6 +643,14 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
       quantize_row<P::kQOffset>(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, inv_q[r], t.q + r * dm.row_ld);
       t.q_scale[r] = sq[r] * hd.scale;
     }
+    float max_q = 0.0f;
+    bool bounded = sk_finite;
+    for (int r = 0; r < rows; ++r) {
+      const float q = std::fabs(t.q_scale[r]);
+      bounded &= q <= kFloatMax;
+      max_q = q > max_q ? q : max_q;
+    }
+    const bool check = !(bounded && 127.0 * 127.0 * D * static_cast<double>(max_q) * max_sk < 1e37);
     for (int r = 0; r < kRows; ++r) {
       _mm256_store_ps(t.row_max + 8 * r, _mm256_set1_ps(-INFINITY));
       _mm256_store_ps(t.row_bad + 8 * r, _mm256_setzero_ps());
@@ -641,9 +666,9 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
       const int c_lo = lo / 16 * 16;
       for (int c0 = c_lo; c0 < hi; c0 += 16) {
         if (hi - c0 > 8)
-          kScoreTiles<P, 2>[rows](dm, t, c0, real);
+          score_tile_fn<P, 2>(rows, check)(dm, t, c0, real);
         else
-          kScoreTiles<P, 1>[rows](dm, t, c0, real);
+          score_tile_fn<P, 1>(rows, check)(dm, t, c0, real);
       }
       for (int r = 0; r < rows; ++r)
         softmax_quantize_row_pairs<P>(dm, t, r, i0 + r, pm, c_lo, hi, v_finite, real,
@@ -658,9 +683,9 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
     }
     for (int c0 = 0; c0 < real; c0 += 16) {
       if (real - c0 > 8)
-        kScoreTiles<P, 2>[rows](dm, t, c0, real);
+        score_tile_fn<P, 2>(rows, check)(dm, t, c0, real);
       else
-        kScoreTiles<P, 1>[rows](dm, t, c0, real);
+        score_tile_fn<P, 1>(rows, check)(dm, t, c0, real);
     }
     softmax_quantize_rows<P>(dm, t, rows, real, v_finite, probs ? probs + static_cast<size_t>(i0) * S : nullptr,
                           static_cast<size_t>(S));
