@@ -217,7 +217,8 @@ ENCRT_X86_INLINE void transpose_8x8_dwords(__m256i v[8]) {
 
 // K of the real keys into [key / 8][depth group][key % 8][kGroup] panels; slots past `real` are
 // zero. Eight keys at a time: quantized into rows8, then each run of 8 depth groups (dwords)
-// transposed into 8 panel rows. With a query offset, each key's k_start = -kQOffset · Σ_d k_d.
+// transposed into 8 panel rows. With a query offset, each key's k_start = -kQOffset · Σ_d k_d,
+// from the panel rows (a multiply-add with bytes of 1).
 template <class P>
 void quantize_keys(const Head& hd, const Dims& dm, const Scratch<P>& t, int real) {
   using KV = typename P::KV;
@@ -233,13 +234,6 @@ void quantize_keys(const Head& hd, const Dims& dm, const Scratch<P>& t, int real
         quantize_row<0>(hd.k + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim, t.inv[j], row);
       else
         std::memset(row, 0, dm.row_ld * sizeof(KV));
-      if constexpr (P::kQOffset != 0) {
-        int32_t sum = 0;
-        for (int d = 0; d < dm.dim; ++d) sum += row[d];
-        t.k_start[j] = -P::kQOffset * sum;
-      } else {
-        t.k_start[j] = 0;
-      }
     }
     KV* panel = t.k_panels + static_cast<size_t>(j0 / 8) * G * 8 * kG;
     int g0 = 0;
@@ -251,6 +245,16 @@ void quantize_keys(const Head& hd, const Dims& dm, const Scratch<P>& t, int real
     }
     for (; g0 < G; ++g0)
       for (int r = 0; r < 8; ++r) std::memcpy(panel + static_cast<size_t>(g0) * 8 * kG + kG * r, t.rows8 + r * dm.row_ld + kG * g0, 4);
+    // The 8 keys' Σ_d k_d from their panel rows: the products with bytes of 1, one lane per key.
+    __m256i start = _mm256_setzero_si256();
+    if constexpr (P::kQOffset != 0) {
+      const __m256i ones = _mm256_set1_epi8(1);
+      __m256i sum = _mm256_setzero_si256();
+      for (int g = 0; g < G; ++g)
+        P::madd(sum, ones, _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + static_cast<size_t>(g) * 8 * kG)));
+      start = _mm256_mullo_epi32(sum, _mm256_set1_epi32(-P::kQOffset));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t.k_start + j0), start);
   }
   for (int j = real; j < round_up(real, 16); ++j) t.k_scale[j] = 0.0f;
 }
