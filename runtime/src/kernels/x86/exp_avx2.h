@@ -12,26 +12,26 @@
 namespace encrt::kernels::x86 {
 namespace {
 
-// exp(x) per lane. -inf gives +0, +inf gives +inf, NaN stays NaN.
-// AVX2 has no vscalefps: 2^n is built in the exponent field, in two factors 2^(n>>1) · 2^(n - (n>>1))
-// so that n in [-150, 129] stays representable in each; the second multiplication is the only
-// inexact one, so subnormal and overflowing results are rounded once, as by vscalefps.
-ENCRT_X86_INLINE __m256 exp_avx2(__m256 x) {
+// The part both exps share: n = round(x · log2 e) (into *n) and p ≈ e^r, r = x - n·ln2 (|r| <=
+// ln2/2, so p lies in [0.70, 1.42]), for x already clamped.
+ENCRT_X86_INLINE __m256 exp_reduced_avx2(__m256 x, __m256* n) {
   using namespace exp_coefficients;
-  // max/min return their second operand when either is NaN: x goes second so NaN propagates.
-  x = _mm256_min_ps(_mm256_set1_ps(kMaxArg), _mm256_max_ps(_mm256_set1_ps(kMinArg), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  *n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(*n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(*n, _mm256_set1_ps(kLn2Lo), r);
   __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC6), r, _mm256_set1_ps(kC5));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC0));
-  // NaN lanes convert to INT_MIN; their p is NaN already, which the scaling keeps.
-  const __m256i ni = _mm256_cvtps_epi32(n);
+  return _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC0));
+}
+
+// p · 2^n for n in [-150, 129]. AVX2 has no vscalefps: 2^n is built in the exponent field, in two
+// factors 2^(n>>1) · 2^(n - (n>>1)) so that each stays representable; the second multiplication
+// is the only inexact one, so subnormal and overflowing results are rounded once, as by vscalefps.
+// NaN lanes convert to INT_MIN; their p is NaN already, which the scaling keeps.
+ENCRT_X86_INLINE __m256 exp_scale_avx2(__m256 p, __m256i ni) {
   const __m256i n1 = _mm256_srai_epi32(ni, 1);
   const __m256i n2 = _mm256_sub_epi32(ni, n1);
   const __m256i bias = _mm256_set1_epi32(127);
@@ -40,34 +40,31 @@ ENCRT_X86_INLINE __m256 exp_avx2(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+// exp(x) per lane. -inf gives +0, +inf gives +inf, NaN stays NaN.
+ENCRT_X86_INLINE __m256 exp_avx2(__m256 x) {
+  using namespace exp_coefficients;
+  // max/min return their second operand when either is NaN: x goes second so NaN propagates.
+  x = _mm256_min_ps(_mm256_set1_ps(kMaxArg), _mm256_max_ps(_mm256_set1_ps(kMinArg), x));
+  __m256 n;
+  const __m256 p = exp_reduced_avx2(x, &n);
+  return exp_scale_avx2(p, _mm256_cvtps_epi32(n));
+}
+
 // exp_avx2(x) bit for bit for x <= 0, -inf and NaN included (the softmaxes' x - max, with their
 // NaN rows); x > 0 gives unspecified values (the attention kernels mask the lanes past the keys,
-// where it can occur). When every lane's n
-// is at least -125 (x > -86.6: every result a normal float) the scaling adds n to p's exponent
-// field: p lies in [0.70, 1.42] and p · 2^n is a normal float, so exp_avx2's two multiplications
-// are exact there and give the same bits. Otherwise exp_avx2's two factors.
+// where it can occur). When every lane's n is at least -125 (x > -86.6: every result a normal
+// float) the scaling adds n to p's exponent field: p lies in [0.70, 1.42] and p · 2^n is a normal
+// float, so exp_scale_avx2's two multiplications are exact there and give the same bits.
+// Otherwise exp_scale_avx2.
 ENCRT_X86_INLINE __m256 exp_nonpositive_avx2(__m256 x) {
   using namespace exp_coefficients;
   x = _mm256_max_ps(_mm256_set1_ps(kMinArg), x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC6), r, _mm256_set1_ps(kC5));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC0));
+  __m256 n;
+  const __m256 p = exp_reduced_avx2(x, &n);
   const __m256i ni = _mm256_cvtps_epi32(n);
   if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0)
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
-  const __m256i n1 = _mm256_srai_epi32(ni, 1);
-  const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  return exp_scale_avx2(p, ni);
 }
 
 }  // namespace
