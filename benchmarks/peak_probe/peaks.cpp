@@ -12,7 +12,11 @@
 
 namespace encrt::bench {
 
-double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_per_instruction) {
+namespace {
+
+// Best rate over 30 timed runs of `loop` (after one warm-up run): instructions/s × ops per
+// instruction.
+[[maybe_unused]] double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_per_instruction) {
   constexpr long kIterations = 200000;  // a few million instructions: about a millisecond per run
   loop(kIterations);                    // warm-up: wakes the vector units, settles the clock
   double best = 0;
@@ -24,6 +28,8 @@ double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_
   }
   return best;
 }
+
+}  // namespace
 
 Peaks measure_peaks(bool print) {
   using kernels::isa_supported;

@@ -37,8 +37,5 @@ void print_peaks(const Peaks& p);
 Peaks best_of(const Peaks& a, const Peaks& b);
 // measure_peaks(true) once per process; later calls return the same values.
 const Peaks& measured_peaks();
-// Best rate over 30 timed runs of `loop` (after one warm-up run): instructions/s × ops per
-// instruction.
-double best_rate(void (*loop)(long), int instructions_per_iteration, double ops_per_instruction);
 
 }  // namespace encrt::bench
