@@ -34,6 +34,7 @@ struct KernelTable {
   GemmF16Fn gemm_f16 = nullptr;
   GemmU8S8Fn gemm_u8s8 = nullptr;
   GemmU8S8WorkspaceFn gemm_u8s8_workspace = nullptr;  // null: it needs none
+  int gemm_u8s8_min_task_rows = 0;  // the fewest rows worth one task of gemm_u8s8 (lists/gemm_u8s8.h)
   // For int8 weights that all lie in [-63, 63] (7-bit, kNarrowInt8Weight): the kernel that needs
   // them, where the table's instruction sets have one other than gemm_u8s8 (AVX2 without VNNI);
   // else null. The CPU backend runs it on the linears whose weights allow it.

@@ -182,7 +182,12 @@ class OpRunner {
     unsigned char* scratch = buf<unsigned char>(op.scratch);
     const size_t per_thread = scratch ? g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads()) : 0;
     const int panels = (N + kernels::kPanelN - 1) / kernels::kPanelN;
-    const int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
+    // By rows: row_tasks' blocks, the same as the LayerNorm and quantization around the linear
+    // (so that each block stays on the core that wrote it, thread_pool.h), but no fewer rows per
+    // task than the kernel asks for while every thread still gets one.
+    int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
+    const int min_rows = w.dtype == DType::kI8 && !runs_narrow(kt_, w) ? kt_.gemm_u8s8_min_task_rows : 0;
+    if (split_rows && min_rows > 0) tasks = std::max(threads(), std::min(tasks, M / min_rows));
     auto body = [&](int task, int thread) {
       int m0 = 0, m1 = M, n0 = 0, n1 = N;
       if (split_rows) {

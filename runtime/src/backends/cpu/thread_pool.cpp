@@ -16,7 +16,7 @@ constexpr int kSpinIterations = 20000;  // ~50-100 µs of pause before a worker 
 constexpr int kCallerSpinsBeforeYield = 2000;
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads), ranges_(new Range[static_cast<size_t>(threads_)]) {
   workers_.reserve(static_cast<size_t>(threads_ - 1));
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker(t); });
 }
@@ -25,26 +25,35 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
-    cursor_.fetch_add(uint64_t{1} << 32);  // a new "job" wakes every worker
+    posted_.fetch_add(1);  // a new "job" wakes every worker
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::work(uint32_t job, int thread) {
-  uint64_t cur = cursor_.load(std::memory_order_acquire);
+int ThreadPool::claim(int r, uint32_t job, bool from_front) {
+  std::atomic<uint64_t>& word = ranges_[r].word;
+  uint64_t w = word.load(std::memory_order_acquire);
   for (;;) {
-    if (static_cast<uint32_t>(cur >> 32) != job) return;
-    const uint32_t task = static_cast<uint32_t>(cur);
-    // tasks_/fn_/context_ belong to `job` as long as one of its tasks is unfinished, which the
-    // successful claim below guarantees (the caller cannot start a new job before done_ counts
-    // this task).
-    if (task >= static_cast<uint32_t>(tasks_.load(std::memory_order_acquire))) return;
-    if (!cursor_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
-    fn_(context_, static_cast<int>(task), thread);
-    done_.fetch_add(1, std::memory_order_acq_rel);
-    cur = cursor_.load(std::memory_order_acquire);
+    const uint32_t front = static_cast<uint32_t>(w >> 16) & 0xffffu, back = static_cast<uint32_t>(w) & 0xffffu;
+    if (static_cast<uint32_t>(w >> 32) != job || front >= back) return -1;
+    // front + 1 <= back <= 0xffff and back - 1 >= front >= 0: neither field leaves its 16 bits.
+    const uint64_t next = from_front ? w + (uint64_t{1} << 16) : w - 1;
+    if (word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
+      return static_cast<int>(from_front ? front : back - 1);
+  }
+}
+
+void ThreadPool::work(uint32_t job, int thread) {
+  for (int i = 0; i < threads_; ++i) {
+    const int r = (thread + i) % threads_;
+    for (int task; (task = claim(r, job, i == 0)) >= 0;) {
+      // fn_, context_ and offset_ are this job's: the claim succeeded on a word the caller
+      // stored (release) after writing them, and the caller cannot start another job before
+      // done_ counts this task.
+      fn_(context_, offset_ + task, thread);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
   }
 }
 
@@ -53,31 +62,31 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
     for (int t = 0; t < tasks; ++t) fn(context, t, 0);
     return;
   }
-  // First close the previous job: a worker may still hold its cursor (its last index, all
-  // claimed) and be about to compare that index with tasks_; once tasks_ holds this job's larger
-  // count, a claim against the old cursor would succeed, run this job's function on an index that
-  // is also claimed below, and count it twice, so that done_ overshoots and this run never
-  // returns. A cursor with a new job number and an index no job reaches makes every such claim
-  // fail, and a worker that sees it claims nothing and waits for the job after it.
-  ++job_;
-  cursor_.store((static_cast<uint64_t>(job_) << 32) | 0xffffffffu, std::memory_order_release);
-  fn_ = fn;
-  context_ = context;
-  done_.store(0, std::memory_order_relaxed);
-  // release: a worker that reads this count (acquire) also sees the closed cursor in its claim.
-  tasks_.store(tasks, std::memory_order_release);
-  ++job_;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cursor_.store(static_cast<uint64_t>(job_) << 32, std::memory_order_release);
-  }
-  wake_.notify_all();
-  work(job_, 0);
-  for (int spins = 0; done_.load(std::memory_order_acquire) != tasks; ++spins) {
-    if (spins < kCallerSpinsBeforeYield) {
-      ENCRT_CPU_RELAX();
-    } else {
-      std::this_thread::yield();  // the worker running the last task may need this core
+  for (int first = 0; first < tasks; first += kMaxTasksPerJob) {
+    const int n = tasks - first < kMaxTasksPerJob ? tasks - first : kMaxTasksPerJob;
+    fn_ = fn;
+    context_ = context;
+    offset_ = first;
+    done_.store(0, std::memory_order_relaxed);
+    const uint32_t job = ++job_;
+    // Each word carries the new job number: a thread still inside work() for the previous job
+    // fails every claim on it and returns.
+    for (int t = 0; t < threads_; ++t) {
+      const uint64_t begin = static_cast<uint64_t>(n) * t / threads_, end = static_cast<uint64_t>(n) * (t + 1) / threads_;
+      ranges_[t].word.store(uint64_t{job} << 32 | begin << 16 | end, std::memory_order_release);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      posted_.store(job, std::memory_order_release);
+    }
+    wake_.notify_all();
+    work(job, 0);
+    for (int spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
+      if (spins < kCallerSpinsBeforeYield) {
+        ENCRT_CPU_RELAX();
+      } else {
+        std::this_thread::yield();  // the worker running the last task may need this core
+      }
     }
   }
 }
@@ -85,17 +94,17 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
 void ThreadPool::worker(int thread) {
   uint32_t seen = 0;
   for (;;) {
-    auto job_of = [this] { return static_cast<uint32_t>(cursor_.load(std::memory_order_acquire) >> 32); };
+    auto posted = [this] { return posted_.load(std::memory_order_acquire); };
     int spins = 0;
-    while (job_of() == seen && spins < kSpinIterations) {
+    while (posted() == seen && spins < kSpinIterations) {
       ENCRT_CPU_RELAX();
       ++spins;
     }
-    if (job_of() == seen) {
+    if (posted() == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return job_of() != seen; });
+      wake_.wait(lock, [&] { return posted() != seen; });
     }
-    seen = job_of();
+    seen = posted();
     if (stop_.load()) return;
     work(seen, thread);
   }
