@@ -54,6 +54,7 @@ struct GemmU8S8Kernel {
   int weight_bound;               // kAnyWeights, kSymmetricWeights or kNarrowWeights: every |w| <= it
   GemmU8S8WorkspaceFn workspace;  // bytes of QuantizedRows::workspace it needs; null: none
   int min_task_rows;              // the fewest rows worth one task when a linear is split by rows; 0: any
+  int min_rows_per_thread;        // split by rows only when each thread gets this many; 0: the backend's default
 };
 struct QuantizeRowsU8Kernel {
   QuantizeRowsU8Fn fn;
@@ -93,8 +94,8 @@ inline constexpr GemmF16Kernel kGemmF16Kernels[] = {
 #undef ENCRT_GEMM_F16_KERNEL
 };
 inline constexpr GemmU8S8Kernel kGemmU8S8Kernels[] = {
-#define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace, min_task_rows) \
-  {fn, #fn, features, weights, workspace, min_task_rows},
+#define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace, min_task_rows, min_rows_per_thread) \
+  {fn, #fn, features, weights, workspace, min_task_rows, min_rows_per_thread},
 #include "kernels/lists/gemm_u8s8.h"
 #undef ENCRT_GEMM_U8S8_KERNEL
 };

@@ -20,6 +20,7 @@ KernelTable make_kernel_table(IsaFeatures features) {
   t.gemm_u8s8 = gemm_u8s8.fn, t.gemm_u8s8_name = gemm_u8s8.name, t.gemm_u8s8_workspace = gemm_u8s8.workspace;
   t.gemm_u8s8_weight_bound = gemm_u8s8.weight_bound;
   t.gemm_u8s8_min_task_rows = gemm_u8s8.min_task_rows;
+  t.gemm_u8s8_min_rows_per_thread = gemm_u8s8.min_rows_per_thread;
   // Without the preferences that chose a kernel for a narrower weight range: the list's kernels
   // that take any weights are those chosen without one (lists/gemm_u8s8.h).
   const GemmU8S8Kernel& any = gemm_u8s8.weight_bound < kAnyWeights

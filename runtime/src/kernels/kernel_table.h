@@ -34,7 +34,11 @@ struct KernelTable {
   GemmF16Fn gemm_f16 = nullptr;
   GemmU8S8Fn gemm_u8s8 = nullptr;
   GemmU8S8WorkspaceFn gemm_u8s8_workspace = nullptr;  // null: it needs none
-  int gemm_u8s8_min_task_rows = 0;  // the fewest rows worth one task of gemm_u8s8 (lists/gemm_u8s8.h)
+  // How the CPU backend cuts gemm_u8s8's linears across threads (lists/gemm_u8s8.h): by rows where
+  // each thread gets at least gemm_u8s8_min_rows_per_thread rows (0: its default), no task with
+  // fewer than gemm_u8s8_min_task_rows while every thread gets one (0: any).
+  int gemm_u8s8_min_task_rows = 0;
+  int gemm_u8s8_min_rows_per_thread = 0;
   // For int8 weights that all lie in [-63, 63] (7-bit, kNarrowInt8Weight): the kernel that needs
   // them, where the table's instruction sets have one other than gemm_u8s8 (AVX2 without VNNI);
   // else null. The CPU backend runs it on the linears whose weights allow it.

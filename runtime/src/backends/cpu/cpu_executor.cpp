@@ -178,7 +178,11 @@ class OpRunner {
     const int M = rows_of(op.out(0)), N = w.N, K = w.K;
     float* out = buf<float>(op.out(0));
     const float* residual = buf<const float>(op.in(plan::slot::kLinearResidual));
-    const bool split_rows = M >= 8 * threads();
+    // The int8 kernel's wishes (lists/gemm_u8s8.h), else at least 8 rows per thread.
+    const bool own_kernel = w.dtype == DType::kI8 && !runs_narrow(kt_, w);
+    const int min_rows = own_kernel ? kt_.gemm_u8s8_min_task_rows : 0;
+    const int rows_per_thread = own_kernel && kt_.gemm_u8s8_min_rows_per_thread > 0 ? kt_.gemm_u8s8_min_rows_per_thread : 8;
+    const bool split_rows = M >= rows_per_thread * threads();
     unsigned char* scratch = buf<unsigned char>(op.scratch);
     const size_t per_thread = scratch ? g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads()) : 0;
     const int panels = (N + kernels::kPanelN - 1) / kernels::kPanelN;
@@ -186,7 +190,6 @@ class OpRunner {
     // (so that each block stays on the core that wrote it, thread_pool.h), but no fewer rows per
     // task than the kernel asks for while every thread still gets one.
     int tasks = split_rows ? row_tasks(M) : std::min(panels, row_tasks(panels));
-    const int min_rows = w.dtype == DType::kI8 && !runs_narrow(kt_, w) ? kt_.gemm_u8s8_min_task_rows : 0;
     if (split_rows && min_rows > 0) tasks = std::max(threads(), std::min(tasks, M / min_rows));
     auto body = [&](int task, int thread) {
       int m0 = 0, m1 = M, n0 = 0, n1 = N;

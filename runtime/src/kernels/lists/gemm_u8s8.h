@@ -1,31 +1,35 @@
 // int8 GEMMs, uint8 activations × int8 weights (GemmU8S8Fn). A kernel list (kernel_lists.h): no
-// include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace, min_task_rows)
-// and include.
+// include guard; define ENCRT_GEMM_U8S8_KERNEL(features, fn, weights, workspace, min_task_rows,
+// min_rows_per_thread) and include.
 // From the reference to the most preferred; `features` are those the kernel's file is compiled
 // for (runtime/CMakeLists.txt), plus the preference (isa.h) under which it is chosen; `weights`
 // kAnyWeights, kSymmetricWeights or kNarrowWeights; `workspace` the bytes of
-// QuantizedRows::workspace it needs (nullptr: none); `min_task_rows` the fewest rows worth one task
-// when the CPU backend splits a linear by rows across threads (0: any). The AMX kernel's is two of
-// its 32-row blocks: on a 2-core Xeon VM with AMX, MiniLM int8 b1 s128 on 2 threads ran 7% faster
-// with 64-row tasks than with 32-row ones (min 1.39 against 1.49 ms, three interleaved rounds).
+// QuantizedRows::workspace it needs (nullptr: none). How the CPU backend cuts a linear across
+// threads: by rows where each thread gets at least `min_rows_per_thread` rows (0: the backend's
+// default, 8), else by weight panels; and by rows, no task with fewer than `min_task_rows` while
+// every thread still gets one (0: any). The AMX kernel's are one and two of its 16-row tiles' worth:
+// a task of 8 rows costs the tiles as much as one of 16, and two 32-row blocks per task overlap
+// better. On a 2-core Xeon VM with AMX, MiniLM int8 on 2 threads: b1 s128 7% faster with 64-row
+// tasks than with 32-row ones (min 1.39 against 1.49 ms, three interleaved rounds); b1 s16 1.42×
+// faster split by panels than by 8-row blocks (0.335 against 0.475 ms, three rounds).
 // The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
 // AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI. The AMX kernel needs
 // AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
-ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr, 0)
+ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr, 0, 0)
 #if defined(ENCRT_ARCH_X86)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
-                       x86::qu8s8_encoded_rows_workspace, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kNarrowInt8Weights, x86::qu8s7_gemm_6x16__avx2, kNarrowWeights, nullptr, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr, 0)
+                       x86::qu8s8_encoded_rows_workspace, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kNarrowInt8Weights, x86::qu8s7_gemm_6x16__avx2, kNarrowWeights, nullptr, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights,
-                       x86::qu8s8_encoded_rows_workspace, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr, 0)
+                       x86::qu8s8_encoded_rows_workspace, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86::qu8s8_gemm_32x32__amx, kAnyWeights,
-                       nullptr, 64)
+                       nullptr, 64, 16)
 #elif defined(ENCRT_ARCH_ARM64)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, nullptr, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, nullptr, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,
-                       nullptr, 0)
+                       nullptr, 0, 0)
 #endif
