@@ -171,17 +171,26 @@ class OpRunner {
   }
 
   // Rows are split across threads when each gets a useful block of rows; otherwise whole
-  // 16-column weight panels are.
+  // 16-column weight panels are. Split by rows, every thread streams all of the layer's weights;
+  // split by panels, only its share of them, and all of the (few) activation rows: so the float
+  // layers, whose weights are 2-4 times the bytes of int8 ones, take panels up to more rows (16
+  // per thread per weight byte). On a 2-core Xeon VM, MiniLM on 2 threads, panels against rows
+  // (interleaved `encrt bench`, best-of): fp32 at `avx512` b1 s16 1.34 against 2.08 ms, s32 2.27
+  // against 3.11, s64 4.21 against 4.60, s128 even; fp32 at `avx2` s16 1.95 against 2.82; fp16 at
+  // `avx512fp16` s16 0.87 against 1.10, at `avx512` s32 2.36 against 2.55, s48 3.44 against 3.32
+  // (the one loss). int8: the kernel's wishes (lists/gemm_u8s8.h), else 8 rows per thread
+  // (panels gained nothing measurable there: the weights are a quarter of fp32's).
   void linear(const Op& op) {
     const plan::LinearParams& p = op.p<plan::LinearParams>();
     const detail::LinearView& w = *p.weights;
     const int M = rows_of(op.out(0)), N = w.N, K = w.K;
     float* out = buf<float>(op.out(0));
     const float* residual = buf<const float>(op.in(plan::slot::kLinearResidual));
-    // The int8 kernel's wishes (lists/gemm_u8s8.h), else at least 8 rows per thread.
     const bool own_kernel = w.dtype == DType::kI8 && !runs_narrow(kt_, w);
     const int min_rows = own_kernel ? kt_.gemm_u8s8_min_task_rows : 0;
-    const int rows_per_thread = own_kernel && kt_.gemm_u8s8_min_rows_per_thread > 0 ? kt_.gemm_u8s8_min_rows_per_thread : 8;
+    int rows_per_thread = 8;
+    if (w.dtype != DType::kI8) rows_per_thread = 16 * static_cast<int>(dtype_size(w.dtype));
+    if (own_kernel && kt_.gemm_u8s8_min_rows_per_thread > 0) rows_per_thread = kt_.gemm_u8s8_min_rows_per_thread;
     const bool split_rows = M >= rows_per_thread * threads();
     unsigned char* scratch = buf<unsigned char>(op.scratch);
     const size_t per_thread = scratch ? g_.buffers[static_cast<size_t>(op.scratch)].max_bytes / static_cast<size_t>(threads()) : 0;
