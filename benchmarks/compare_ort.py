@@ -580,8 +580,9 @@ def floor_table(args, encrt_models, results):
     if not (os.path.isfile(args.floor) and os.access(args.floor, os.X_OK)):
         log(f"\nno floor: {args.floor} is not built (cmake target encrt_model_floor)")
         return
-    log("\nfloor: the products at this CPU's probe-measured peak for encrt's kernel level "
-        "(benchmarks/model_floor/model_floor.cpp); min = best-of as a multiple of it")
+    log("\nfloor: the products at this CPU's probe-measured peak for encrt's kernel level, the linears no "
+        "faster than reading their weights at the measured read bandwidth (benchmarks/model_floor/model_floor.cpp); "
+        "min = best-of as a multiple of it")
     header = f"{'dtype':6s} {'thr':>3s} {'batch':>5s} {'seq':>4s} | {'floor ms':>9s} {'probe':>24s} | " \
              f"{'encrt/floor':>11s} {'ORT/floor':>9s}"
     log(header)

@@ -8,7 +8,9 @@
 // Session::run.
 //
 // The floor is the time the products alone would take at the peak of the fastest instruction the
-// kernel level has for their type, on every thread at once, and nothing else:
+// kernel level has for their type, on every thread at once, and nothing else; except that a linear
+// can be no faster than reading its weights (a roofline: at short sequences there are few
+// products per weight byte, and streaming the weights bounds the run):
 //   products   each encoder layer's linears: tokens × N × K of every 2-D `layers.*` weight, at the
 //              weight's type; the attention's two products (Q·Kᵀ, P·V): sequences × 2 × hidden ×
 //              the (query, key) pairs the attention window leaves, at int8 for an int8 attention
@@ -23,7 +25,11 @@
 //   aarch64    int8 usmmla at neoni8mm, sdot at neondot and neonfp16, smull + smlsl + sadalp
 //              (the neon kernel's route) at neon; fp16 fmla .8h at neonfp16 and above, else fp32
 //              fmla .4s
-// A level without a probe for a type the model uses (scalar) has no floor, and says so. With T threads the floor is the one-core floor / T (perfect scaling).
+//   weights    the linears of each type: max(2 · products / peak, weight bytes / read bandwidth),
+//              the bandwidth measured by streaming a buffer as large as all the linears' weights
+//              (peak_probe/read_bandwidth.h: the level of the memory hierarchy that holds them)
+// A level without a probe for a type the model uses (scalar) has no floor, and says so. With T
+// threads the floor is the one-core floor / T (perfect scaling, of the bandwidth too).
 //
 // Time is measured as `encrt bench` measures it (random ids in [1000, vocab), every token real),
 // as R rounds of N runs after a warm-up; best-of is the headline, the median beside it. A second
@@ -45,6 +51,7 @@
 #include "kernels/isa.h"
 #include "kernels/kernel_table.h"
 #include "peaks.h"
+#include "read_bandwidth.h"
 
 namespace {
 
@@ -128,6 +135,7 @@ bool parse_options(int argc, char** argv, Options* o, int* status) {
 // The products (multiply-adds) of one run, by the type they run in.
 struct Products {
   double linear_i8 = 0, linear_f16 = 0, linear_f32 = 0;
+  double bytes_i8 = 0, bytes_f16 = 0, bytes_f32 = 0;  // the linears' weights, per run (read once)
   double attention = 0;  // at attention_i8 ? int8 : fp32
   bool attention_i8 = false;
   int linears = 0;  // 2-D layer weights counted
@@ -150,9 +158,9 @@ Products count_products(const Model& model, int batch, int seq) {
     if (t.name.size() < 7 || t.name.compare(t.name.size() - 7, 7, ".weight") != 0) continue;
     const double nk = static_cast<double>(t.shape[0]) * static_cast<double>(t.shape[1]);
     ++p.linears;
-    if (t.dtype == "i8") p.linear_i8 += tokens * nk;
-    else if (t.dtype == "f16") p.linear_f16 += tokens * nk;
-    else p.linear_f32 += tokens * nk;
+    if (t.dtype == "i8") p.linear_i8 += tokens * nk, p.bytes_i8 += nk;
+    else if (t.dtype == "f16") p.linear_f16 += tokens * nk, p.bytes_f16 += 2 * nk;
+    else p.linear_f32 += tokens * nk, p.bytes_f32 += 4 * nk;
   }
   const encrt::ModelConfig& c = model.config();
   p.attention_i8 = c.attention_precision == "int8";
@@ -212,11 +220,16 @@ LevelPeaks level_peaks(const encrt::bench::Peaks& m, kernels::IsaFeatures f) {
   return l;
 }
 
-// Seconds that `products` take at `peak` ops/s on `threads` cores; -1 when there is no peak.
+// Milliseconds that `products` take at `peak` ops/s on `threads` cores; -1 when there is no peak.
 double floor_ms(double products, double peak, int threads) {
   if (products <= 0) return 0;
   if (peak <= 0) return -1;
   return 2.0 * products / (peak * threads) * 1e3;
+}
+
+// Milliseconds that reading `bytes` takes at `bandwidth` bytes/s per core on `threads` cores.
+double read_ms(double bytes, double bandwidth, int threads) {
+  return bytes <= 0 || bandwidth <= 0 ? 0 : bytes / (bandwidth * threads) * 1e3;
 }
 
 double median_of(std::vector<double> v) {
@@ -260,6 +273,7 @@ struct LevelRun {
   std::string isa;    // the session's isa option ("" = the default table)
   LevelPeaks peaks;
   double fl_linear = 0, fl_att = 0, fl_total = 0;
+  double fl_linear_compute = 0, fl_linear_read = 0;  // the two sides of the linears' roofline, summed
   bool has_floor = false;
   std::unique_ptr<Session> session;
   std::string kernel_summary;
@@ -274,19 +288,26 @@ struct LevelRun {
   }
 };
 
-void set_floor(LevelRun* r, const Products& p, const encrt::bench::Peaks& measured, kernels::IsaFeatures features,
-               int threads) {
+void set_floor(LevelRun* r, const Products& p, const encrt::bench::Peaks& measured, double bandwidth,
+               kernels::IsaFeatures features, int threads) {
   r->peaks = level_peaks(measured, features);
   const double fl_i8 = floor_ms(p.linear_i8, r->peaks.i8, threads);
   const double fl_f16 = floor_ms(p.linear_f16, r->peaks.f16, threads);
   const double fl_f32 = floor_ms(p.linear_f32, r->peaks.f32, threads);
   r->fl_att = floor_ms(p.attention, p.attention_i8 ? r->peaks.i8 : r->peaks.f32, threads);
   r->has_floor = fl_i8 >= 0 && fl_f16 >= 0 && fl_f32 >= 0 && r->fl_att >= 0;
-  r->fl_linear = fl_i8 + fl_f16 + fl_f32;
+  const double rd_i8 = read_ms(p.bytes_i8, bandwidth, threads), rd_f16 = read_ms(p.bytes_f16, bandwidth, threads),
+               rd_f32 = read_ms(p.bytes_f32, bandwidth, threads);
+  r->fl_linear_compute = fl_i8 + fl_f16 + fl_f32;
+  r->fl_linear_read = rd_i8 + rd_f16 + rd_f32;
+  // Per type, the slower of its products and its weights (every linear of a type has the same
+  // products per weight byte, so this is the per-linear roofline summed).
+  r->fl_linear = std::max(fl_i8, rd_i8) + std::max(fl_f16, rd_f16) + std::max(fl_f32, rd_f32);
   r->fl_total = r->fl_linear + r->fl_att;
 }
 
-void print_json(const LevelRun& r, const Options& o, const Products& p, const encrt::host::HostInfo& host) {
+void print_json(const LevelRun& r, const Options& o, const Products& p, double bandwidth,
+                const encrt::host::HostInfo& host) {
   std::printf("{\"cpu\": \"%s\", \"virtual_machine\": %s, \"emulated\": %s, \"level\": \"%s\", \"model\": \"%s\", "
               "\"batch\": %d, \"seq\": %d, \"threads\": %d, ",
               json_escape(host.cpu_model).c_str(), host.virtual_machine ? "true" : "false",
@@ -298,9 +319,12 @@ void print_json(const LevelRun& r, const Options& o, const Products& p, const en
   std::printf("\"products\": {\"linear_i8\": %.0f, \"linear_f16\": %.0f, \"linear_f32\": %.0f, \"attention\": %.0f, "
               "\"attention_i8\": %s}, ",
               p.linear_i8, p.linear_f16, p.linear_f32, p.attention, p.attention_i8 ? "true" : "false");
+  std::printf("\"weight_bytes\": {\"i8\": %.0f, \"f16\": %.0f, \"f32\": %.0f}, \"read_gbs\": %.9g, ", p.bytes_i8,
+              p.bytes_f16, p.bytes_f32, bandwidth * 1e-9);
   if (r.has_floor)
-    std::printf("\"floor_ms\": {\"total\": %.9g, \"linear\": %.9g, \"attention\": %.9g}", r.fl_total, r.fl_linear,
-                r.fl_att);
+    std::printf("\"floor_ms\": {\"total\": %.9g, \"linear\": %.9g, \"attention\": %.9g, \"linear_compute\": %.9g, "
+                "\"linear_read\": %.9g}",
+                r.fl_total, r.fl_linear, r.fl_att, r.fl_linear_compute, r.fl_linear_read);
   else
     std::printf("\"floor_ms\": null");
   if (!o.floor_only) {
@@ -325,8 +349,9 @@ void print_text(const LevelRun& r, const Options& o) {
   if (!r.has_floor) {
     std::printf("floor        none: no probe for this level's instructions\n");
   } else {
-    std::printf("floor        %.4f ms = linears %.4f + attention %.4f (the products at the peaks, nothing else)\n",
-                r.fl_total, r.fl_linear, r.fl_att);
+    std::printf("floor        %.4f ms = linears %.4f + attention %.4f (the products at the peaks, nothing else,\n"
+                "             but a linear no faster than reading its weights: products %.4f, weights %.4f)\n",
+                r.fl_total, r.fl_linear, r.fl_att, r.fl_linear_compute, r.fl_linear_read);
   }
   if (o.floor_only) return;
   const double best = r.best(), median = median_of(r.ms);
@@ -425,6 +450,8 @@ int main(int argc, char** argv) {
   }
   encrt::bench::Peaks measured = encrt::bench::measure_peaks(false);
   const Products p = count_products(*model, o.batch, o.seq);
+  const size_t weight_bytes = static_cast<size_t>(p.bytes_i8 + p.bytes_f16 + p.bytes_f32);
+  double bandwidth = encrt::bench::measure_read_bandwidth(weight_bytes);
   if (p.linears != cfg.num_layers * 4) {
     // qkv, out, up, down per layer: a file laid out otherwise would be counted wrongly here.
     std::fprintf(stderr, "encrt_model_floor: expected %d layer weights (4 per layer), found %d\n",
@@ -481,16 +508,23 @@ int main(int argc, char** argv) {
 
   // The probes again after the runs, the better of the two kept per instruction: a burst of the
   // machine's load during one measurement lowers a peak, and a lower peak flatters the ratio.
-  if (!o.floor_only) measured = encrt::bench::best_of(measured, encrt::bench::measure_peaks(false));
-  for (size_t i = 0; i < runs.size(); ++i) set_floor(&runs[i], p, measured, features[i], o.threads);
-  if (!o.json) encrt::bench::print_peaks(measured);
+  if (!o.floor_only) {
+    measured = encrt::bench::best_of(measured, encrt::bench::measure_peaks(false));
+    bandwidth = std::max(bandwidth, encrt::bench::measure_read_bandwidth(weight_bytes));
+  }
+  for (size_t i = 0; i < runs.size(); ++i) set_floor(&runs[i], p, measured, bandwidth, features[i], o.threads);
+  if (!o.json) {
+    encrt::bench::print_peaks(measured);
+    std::printf("measured read bandwidth: %.1f GB/s, one core streaming %.2f MiB (the linears' weights)\n",
+                bandwidth * 1e-9, weight_bytes / 1048576.0);
+  }
 
   if (o.json) {  // one object; with --isa all an array of them
     const bool all = o.isa == "all";
     if (all) std::printf("[");
     for (size_t i = 0; i < runs.size(); ++i) {
       if (i) std::printf(", ");
-      print_json(runs[i], o, p, host);
+      print_json(runs[i], o, p, bandwidth, host);
     }
     std::printf(all ? "]\n" : "\n");
     return 0;

@@ -208,6 +208,24 @@ void smull_sadalp_loop(long iterations) {
       :
       : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "cc");
 }
+void read_lines_neon(const void* p, long lines) {
+  asm volatile(
+      "movi v4.16b, #0\n\t"
+      "movi v5.16b, #0\n\t"
+      "movi v6.16b, #0\n\t"
+      "movi v7.16b, #0\n\t"
+      "1:\n\t"
+      "ld1 {v0.16b, v1.16b, v2.16b, v3.16b}, [%0], #64\n\t"
+      "add v4.2d, v4.2d, v0.2d\n\t"
+      "add v5.2d, v5.2d, v1.2d\n\t"
+      "add v6.2d, v6.2d, v2.2d\n\t"
+      "add v7.2d, v7.2d, v3.2d\n\t"
+      "subs %1, %1, #1\n\t"
+      "b.gt 1b\n\t"
+      : "+r"(p), "+r"(lines)
+      :
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "cc", "memory");
+}
 #endif
 
 }  // namespace encrt::bench

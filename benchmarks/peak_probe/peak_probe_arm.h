@@ -13,6 +13,9 @@ void fmla_4s_loop(long iterations);  // fp32: 8 flops
 void fmla_8h_loop(long iterations);  // fp16 arithmetic: 16 flops
 constexpr int kPeakChainsSmull = 12;  // smull_sadalp_loop: chain steps (3 instructions each) per iteration
 void smull_sadalp_loop(long iterations);  // ARMv8.0 int8: 32 ops per chain step (16 products)
+// Memory, not registers: `lines` 64-byte lines from p, one ld1 of four q registers per line added
+// into four accumulators.
+void read_lines_neon(const void* p, long lines);
 #endif
 
 }  // namespace encrt::bench

@@ -407,6 +407,48 @@ void tdpbusd_loop(long iterations) {
       : "m"(config)
       : "cc");
 }
+void read_lines_zmm(const void* p, long lines) {
+  asm volatile(
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+      "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
+      "vpxord %%zmm2, %%zmm2, %%zmm2\n\t"
+      "vpxord %%zmm3, %%zmm3, %%zmm3\n\t"
+      "1:\n\t"
+      "vpaddq (%0), %%zmm0, %%zmm0\n\t"
+      "vpaddq 64(%0), %%zmm1, %%zmm1\n\t"
+      "vpaddq 128(%0), %%zmm2, %%zmm2\n\t"
+      "vpaddq 192(%0), %%zmm3, %%zmm3\n\t"
+      "add $256, %0\n\t"
+      "sub $4, %1\n\t"
+      "jg 1b\n\t"
+      : "+r"(p), "+r"(lines)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "cc", "memory");
+}
+
+void read_lines_ymm(const void* p, long lines) {
+  asm volatile(
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vpxor %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vpxor %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vpxor %%ymm3, %%ymm3, %%ymm3\n\t"
+      "1:\n\t"
+      "vpaddq (%0), %%ymm0, %%ymm0\n\t"
+      "vpaddq 32(%0), %%ymm1, %%ymm1\n\t"
+      "vpaddq 64(%0), %%ymm2, %%ymm2\n\t"
+      "vpaddq 96(%0), %%ymm3, %%ymm3\n\t"
+      "vpaddq 128(%0), %%ymm0, %%ymm0\n\t"
+      "vpaddq 160(%0), %%ymm1, %%ymm1\n\t"
+      "vpaddq 192(%0), %%ymm2, %%ymm2\n\t"
+      "vpaddq 224(%0), %%ymm3, %%ymm3\n\t"
+      "add $256, %0\n\t"
+      "sub $4, %1\n\t"
+      "jg 1b\n\t"
+      "vzeroupper\n\t"
+      : "+r"(p), "+r"(lines)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "cc", "memory");
+}
 #endif
 
 }  // namespace encrt::bench

@@ -21,6 +21,10 @@ void i8_saturating_zmm_loop(long iterations);  // AVX-512 BW: the saturating rou
 // AMX-INT8: `iterations` × kPeakTileChains tdpbusd; configures the tiles itself and releases them.
 constexpr int kPeakTileChains = 6;  // C tiles (tmm0-5) per iteration; tmm6 and tmm7 the factors
 void tdpbusd_loop(long iterations);
+// Memory, not registers: `lines` 64-byte lines from p (64-byte aligned, `lines` a multiple of 4)
+// added into 4 accumulators with one zmm (AVX-512F) or two ymm (AVX2) loads per line.
+void read_lines_zmm(const void* p, long lines);
+void read_lines_ymm(const void* p, long lines);
 #endif
 
 }  // namespace encrt::bench

@@ -2,7 +2,8 @@
 """encrt_model_floor (benchmarks/model_floor) on the bert_plain fixture converted to fp32, fp16,
 int8 and int8 with a sliding attention window: the products it counts equal those derived here
 from the fixture's config.json (a different path: the tool counts the file's tensors); where
-this CPU has probes, each floor is 2 × products / the reported peak and the ratio is best / floor;
+this CPU has probes, each floor is 2 × products / the reported peak, the linears' at least their
+weight bytes / the reported read bandwidth (per type), and the ratio is best / floor;
 bad arguments exit 2, a missing model 1.
   model_floor_check.py --floor build/bin/encrt_model_floor --encrt build/bin/encrt [--tmp DIR]
                        [--wrapper "qemu-aarch64 -L /usr/aarch64-linux-gnu"]
@@ -49,7 +50,8 @@ def main():
     h, ffn, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
     tokens = BATCH * SEQ
     # Q, K, V, attention output: H x H each; FFN up H -> F, down F -> H.
-    linear = tokens * layers * (4 * h * h + 2 * h * ffn)
+    weights = layers * (4 * h * h + 2 * h * ffn)  # per run, each read once
+    linear = tokens * weights
 
     def pairs(window):
         return sum(1 for i in range(SEQ) for j in range(SEQ) if window == 0 or abs(i - j) <= window)
@@ -72,10 +74,16 @@ def main():
         what = f"{dtype} window {window}"
         counted = p["linear_i8"] + p["linear_f16"] + p["linear_f32"]
         expect(counted == linear, f"{what}: linear products {counted}, expected {linear}")
+        wb = r["weight_bytes"]
         if kind:
             expect(p[kind] == linear, f"{what}: all {linear} products should be {kind}: {p}")
+            size = {"linear_f32": 4, "linear_f16": 2}[kind]
+            expect(wb[kind[len("linear_"):]] == size * weights and wb["i8"] == 0, f"{what}: weight bytes {wb}")
         else:
             expect(p["linear_i8"] > 0, f"{what}: no int8 linear counted: {p}")
+            # int8 layers, or fp16 ones the accuracy guardrail kept: each weight at its type's size.
+            expect(wb["i8"] + wb["f16"] / 2 + wb["f32"] / 4 == weights and wb["i8"] > 0, f"{what}: weight bytes {wb}")
+        expect(r["read_gbs"] > 0, f"{what}: read bandwidth {r['read_gbs']}")
         attention = BATCH * layers * 2 * h * pairs(window)
         expect(p["attention"] == attention, f"{what}: attention products {p['attention']}, expected {attention}")
         expect(p["attention_i8"] == attention_i8, f"{what}: attention_i8 {p['attention_i8']}, inspect {attention_i8}")
@@ -93,17 +101,36 @@ def main():
             continue
         expect(not missing, f"{what}: a floor although {missing} have no peak: {peaks}")
         expect(peaks["i8"] > 0 and peaks["f16"] > 0 and peaks["f32"] > 0, f"{what}: peaks {peaks}")
-        fl_linear = 2 * (p["linear_i8"] / peaks["i8"] + p["linear_f16"] / peaks["f16"] +
-                         p["linear_f32"] / peaks["f32"]) / 1e9 * 1e3
+        # Per type, the slower of its products at the peak and its weights at the read bandwidth.
+        fl_linear = sum(max(2 * p["linear_" + t] / peaks[t], wb[t] / r["read_gbs"]) for t in ("i8", "f16", "f32")) / 1e9 * 1e3
         fl_attention = 2 * p["attention"] / (peaks["i8"] if attention_i8 else peaks["f32"]) / 1e9 * 1e3
         fl = r["floor_ms"]
         # The JSON gives 9 significant digits: a relative 1e-3 leaves room for the rest.
         expect(close(fl["linear"], fl_linear) and close(fl["attention"], fl_attention), f"{what}: floor {fl}, "
                f"expected linear {fl_linear}, attention {fl_attention}")
+        # A sum of per-type maxima is at least either side's sum.
+        expect(fl["linear"] >= fl["linear_compute"] * (1 - 1e-6) and fl["linear"] >= fl["linear_read"] * (1 - 1e-6),
+               f"{what}: roofline sides {fl}")
         expect(close(fl["total"], fl["linear"] + fl["attention"]), f"{what}: floor total {fl}")
         expect(close(r["best_over_floor"], r["best_ms"] / fl["total"]), f"{what}: ratio {r['best_over_floor']}")
         print(f"{what}: best {r['best_ms']:.4f} ms, floor {fl['total']:.6f} ms ({r['level']}, "
               f"int8 probe {r['probes']['i8']})")
+
+    # One token: a few products per weight byte, so on most levels reading the weights is the slower
+    # side of the linears' roofline (--floor-only: no timing).
+    model = os.path.join(tmp, "bert_plain.int8.w0.encrt")
+    rc, out, err = run(wrap + [args.floor, model, "--batch", "1", "--seq", "1", "--json", "--floor-only"])
+    expect(rc == 0, f"seq 1: exit {rc}: {err}")
+    r = json.loads(out)
+    if r["floor_ms"] is not None:
+        p, wb, peaks, fl = r["products"], r["weight_bytes"], r["peaks_gops"], r["floor_ms"]
+        compute = 2 * sum(p["linear_" + t] / peaks[t] for t in ("i8", "f16", "f32") if p["linear_" + t]) / 1e9 * 1e3
+        read = sum(wb.values()) / r["read_gbs"] / 1e9 * 1e3
+        expect(close(fl["linear_compute"], compute) and close(fl["linear_read"], read), f"seq 1: sides {fl}, "
+               f"expected {compute}, {read}")
+        expect(close(fl["linear"], max(compute, read)), f"seq 1: linear floor {fl['linear']}, expected {max(compute, read)}")
+        print(f"seq 1: linears' floor {fl['linear']:.3g} ms = max(products {compute:.3g}, weights {read:.3g} "
+              f"at {r['read_gbs']:.1f} GB/s)")
 
     # --isa all: every SIMD level in one process, an array of the same objects.
     model = os.path.join(tmp, "bert_plain.int8.w0.encrt")
