@@ -105,3 +105,21 @@ TEST_CASE("thread pool: the tasks a stuck worker would run next are taken over",
     CHECK(jobs_with_a_blocked_worker > 0);  // the workers did take part
   }
 }
+
+// A job of more tasks than one range word can count (thread_pool.h: 16-bit fields) runs as several
+// jobs in a row; every task still runs exactly once, with its own index.
+TEST_CASE("thread pool: a job of more than 65535 tasks runs every task once", "[threads][pool]") {
+  constexpr int kTasks = 3 * 65535 + 17;
+  std::vector<std::atomic<int>> runs(kTasks);
+  for (auto& r : runs) r.store(0, std::memory_order_relaxed);
+  encrt::cpu::ThreadPool pool(3);
+  pool.run(
+      kTasks,
+      [](void* ctx, int task, int) {
+        (*static_cast<std::vector<std::atomic<int>>*>(ctx))[static_cast<size_t>(task)].fetch_add(1, std::memory_order_relaxed);
+      },
+      &runs);
+  long wrong = 0;
+  for (const auto& r : runs) wrong += r.load(std::memory_order_relaxed) != 1;
+  CHECK(wrong == 0);
+}
