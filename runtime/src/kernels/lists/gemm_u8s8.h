@@ -14,16 +14,20 @@
 // faster split by panels than by 8-row blocks (0.335 against 0.475 ms, three rounds). The avx512vnni
 // kernel's 8-row tile: b1 s16 on 2 threads 1.33× faster with tasks of 8 rows than of 4 (0.427
 // against 0.567 ms); for the 6-row tiles of the ymm kernels the same rule made no difference (1%).
+// Panels below 16 rows per thread for the AVX-VNNI ymm kernel (b1 s16 on 2 threads 0.695-0.733
+// against 0.820-0.848 ms, three rounds) and the widened avx2 one (1.344-1.349 against 1.421-1.427);
+// not for the signed avx2 route (1.325-1.358 against 1.289-1.310: rows stay) nor the avx512 one
+// (within 2%).
 // The AVX-VNNI ymm kernel comes before the AVX-512 ones, so that a CPU with
 // AVX-512 runs the zmm kernels whether or not it also has AVX-VNNI. The AMX kernel needs
 // AVX512-VNNI's features (its epilogue is the avx512vnni kernel's) and AMX-INT8, not AVX512-FP16.
 ENCRT_GEMM_U8S8_KERNEL(0, ref::gemm_u8s8, kAnyWeights, nullptr, 0, 0)
 #if defined(ENCRT_ARCH_X86)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2, x86::qu8s8_gemm_6x8__avx2, kAnyWeights, x86::qu8s8_widened_workspace, 0, 16)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kPreferSignedMadd, x86::qu8s8_gemm_4x16__avx2, kSymmetricWeights,
                        x86::qu8s8_encoded_rows_workspace, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kNarrowInt8Weights, x86::qu8s7_gemm_6x16__avx2, kNarrowWeights, nullptr, 0, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvxVnni, x86::qu8s8_gemm_6x16__avxvnni, kAnyWeights, nullptr, 0, 16)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512, x86::qu8s8_gemm_6x32__avx512, kAnyWeights,
                        x86::qu8s8_encoded_rows_workspace, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8x48__avx512vnni, kAnyWeights, nullptr, 8, 0)
