@@ -354,6 +354,11 @@ TEST_CASE("preferences choose between kernels of the same instructions", "[dispa
     CHECK(any->weight_bound == kAnyWeights);
     CHECK(t.gemm_u8s8_any_weights == any->fn);
     CHECK(t.gemm_u8s8_any_weights_workspace == any->workspace);
+    // How the CPU backend splits a linear comes with the kernel that runs it.
+    CHECK(t.gemm_u8s8_min_task_rows == k.min_task_rows);
+    CHECK(t.gemm_u8s8_min_rows_per_thread == k.min_rows_per_thread);
+    CHECK(t.gemm_u8s8_any_weights_min_task_rows == any->min_task_rows);
+    CHECK(t.gemm_u8s8_any_weights_min_rows_per_thread == any->min_rows_per_thread);
   }
 }
 

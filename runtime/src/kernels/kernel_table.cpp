@@ -28,6 +28,8 @@ KernelTable make_kernel_table(IsaFeatures features) {
                                   : gemm_u8s8;
   t.gemm_u8s8_any_weights = any.fn, t.gemm_u8s8_any_weights_name = any.name;
   t.gemm_u8s8_any_weights_workspace = any.workspace;
+  t.gemm_u8s8_any_weights_min_task_rows = any.min_task_rows;
+  t.gemm_u8s8_any_weights_min_rows_per_thread = any.min_rows_per_thread;
   // For 7-bit weights: the list's kernel that needs them, if these features have one.
   const GemmU8S8Kernel& narrow = choose_kernel(kGemmU8S8Kernels, features | kNarrowInt8Weights);
   if (&narrow != &gemm_u8s8) t.gemm_u8s7 = narrow.fn, t.gemm_u8s7_name = narrow.name;

@@ -46,6 +46,8 @@ struct KernelTable {
   const char* gemm_u8s7_name = "";
   GemmU8S8Fn gemm_u8s8_any_weights = nullptr;
   GemmU8S8WorkspaceFn gemm_u8s8_any_weights_workspace = nullptr;
+  int gemm_u8s8_any_weights_min_task_rows = 0;
+  int gemm_u8s8_any_weights_min_rows_per_thread = 0;
   QuantizeRowsU8Fn quantize_rows_u8 = nullptr;
   LayerNormFn layer_norm = nullptr;
   AddRowF16Fn add_row_f16 = nullptr;

@@ -104,6 +104,8 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
       cc.kernels.gemm_u8s8 = cc.kernels.gemm_u8s8_any_weights;
       cc.kernels.gemm_u8s8_name = cc.kernels.gemm_u8s8_any_weights_name;
       cc.kernels.gemm_u8s8_workspace = cc.kernels.gemm_u8s8_any_weights_workspace;
+      cc.kernels.gemm_u8s8_min_task_rows = cc.kernels.gemm_u8s8_any_weights_min_task_rows;
+      cc.kernels.gemm_u8s8_min_rows_per_thread = cc.kernels.gemm_u8s8_any_weights_min_rows_per_thread;
       cc.kernels.gemm_u8s8_weight_bound = kernels::kAnyWeights;
     }
   }

@@ -178,7 +178,7 @@ class OpRunner {
   // (interleaved `encrt bench`, best-of): fp32 at `avx512` b1 s16 1.34 against 2.08 ms, s32 2.27
   // against 3.11, s64 4.21 against 4.60, s128 even; fp32 at `avx2` s16 1.95 against 2.82; fp16 at
   // `avx512fp16` s16 0.87 against 1.10, at `avx512` s32 2.36 against 2.55, s48 3.44 against 3.32
-  // (the one loss). int8: the kernel's wishes (lists/gemm_u8s8.h), else 8 rows per thread
+  // (there panels lose). int8: the kernel's wishes (lists/gemm_u8s8.h), else 8 rows per thread
   // (panels gained nothing measurable there: the weights are a quarter of fp32's).
   void linear(const Op& op) {
     const plan::LinearParams& p = op.p<plan::LinearParams>();
