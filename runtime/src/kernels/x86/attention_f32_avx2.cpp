@@ -12,6 +12,7 @@
 #include "kernels/x86/x86_avx2_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx2.h"
+#include "kernels/attention_keys.h"
 #include "kernels/attention_pairs.h"
 #include "kernels/tiling.h"
 
@@ -346,14 +347,8 @@ void f32_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
   const int32_t* mask = a.mask ? a.mask + row0 : nullptr;
   float* probs = a.probs ? a.probs + (static_cast<size_t>(b) * a.heads + h) * S * S : nullptr;
 
-  int real = 0;
-  for (int j = 0; j < S; ++j)
-    if (!mask || mask[j] != 0) t.keys[real++] = j;
-  if (real == 0) {  // no real token: zero output and probabilities, as the reference
-    for (int i = 0; i < S; ++i) std::memset(hd.out + static_cast<size_t>(i) * hd.ld_out, 0, sizeof(float) * D);
-    if (probs) std::memset(probs, 0, sizeof(float) * S * S);
-    return;
-  }
+  const int real = list_real_keys(mask, S, D, hd.out, hd.ld_out, probs, t.keys);
+  if (real == 0) return;
   const PairMask pm = pair_mask_of(a, b);
   if (pm.active()) {
     if (probs)

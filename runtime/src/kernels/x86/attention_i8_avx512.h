@@ -50,6 +50,7 @@
 #include "kernels/x86/x86_avx512_common.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_avx512.h"
+#include "kernels/attention_keys.h"
 #include "kernels/attention_pairs.h"
 #include "kernels/tiling.h"
 
@@ -750,18 +751,9 @@ void qs8_attention(Engine& engine, const AttentionArgs& a, int b, int h, void* s
   const int32_t* mask = a.mask ? a.mask + row0 : nullptr;
   float* probs = a.probs ? a.probs + (static_cast<size_t>(b) * a.heads + h) * S * S : nullptr;
 
-  int real = 0;
-  for (int j = 0; j < S; ++j)
-    if (!mask || mask[j] != 0) t.keys[real++] = j;
-  if (real == 0) {  // no real token: zero output and probabilities, as the reference
-    for (int i = 0; i < S; ++i) std::memset(hd.out + static_cast<size_t>(i) * hd.ld_out, 0, sizeof(float) * D);
-    if (probs) std::memset(probs, 0, sizeof(float) * S * S);
-    return;
-  }
-  if (probs && real < S)  // padded keys: probability exactly 0
-    for (size_t i = 0; i < static_cast<size_t>(S); ++i)
-      for (int j = 0; j < S; ++j)
-        if (mask[j] == 0) probs[i * S + j] = 0.0f;
+  const int real = list_real_keys(mask, S, D, hd.out, hd.ld_out, probs, t.keys);
+  if (real == 0) return;
+  zero_padded_probs(mask, S, real, probs);
 
   // Pair masks or a window: every probability starts at 0 (a window leaves most pairs unwritten).
   const PairMask pairs = pair_mask_of(a, b);
