@@ -261,106 +261,14 @@ void normalize_rows(const Head& hd, const Scratch& t) {
   }
 }
 
-void attention_online(const Head& hd, const Scratch& t, int real) {
-  for (int kb = 0; kb < real; kb += kKeyBlock) {
-    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
-    const int32_t* keys = t.keys + kb;
-    pack_key_block(hd, keys, nk, t.kt);
-    const bool first = kb == 0;
-    for (int i0 = 0, rows = 0; i0 < hd.seq; i0 += rows) {
-      rows = next_tile_rows(hd.seq - i0, kRows);
-      float alpha[kRows];
-      scores(hd, i0, rows, t.kt, nk, t.p);
-      softmax_block(i0, rows, nk, first, false, t, alpha);
-      accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, first);
-    }
-  }
-  normalize_rows(hd, t);
-}
-
-void attention_with_probs(const Head& hd, const Scratch& t, int real, const int32_t* mask, float* probs) {
-  const size_t S = static_cast<size_t>(hd.seq);
-  // Pass 1: each row's max and Σ exp(s - max).
-  float alpha[kRows];
-  for (int kb = 0; kb < real; kb += kKeyBlock) {
-    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
-    pack_key_block(hd, t.keys + kb, nk, t.kt);
-    for (int i0 = 0, rows = 0; i0 < hd.seq; i0 += rows) {
-      rows = next_tile_rows(hd.seq - i0, kRows);
-      scores(hd, i0, rows, t.kt, nk, t.p);
-      softmax_block(i0, rows, nk, kb == 0, false, t, alpha);
-    }
-  }
-  for (int i = 0; i < hd.seq; ++i) t.row_sum[i] = 1.0f / t.row_sum[i];
-  // Padded keys: probability 0 · (1 / sum) as in the reference: exactly 0, or NaN in a row whose
-  // sum is not finite (a NaN or infinite score), as PyTorch's masked softmax gives.
-  if (real < hd.seq)
-    for (size_t i = 0; i < S; ++i)
-      for (size_t j = 0; j < S; ++j)
-        if (mask[j] == 0) probs[i * S + j] = 0.0f * t.row_sum[i];
-  // Pass 2: probabilities, written out and multiplied into V.
-  for (int r = 0; r < kRows; ++r) alpha[r] = 1.0f;
-  for (int kb = 0; kb < real; kb += kKeyBlock) {
-    const int nk = real - kb < kKeyBlock ? real - kb : kKeyBlock;
-    const int32_t* keys = t.keys + kb;
-    const bool contiguous = keys[nk - 1] - keys[0] == nk - 1;
-    pack_key_block(hd, keys, nk, t.kt);
-    for (int i0 = 0, rows = 0; i0 < hd.seq; i0 += rows) {
-      rows = next_tile_rows(hd.seq - i0, kRows);
-      scores(hd, i0, rows, t.kt, nk, t.p);
-      probabilities_block(i0, rows, nk, false, t);
-      for (int r = 0; r < rows; ++r) {
-        float* row = probs + static_cast<size_t>(i0 + r) * S;
-        const float* pr = t.p + r * kKeyBlock;
-        if (contiguous)
-          std::memcpy(row + keys[0], pr, sizeof(float) * nk);
-        else
-          for (int j = 0; j < nk; ++j) row[keys[j]] = pr[j];
-      }
-      accumulate_pv(hd, i0, rows, keys, nk, t.p, alpha, kb == 0);
-    }
-  }
-}
-
 #include "kernels/x86/attention_f32_pairs.inc"
+#include "kernels/x86/attention_f32_heads.inc"
 
 }  // namespace
 
 size_t f32_attention_scratch__avx2(int seq, int head_dim) { return scratch_bytes(seq, head_dim); }
 
-void f32_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
-  const int S = a.seq, D = a.head_dim;
-  if (S <= 0 || D <= 0) return;
-  const Scratch t = carve(scratch, S, D);
-  const size_t row0 = static_cast<size_t>(b) * S;
-  const size_t hd_cols = static_cast<size_t>(a.heads) * D;
-  Head hd;
-  hd.q = a.qkv + row0 * a.ld_qkv + static_cast<size_t>(h) * D;
-  hd.k = hd.q + hd_cols;
-  hd.v = hd.q + 2 * hd_cols;
-  hd.ld_qkv = static_cast<size_t>(a.ld_qkv);
-  hd.out = a.out + row0 * a.ld_out + static_cast<size_t>(h) * D;
-  hd.ld_out = static_cast<size_t>(a.ld_out);
-  hd.seq = S;
-  hd.dim = D;
-  hd.scale = a.scale;
-  const int32_t* mask = a.mask ? a.mask + row0 : nullptr;
-  float* probs = a.probs ? a.probs + (static_cast<size_t>(b) * a.heads + h) * S * S : nullptr;
-
-  const int real = list_real_keys(mask, S, D, hd.out, hd.ld_out, probs, t.keys);
-  if (real == 0) return;
-  const PairMask pm = pair_mask_of(a, b);
-  if (pm.active()) {
-    if (probs)
-      attention_with_probs_pairs(hd, t, real, pm, probs);
-    else
-      attention_online_pairs(hd, t, real, pm);
-  } else if (probs) {
-    attention_with_probs(hd, t, real, mask, probs);
-  } else {
-    attention_online(hd, t, real);
-  }
-}
+void f32_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) { attention_head(a, b, h, scratch); }
 
 void f32_exp__avx2(int n, const float* x, float* y) {
   int i = 0;
