@@ -17,7 +17,7 @@
 //     perturbation ε of the probabilities moves it by at most 2ε·max|V|: ~1e-6 for these inputs.
 //   fp32, probabilities: |got - ref| <= 1e-6 absolute; padded keys exactly 0.
 //   int8 against the reference: every quantized value and integer dot product is the same; the
-//     softmax differs. Both kernels quantize t_j = 255 w_j / max w (w = e^S · s_v) to u_j =
+//     softmax differs. The kernels quantize t_j = 255 w_j / max w (w = e^S · s_v) to u_j =
 //     rint(t_j) where the reference takes rint(P'_j / s_p), equal up to rounding; t_j is off by
 //     a relative ε from its exact value (below), so u_j can differ by one step only where t_j lies
 //     within ε·t_j of a half integer. The test models t_j in fp64 from the fp32 scores (which it
@@ -27,17 +27,13 @@
 //     with η = 2ε + 2.5e-7 + (1.07·S + 8)·u covering s_p (Σ summed in another order: at most
 //     (S - 1)u for the reference's sequential sum, S/4 + 4 for the kernels'). Near ties must stay
 //     rare (< 1% of keys). As a plain number this is at most (#near ties)·127·s_p + η·|out|, and
-//     s_p·127 <= max_j(p_j·max|V_j|)/255. ε per kernel:
-//       avx2 (the reference's fp32 scores and S - max, exp with kExpMaxRelError < 1e-7; t_j as
-//         w_j · (255 / max w)): ε = 3.2e-6, a fixed window (the model's ~6e-7 with margin), with
-//         η = 2·kExpMaxRelError + 2.5e-7 + (1.07·S + 8)·u and probabilities as below with 2.2e-7
-//         for 2ε.
-//       avx512vnni (base 2: y_j = S_j·log2 e + log2 s_v,j - C and t_j = 255·2^(y_j - max y), see
-//         attention_i8_avx512.h): per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|,
-//         L = max_j |log2 s_v,j - log2 max s_v|, Y = Smax·log2 e + L (a bound on |y|), each y is
-//         off by at most D = 4u·log2 e·Smax + u·Y + kLog2MaxAbsError + u·A + u·L (the scores' extra
-//         roundings, the log2), the exponent y_j - max y by 2D + 2u·Y, so
-//         ε = kExp2MaxRelError + ln 2·(2D + 2u·Y) + 4u.
+//     s_p·127 <= max_j(p_j·max|V_j|)/255. ε, the same for every kernel: all of them (the ymm ones
+//     of attention_i8_avx2.h and the zmm/AMX ones of attention_i8_avx512.h) form t_j in base 2,
+//     y_j = S_j·log2 e + log2 s_v,j - C and t_j = 255·2^(y_j - max y) (attention_i8_avx512.h):
+//     per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|, L = max_j |log2 s_v,j -
+//     log2 max s_v|, Y = Smax·log2 e + L (a bound on |y|), each y is off by at most D = 4u·log2
+//     e·Smax + u·Y + kLog2MaxAbsError + u·A + u·L (the scores' extra roundings, the log2), the
+//     exponent y_j - max y by 2D + 2u·Y, so ε = kExp2MaxRelError + ln 2·(2D + 2u·Y) + 4u.
 //   int8 probabilities: relative to the reference's, 2ε + 2.2e-7 + (1.07·S + 8)·u (2.2e-7 for the
 //     reference's exp).
 //   int8 against fp64 attention on the unquantized inputs: <= 0.02 · max|V|, the level the
@@ -86,13 +82,6 @@ using encrt::kernels::test::make_pair_masks;
 using encrt::kernels::test::pair_mask_sweep;
 using encrt::kernels::test::PairMasks;
 using encrt::kernels::test::testable_simd_kernels;
-
-// How an int8 kernel forms t_j (header): from the reference's scores with exp (avx2), or in
-// base 2 (avx512vnni).
-enum class I8Softmax { kExp, kLog2Exp2 };
-I8Softmax softmax_of(const Kernel& k) {
-  return (k.features & kIsaAvx512Vnni) != 0 ? I8Softmax::kLog2Exp2 : I8Softmax::kExp;
-}
 
 enum class Layout { kFused, kStrided };
 
@@ -325,7 +314,7 @@ struct I8Errors {
 
 // The documented scheme in fp64 after the fp32 scores (which both kernels compute identically):
 // per query row, the ratios t_j, u_j = rint(t_j), s_p, and the near-tie flags.
-void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softmax softmax, I8Errors* e) {
+void compare_i8(const Problem& p, const Result& got, const Result& want, I8Errors* e) {
   const int S = p.seq, D = p.dim;
   const double log2e = 1.0 / std::log(2.0);
   std::vector<std::vector<int>> kq(S), vq(S);
@@ -355,7 +344,7 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         double score_abs = 0.0, log2_sv_abs = 0.0, log2_sv_max = -INFINITY;
         for (int j = 0; j < S; ++j) {
           if (!p.allowed(b, i, j)) continue;
-          const double ej = std::exp(static_cast<double>(score[j] - smax));  // the fp32 subtraction, as the avx2 kernel
+          const double ej = std::exp(static_cast<double>(score[j] - smax));
           esum += ej;
           w[j] = ej * sv[j];
           wmax = std::max(wmax, w[j]);
@@ -367,18 +356,13 @@ void compare_i8(const Problem& p, const Result& got, const Result& want, I8Softm
         for (int j = 0; j < S; ++j)
           if (p.allowed(b, i, j)) log2_sv_spread = std::max(log2_sv_spread, log2_sv_max - std::log2(static_cast<double>(sv[j])));
         // The relative error ε of the kernel's t_j and the resulting η and probability bounds
-        // (header). For avx2, ε is the near-tie window only: its s_p and probabilities follow the
-        // reference's exp, so they keep the tighter 2·kExpMaxRelError and 2·2.2e-7.
-        double eps = 3.2e-6, eta = 2.0 * x86::kExpMaxRelError + 2.5e-7 + (1.07 * S + 8) * kU;
-        double prob_rel = 2.0 * 2.2e-7 + (1.07 * S + 8) * kU;
-        if (softmax == I8Softmax::kLog2Exp2) {
-          const double y_bound = score_abs * log2e + log2_sv_spread;
-          const double dy = 4 * kU * log2e * score_abs + kU * y_bound + x86::exp2_coefficients::kLog2MaxAbsError +
-                            kU * log2_sv_abs + kU * log2_sv_spread;
-          eps = x86::exp2_coefficients::kExp2MaxRelError + std::log(2.0) * (2 * dy + 2 * kU * y_bound) + 4 * kU;
-          eta = 2 * eps + 2.5e-7 + (1.07 * S + 8) * kU;
-          prob_rel = 2 * eps + 2.2e-7 + (1.07 * S + 8) * kU;
-        }
+        // (header).
+        const double y_bound = score_abs * log2e + log2_sv_spread;
+        const double dy = 4 * kU * log2e * score_abs + kU * y_bound + x86::exp2_coefficients::kLog2MaxAbsError +
+                          kU * log2_sv_abs + kU * log2_sv_spread;
+        const double eps = x86::exp2_coefficients::kExp2MaxRelError + std::log(2.0) * (2 * dy + 2 * kU * y_bound) + 4 * kU;
+        const double eta = 2 * eps + 2.5e-7 + (1.07 * S + 8) * kU;
+        const double prob_rel = 2 * eps + 2.2e-7 + (1.07 * S + 8) * kU;
         const double sp = wmax / esum / 255.0;
         std::vector<double> tie_slack(D, 0.0), magnitude(D, 0.0);
         for (int j = 0; j < S; ++j) {
@@ -658,7 +642,7 @@ TEST_CASE("x86 int8 attention matches the reference within its near-tie bound", 
           for (bool with_probs : {false, true}) {
             const Result got = run(p, k.fn, k.scratch, with_probs);
             I8Errors one;
-            compare_i8(p, got, want, softmax_of(k), &one);
+            compare_i8(p, got, want, &one);
             INFO(k.name << " seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask
                         << " fused=" << (layout == Layout::kFused) << " probs=" << with_probs << ": max|err|/max|V| "
                         << one.worst_vs_ref << " (bound use " << one.worst_bound_use << "), vs fp64 "
@@ -708,7 +692,7 @@ TEST_CASE("x86 int8 attention: zero rows, huge and NaN-free extremes quantize as
     const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
     const Result got = run(p, k->fn, k->scratch, true);
     I8Errors e;
-    compare_i8(p, got, want, softmax_of(*k), &e);
+    compare_i8(p, got, want, &e);
     INFO(k->name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
     CHECK(e.bad == 0);
     CHECK(e.bad_prob == 0);
@@ -738,7 +722,7 @@ TEST_CASE("x86 int8 attention: NaN inputs and tiny rows quantize as the referenc
     const Result want = run(p, ref::attention_i8, ref::attention_i8_scratch, true);
     const Result got = run(p, k->fn, k->scratch, true);
     I8Errors e;
-    compare_i8(p, got, want, softmax_of(*k), &e);
+    compare_i8(p, got, want, &e);
     INFO(k->name << ": max|err|/max|V| " << e.worst_vs_ref << ", bound use " << e.worst_bound_use);
     CHECK(e.bad == 0);
     CHECK(e.bad_prob == 0);
@@ -809,7 +793,7 @@ TEST_CASE("x86 int8 attention with src masks and windows matches the reference w
           for (bool with_probs : {false, true}) {
             const Result got = run(p, k->fn, k->scratch, with_probs);
             I8Errors e;
-            compare_i8(p, got, want, softmax_of(*k), &e);
+            compare_i8(p, got, want, &e);
             INFO(k->name << " " << m.name() << " seq=" << p.seq << " dim=" << p.dim << " null_mask=" << null_mask
                          << " probs=" << with_probs << ": max|err|/max|V| " << e.worst_vs_ref << " (bound use "
                          << e.worst_bound_use << "), vs fp64 " << e.worst_vs_fp64);

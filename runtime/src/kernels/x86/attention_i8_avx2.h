@@ -19,6 +19,13 @@
 // each multiply-add an asm block that keeps the accumulators in registers (Products::madd). The
 // score tiles also fold each row's maximum and non-finite check (row_max, row_bad), so the softmax
 // starts at the exponentials.
+//
+// The softmax is attention_i8_avx512.h's, in base 2 with the per-key V scale folded into the
+// exponent: the score tiles store y_j = S_j · log2 e + (log2 s_v,j - C) instead of S_j, and one pass
+// per query row gives t_j = 255 · 2^(y_j - max y) = 255 · w_j / max w (w_j = e^(S_j) s_v,j), u_j =
+// rint(t_j) and s_p = 1 / Σ_j (t_j / s_v,j), with no exp of S itself and no second pass over the
+// weights. Its accuracy against the reference is attention_i8_avx512.h's (the same roundings, the
+// same 2^t polynomial: exp2_x255_avx2; log2 s_v from the C library, within kLog2MaxAbsError).
 #pragma once
 
 #include <cmath>
@@ -36,6 +43,9 @@ namespace {
 namespace ymm_attention {
 
 constexpr int kRows = 6;  // query rows per tile
+constexpr float kLog2e = 1.44269504088896341f;
+// log2 s_v - C of the key slots past the real keys, and y of a masked pair: 2^(y - W) is 0 there.
+constexpr float kNoKey = -1.0e30f;
 
 int int_max(int a, int b) { return a > b ? a : b; }  // no std:: template in an ISA-flagged header
 
@@ -83,8 +93,10 @@ struct Scratch {
   KV* v_panels;       // [dim_panels][key_groups][8][kGroup]
   KV* rows8;          // [8][row_ld] quantized rows before transposing or interleaving
   Q* q;               // [kRows][row_ld] quantized queries
-  float* q_scale;     // [kRows] s_q · scale
-  float* scores;      // [kRows][score_ld] scores, then w = e · s_v
+  float* q_scale;     // [kRows] s_q · scale · log2 e
+  float* v_log2;      // [key_slots] log2 s_v - C (kNoKey past the real keys)
+  float* v_inv;       // [key_slots] 2^-E / s_v (0 past the real keys)
+  float* scores;      // [kRows][score_ld] the base-2 exponents y
   U* u;               // [kRows][u_ld]
   float* s_p;         // [kRows]
   float* row_max;     // [kRows][8] lane-wise max of each row's scores over the real keys
@@ -108,6 +120,8 @@ size_t layout(const Dims& d, unsigned char* base, Scratch<P>* s) {
   t.k_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_scale = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.inv = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_log2 = reinterpret_cast<float*>(take(sizeof(float) * slots));
+  t.v_inv = reinterpret_cast<float*>(take(sizeof(float) * slots));
   t.v_panels = reinterpret_cast<KV*>(take(static_cast<size_t>(d.dim_panels) * d.key_groups * 8 * P::kGroup * sizeof(KV)));
   t.rows8 = reinterpret_cast<KV*>(take(8 * d.row_ld * sizeof(KV)));
   t.q = reinterpret_cast<typename P::Q*>(take(kRows * d.row_ld * sizeof(typename P::Q)));
@@ -144,6 +158,24 @@ ENCRT_X86_INLINE void store8(__m256i v, T* dst) {
     const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     const __m128i bytes = static_cast<T>(-1) < 0 ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), bytes);
+  }
+}
+
+// 4 × 8 int32 (in order a, b, c, d) to dst[0..32) as T: int16 or uint8 (values in [0, 255]):
+// one pack per pair of vectors (packs work within 128-bit lanes) and one cross-lane permute per
+// 32-byte store, instead of store8's four operations per 8 values.
+template <class T>
+ENCRT_X86_INLINE void store32(__m256i a, __m256i b, __m256i c, __m256i d, T* dst) {
+  const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);  // lane L: a, b (then c, d) of 4L..4L+3
+  if constexpr (sizeof(T) == 2) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute4x64_epi64(ab, 0xd8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_permute4x64_epi64(cd, 0xd8));
+  } else {
+    static_assert(static_cast<T>(-1) > 0, "bytes of u are unsigned");
+    // Dword k of lane L: values 4L..4L+3 of a, b, c, d for k = 0..3; gather a's, then b's, ...
+    const __m256i bytes = _mm256_packus_epi16(ab, cd);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst),
+                        _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
   }
 }
 
@@ -262,8 +294,11 @@ void quantize_keys(const Head& hd, const Dims& dm, const Scratch<P>& t, int real
 
 // V of the real keys, transposed: v_panels[p][g][i][kk] = V[key kGroup·g + kk][8p + i], zero
 // for a key past `real`. kGroup keys quantized, then interleaved into [dim][kGroup keys] order.
+// Then, as attention_i8_avx512.h's quantize_values, log2 s_v - C (C = max log2 s_v) and 2^-E / s_v
+// of the key slots, with 2^-E keeping it finite (E > 0 only when some s_v is below 2^-60).
+// Returns 2^-E.
 template <class P>
-void quantize_values(const Head& hd, const Dims& dm, const Scratch<P>& t, int real) {
+float quantize_values(const Head& hd, const Dims& dm, const Scratch<P>& t, int real) {
   using KV = typename P::KV;
   constexpr int kG = P::kGroup;
   for (int j = 0; j < real; ++j) t.v_scale[j] = row_absmax(hd.v + static_cast<size_t>(t.keys[j]) * hd.ld_qkv, dm.dim);
@@ -296,12 +331,31 @@ void quantize_values(const Head& hd, const Dims& dm, const Scratch<P>& t, int re
     }
   }
   for (int j = real; j < round_up(real, 8); ++j) t.v_scale[j] = 0.0f;
+  float smin = INFINITY, smax = 0.0f;
+  for (int j = 0; j < real; ++j) {
+    smin = t.v_scale[j] < smin ? t.v_scale[j] : smin;
+    smax = t.v_scale[j] > smax ? t.v_scale[j] : smax;
+  }
+  // floor(log2 smin) (ilogbf: subnormals too) only for a positive finite smin: it is +inf when
+  // every real key's V row is infinite (those queries get NaN outputs, E = 0 will do). C library
+  // calls, not std:: inline wrappers: this header is compiled with ISA flags.
+  const int e_min = smin > 0.0f && smin <= kFloatMax ? ::ilogbf(smin) : 0;
+  const int e = e_min < -60 ? -60 - e_min : 0;  // 2^e = 2^E, at most 2^89
+  const float scale_up = ::ldexpf(1.0f, e);
+  const float c = ::log2f(smax);
+  for (int j = 0; j < dm.key_slots; ++j) {
+    t.v_log2[j] = j < real ? ::log2f(t.v_scale[j]) - c : kNoKey;
+    t.v_inv[j] = j < real ? 1.0f / (t.v_scale[j] * scale_up) : 0.0f;
+  }
+  return ::ldexpf(1.0f, -e);
 }
 
-// scores[r][c0 .. c0 + 8·NK) for R query rows against key panels c0/8 .. c0/8 + NK; folds the
-// scores of the real keys (slots below `real`) into row_max and row_bad while they are in
-// registers, so that the softmax needs no pass of its own for the row maximum. Without kCheck the
-// caller has proved every score finite (score_bound) and row_bad is left as it is.
+// scores[r][c0 .. c0 + 8·NK) = the base-2 exponents y = float(dot) · (s_q · scale · log2 e) · s_k +
+// (log2 s_v - C) for R query rows against key panels c0/8 .. c0/8 + NK (attention_i8_avx512.h's
+// roundings); folds the y of the real keys (slots below `real`) into row_max and row_bad (|y| not
+// below FLT_MAX, NaN included) while they are in registers, so that the softmax needs no pass of
+// its own for the row maximum. Without kCheck the caller has proved every y finite and row_bad is
+// left as it is.
 template <class P, int R, int NK, bool kCheck>
 void score_tile(const Dims& dm, const Scratch<P>& t, int c0, int real) {
   constexpr int kG = P::kGroup;
@@ -338,16 +392,17 @@ void score_tile(const Dims& dm, const Scratch<P>& t, int c0, int real) {
 #pragma GCC unroll 8
   for (int c = 0; c < NK; ++c) {
     const __m256 sk = _mm256_load_ps(t.k_scale + c0 + 8 * c);
+    const __m256 vl = _mm256_load_ps(t.v_log2 + c0 + 8 * c);
     const bool tail = c0 + 8 * (c + 1) > real;
     const __m256 live = _mm256_castsi256_ps(lanes_avx2(real - c0 - 8 * c));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      // float(dot) · (s_q · scale) · s_k, in the reference's order.
-      const __m256 s = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), _mm256_set1_ps(t.q_scale[r])), sk);
-      _mm256_store_ps(t.scores + r * dm.score_ld + c0 + 8 * c, s);
-      mx[r] = _mm256_max_ps(mx[r], tail ? _mm256_blendv_ps(neg_inf, s, live) : s);
+      const __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][c]), _mm256_set1_ps(t.q_scale[r]));
+      const __m256 y = _mm256_fmadd_ps(s, sk, vl);
+      _mm256_store_ps(t.scores + r * dm.score_ld + c0 + 8 * c, y);
+      mx[r] = _mm256_max_ps(mx[r], tail ? _mm256_blendv_ps(neg_inf, y, live) : y);
       if constexpr (kCheck) {
-        const __m256 not_finite = _mm256_cmp_ps(_mm256_andnot_ps(sign, s), largest, _CMP_NLE_UQ);
+        const __m256 not_finite = _mm256_cmp_ps(_mm256_andnot_ps(sign, y), largest, _CMP_NLE_UQ);
         bad[r] = _mm256_or_ps(bad[r], tail ? _mm256_and_ps(not_finite, live) : not_finite);
       }
     }
@@ -420,103 +475,109 @@ template <class P, int NV>
 constexpr PvTileFn<P> kPvTiles[kRows + 1] = {nullptr,           pv_tile<P, 1, NV>, pv_tile<P, 2, NV>, pv_tile<P, 3, NV>,
                                              pv_tile<P, 4, NV>, pv_tile<P, 5, NV>, pv_tile<P, 6, NV>};
 
-// Softmax of the tile's rows over the real keys, then u = rint(w · 255 / max w) into t.u[r] and
-// s_p into t.s_p[r]; with probs, the probabilities e / Σe of the real keys into row r of probs. A
-// row with a non-finite score, or any row when v_finite is false (an infinite V scale), gets
-// s_p = NaN and u = 0, so NaN outputs, and NaN probabilities (the reference's rule,
-// kernel_types.h). Each row's maximum and non-finite check come from the score tiles (row_max,
-// row_bad). Three phases over all rows (the exponentials, the scalars of each row, the u), so that
-// one row's reductions and divisions overlap the next row's work instead of standing between its
-// own passes.
+// The pass of the softmax over n key slots of one query row (y, v_inv, keys and u from the first
+// slot on): t_j = 255 · 2^(y_j - W) (0 past the n slots), u_j = rint(t_j) into u, and with
+// probs_row the unnormalized probabilities t_j · v_inv_j into probs_row[keys[j]]. Returns Σ_j t_j ·
+// v_inv_j (two independent chains). Four vectors of u are packed into one 32-byte store.
+// Specialized on whether probabilities are written (kProbs), so that the common pass has no test
+// per vector.
+template <bool kProbs, class U>
+ENCRT_X86_INLINE float softmax_pass(const float* y, const float* v_inv, const int32_t* keys, int n, float w_max, U* u,
+                                    float* probs_row) {
+  const int nv = ceil_div(n, 8);
+  const __m256 tail = _mm256_castsi256_ps(lanes_avx2(n - 8 * (nv - 1)));
+  const __m256 w = _mm256_set1_ps(w_max), one = _mm256_set1_ps(1.0f);
+  __m256 sum0 = _mm256_setzero_ps(), sum1 = sum0;
+  // u of the 8 slots at 8c, as int32; the sum and probabilities of them.
+  auto weights = [&](int c, __m256& sum) {
+    // y - W as an FMA (the same rounding as a subtraction), as attention_i8_avx512.h.
+    __m256 tj = exp2_x255_avx2(_mm256_fmsub_ps(_mm256_load_ps(y + 8 * c), one, w));
+    if (c == nv - 1) tj = _mm256_and_ps(tj, tail);
+    const __m256 vinv = _mm256_loadu_ps(v_inv + 8 * c);
+    sum = _mm256_fmadd_ps(tj, vinv, sum);
+    if constexpr (kProbs) {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, _mm256_mul_ps(tj, vinv));
+      for (int l = 0; l < 8 && 8 * c + l < n; ++l) probs_row[keys[8 * c + l]] = lanes[l];
+    }
+    // rint in the current rounding mode (half to even), as the reference's nearbyint; tj <= 255.
+    return _mm256_cvtps_epi32(tj);
+  };
+  int c = 0;
+  for (; c + 4 <= nv; c += 4) {
+    const __m256i u0 = weights(c, sum0), u1 = weights(c + 1, sum1);
+    const __m256i u2 = weights(c + 2, sum0), u3 = weights(c + 3, sum1);
+    store32(u0, u1, u2, u3, u + 8 * c);
+  }
+  for (; c < nv; ++c) store8(weights(c, sum0), u + 8 * c);
+  return reduce_add_avx2(_mm256_add_ps(sum0, sum1));
+}
+
+// The softmax of the tile's rows over the real keys in one pass per row (the file comment): t_j =
+// 255 · 2^(y_j - W) with W = max_j y_j from the score tiles (row_max), u_j = rint(t_j) into t.u[r]
+// and s_p = 2^-E / Σ_j t_j · (2^-E / s_v,j) into t.s_p[r]; with probs, the probabilities t_j ·
+// (2^-E / s_v,j) / Σ of the real keys into row r of probs. A row with a non-finite y (row_bad),
+// or any row when v_finite is false (an infinite V scale), gets s_p = NaN and u = 0, so NaN
+// outputs, and NaN probabilities (the reference's rule, kernel_types.h).
 template <class P>
-void softmax_quantize_rows(const Dims& dm, const Scratch<P>& t, int rows, int real, bool v_finite, float* probs,
-                           size_t probs_ld) {
-  const int nv = ceil_div(real, 8);
-  const __m256 tail = _mm256_castsi256_ps(lanes_avx2(real - 8 * (nv - 1)));
-  __m256 sums[kRows], wmaxs[kRows];
-  bool live[kRows];
+void softmax_quantize_rows(const Dims& dm, const Scratch<P>& t, int rows, int real, bool v_finite, float inv_scale_up,
+                           float* probs, size_t probs_ld) {
   for (int r = 0; r < rows; ++r) {
-    float* s = t.scores + r * dm.score_ld;
+    typename P::U* u = t.u + r * dm.u_ld;
     float* probs_row = probs ? probs + r * probs_ld : nullptr;
-    live[r] = v_finite && _mm256_movemask_ps(_mm256_load_ps(t.row_bad + 8 * r)) == 0;
-    if (!live[r]) {
+    if (!v_finite || _mm256_movemask_ps(_mm256_load_ps(t.row_bad + 8 * r)) != 0) {
       t.s_p[r] = kQuietNaN;
-      std::memset(t.u + r * dm.u_ld, 0, sizeof(typename P::U) * 8 * nv);
+      std::memset(u, 0, sizeof(typename P::U) * 8 * ceil_div(real, 8));
       if (probs_row)
         for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
       continue;
     }
-    const __m256 vmax = _mm256_set1_ps(reduce_max_avx2(_mm256_load_ps(t.row_max + 8 * r)));
-    __m256 sum = _mm256_setzero_ps(), wmax = _mm256_setzero_ps();
-    for (int c = 0; c < nv; ++c) {
-      __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(s + 8 * c), vmax));
-      if (c == nv - 1) e = _mm256_and_ps(e, tail);
-      if (probs_row) {
-        alignas(32) float lanes[8];
-        _mm256_store_ps(lanes, e);
-        for (int l = 0; l < 8 && 8 * c + l < real; ++l) probs_row[t.keys[8 * c + l]] = lanes[l];
-      }
-      sum = _mm256_add_ps(sum, e);
-      const __m256 w = _mm256_mul_ps(e, _mm256_load_ps(t.v_scale + 8 * c));
-      wmax = _mm256_max_ps(wmax, w);
-      _mm256_store_ps(s + 8 * c, w);
-    }
-    sums[r] = sum;
-    wmaxs[r] = wmax;
-  }
-  float inv_sum[kRows], to_u[kRows];
-  for (int r = 0; r < rows; ++r) {
-    if (!live[r]) continue;
-    inv_sum[r] = 1.0f / reduce_add_avx2(sums[r]);
-    const float w_max = reduce_max_avx2(wmaxs[r]);
-    // The reference's s_p = max_j (e_j / Σe) s_v,j / 255, 1 when that is below the smallest
-    // normal float (then every u is 0). Else w_max >= p_max, so 255 / w_max is finite.
-    const float p_max = w_max * inv_sum[r];
-    const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
-    t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
-    to_u[r] = tiny ? 0.0f : 255.0f / w_max;
-  }
-  for (int r = 0; r < rows; ++r) {
-    if (!live[r]) continue;
-    const float* s = t.scores + r * dm.score_ld;
-    typename P::U* u = t.u + r * dm.u_ld;
-    const __m256 scale_u = _mm256_set1_ps(to_u[r]);
-    for (int c = 0; c < nv; ++c) {
-      // rint in the current rounding mode (half to even), as the reference's nearbyint.
-      const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + 8 * c), scale_u));
-      store8(ui, u + 8 * c);
-    }
-    if (probs) {
-      float* probs_row = probs + r * probs_ld;
-      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum[r];
-    }
+    const float w = reduce_max_avx2(_mm256_load_ps(t.row_max + 8 * r));
+    const float* y = t.scores + r * dm.score_ld;
+    const float inv_sum = 1.0f / (probs_row ? softmax_pass<true>(y, t.v_inv, t.keys, real, w, u, probs_row)
+                                            : softmax_pass<false>(y, t.v_inv, t.keys, real, w, u, probs_row));
+    t.s_p[r] = inv_sum * inv_scale_up;
+    if (probs_row)
+      for (int j = 0; j < real; ++j) probs_row[t.keys[j]] *= inv_sum;
   }
 }
 
 // With pair masks or a window (kernel_types.h): softmax_quantize_rows for one row, over the key slots
-// [c_lo, c_hi) of the query tile (c_lo a multiple of 16) with row r's scores masked first (-inf
-// where query i may not attend). A masked key's weight is exactly 0; a row without a key gets
-// sum 0, u = 0 and zero probabilities. The reference's non-finite rule: a NaN or infinite score
-// of a pair the query attends, or v_finite false, gives s_p = NaN, u = 0 and NaN probabilities.
+// [c_lo, c_hi) of the query tile (c_lo a multiple of 16), row r's exponents masked first as
+// attention_i8_avx512.h's mask_exponents does: kNoKey where query i may not attend, y + bias ·
+// log2 e else (kept above kNoKey / 4). A row without a key gets s_p = 0, u = 0 and zero
+// probabilities. The non-finite rule: a NaN or infinite y of a pair the query attends, or
+// v_finite false, gives s_p = NaN, u = 0 and NaN probabilities.
 template <class P>
 void softmax_quantize_row_pairs(const Dims& dm, const Scratch<P>& t, int r, int i, const PairMask& pm, int c_lo, int c_hi,
-                                bool v_finite, int real, float* probs_row) {
-  float* s = t.scores + r * dm.score_ld;
+                                bool v_finite, float inv_scale_up, int real, float* probs_row) {
+  float* y = t.scores + r * dm.score_ld;
+  bool finite = v_finite;
   if (!pm.blocked && !pm.bias) {  // a window alone: the row's keys are one run of the sorted list
     int lo, hi;
     pm.keys_for_queries(t.keys, c_hi, i, i + 1, &lo, &hi);
-    for (int j = c_lo; j < lo; ++j) s[j] = -INFINITY;
-    for (int j = int_max(hi, c_lo); j < c_hi; ++j) s[j] = -INFINITY;
+    for (int j = c_lo; j < lo; ++j) y[j] = kNoKey;
+    for (int j = int_max(hi, c_lo); j < c_hi; ++j) y[j] = kNoKey;
+    for (int j = int_max(lo, c_lo); j < hi; ++j) finite &= std::fabs(y[j]) <= kFloatMax;
   } else {
-    for (int j = c_lo; j < c_hi; ++j) s[j] = pm.apply(i, t.keys[j], s[j]);
+    for (int j = c_lo; j < c_hi; ++j) {
+      const float m = pm.apply(i, t.keys[j], 0.0f);
+      if (m == -INFINITY) {
+        y[j] = kNoKey;
+        continue;
+      }
+      finite &= std::fabs(y[j]) <= kFloatMax;
+      if (pm.bias) {
+        const float biased = y[j] + m * kLog2e;
+        y[j] = biased < 0.25f * kNoKey ? 0.25f * kNoKey : biased;  // NaN stays
+      }
+    }
   }
   const int nv = ceil_div(c_hi - c_lo, 8);
-  bool finite = v_finite;
-  for (int j = c_lo; j < c_hi; ++j)
-    if (s[j] != -INFINITY) finite &= std::fabs(s[j]) <= kFloatMax;
+  typename P::U* u = t.u + r * dm.u_ld;
   if (!finite) {
     t.s_p[r] = kQuietNaN;
-    std::memset(t.u + r * dm.u_ld + c_lo, 0, sizeof(typename P::U) * 8 * nv);
+    std::memset(u + c_lo, 0, sizeof(typename P::U) * 8 * nv);
     if (probs_row)
       for (int j = 0; j < real; ++j) probs_row[t.keys[j]] = kQuietNaN;
     return;
@@ -524,41 +585,18 @@ void softmax_quantize_row_pairs(const Dims& dm, const Scratch<P>& t, int r, int 
   const __m256 tail = _mm256_castsi256_ps(lanes_avx2(c_hi - c_lo - 8 * (nv - 1)));
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
   __m256 mx = neg_inf;
-  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(s + c_lo + 8 * c));
-  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(s + c_lo + 8 * (nv - 1)), tail));
-  const float m = reduce_max_avx2(mx);
-  const __m256 vmax = _mm256_set1_ps(m == -INFINITY ? 0.0f : m);
-
-  const __m256 zero = _mm256_setzero_ps();
-  __m256 sum = zero, wmax = zero;
-  for (int c = 0; c < nv; ++c) {
-    float* sc = s + c_lo + 8 * c;
-    __m256 e = exp_nonpositive_avx2(_mm256_sub_ps(_mm256_load_ps(sc), vmax));
-    if (c == nv - 1) e = _mm256_and_ps(e, tail);
-    if (probs_row) {
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, e);
-      for (int l = 0; l < 8 && c_lo + 8 * c + l < c_hi; ++l) probs_row[t.keys[c_lo + 8 * c + l]] = lanes[l];
-    }
-    sum = _mm256_add_ps(sum, e);
-    // e · s_v where e != 0 (NaN included), else exactly 0.
-    const __m256 w = _mm256_and_ps(_mm256_mul_ps(e, _mm256_load_ps(t.v_scale + c_lo + 8 * c)), _mm256_cmp_ps(e, zero, _CMP_NEQ_UQ));
-    wmax = _mm256_max_ps(wmax, w);
-    _mm256_store_ps(sc, w);
+  for (int c = 0; c + 1 < nv; ++c) mx = _mm256_max_ps(mx, _mm256_load_ps(y + c_lo + 8 * c));
+  mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_load_ps(y + c_lo + 8 * (nv - 1)), tail));
+  const float w = reduce_max_avx2(mx);
+  if (!(w > 0.5f * kNoKey)) {  // no key to attend (probabilities: already 0)
+    t.s_p[r] = 0.0f;
+    std::memset(u + c_lo, 0, sizeof(typename P::U) * 8 * nv);
+    return;
   }
-  const float total = reduce_add_avx2(sum);
-  const float inv_sum = total == 0.0f ? 0.0f : 1.0f / total;
-  const float w_max = reduce_max_avx2(wmax);
-  const float p_max = w_max * inv_sum;
-  // s_p = 1 where p_max / 255 is below the smallest normal float (the reference's rule).
-  const bool tiny = !(p_max / 255.0f >= kFloatMinNormal);
-  t.s_p[r] = tiny ? 1.0f : p_max / 255.0f;
-  const __m256 to_u = _mm256_set1_ps(tiny ? 0.0f : 255.0f / w_max);
-  typename P::U* u = t.u + r * dm.u_ld;
-  for (int c = 0; c < nv; ++c) {
-    const __m256i ui = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(s + c_lo + 8 * c), to_u));
-    store8(ui, u + c_lo + 8 * c);
-  }
+  const int n = c_hi - c_lo;
+  const float inv_sum = 1.0f / (probs_row ? softmax_pass<true>(y + c_lo, t.v_inv + c_lo, t.keys + c_lo, n, w, u + c_lo, probs_row)
+                                          : softmax_pass<false>(y + c_lo, t.v_inv + c_lo, t.keys + c_lo, n, w, u + c_lo, probs_row));
+  t.s_p[r] = inv_sum * inv_scale_up;
   if (probs_row)
     for (int j = c_lo; j < c_hi; ++j) probs_row[t.keys[j]] *= inv_sum;
 }
@@ -614,16 +652,17 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
   zero_padded_probs(mask, S, real, probs);
 
   quantize_keys<P>(hd, dm, t, real);
-  quantize_values<P>(hd, dm, t, real);
+  const float inv_scale_up = quantize_values<P>(hd, dm, t, real);
   bool v_finite = true;
   for (int j = 0; j < real; ++j) v_finite &= t.v_scale[j] <= kFloatMax;
-  // The per-score non-finite check can only fire where |S| = |dot| · |s_q · scale| · s_k can
-  // overflow: |dot| <= 127² · D, so with every factor finite and that bound below 1e37 (a margin
-  // for the two roundings) no score is NaN or infinite and the score tiles skip the check.
+  // The per-exponent non-finite check can only fire where |y| = |dot · (s_q · scale · log2 e) ·
+  // s_k + v_log2| can overflow: |dot| <= 127² · D, so with every factor and v_log2 finite (|v_log2|
+  // < 300 then) and the product's bound below 1e37 (a margin for the roundings) no exponent is NaN
+  // or infinite and the score tiles skip the check.
   float max_sk = 0.0f;
   bool sk_finite = true;
   for (int j = 0; j < real; ++j) {
-    sk_finite &= t.k_scale[j] <= kFloatMax;
+    sk_finite &= t.k_scale[j] <= kFloatMax && std::fabs(t.v_log2[j]) <= kFloatMax;
     max_sk = t.k_scale[j] > max_sk ? t.k_scale[j] : max_sk;
   }
   const int groups = ceil_div(real, P::kGroup);
@@ -637,7 +676,7 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
     row_scales(sq, rows, inv_q);
     for (int r = 0; r < rows; ++r) {
       quantize_row<P::kQOffset>(hd.q + static_cast<size_t>(i0 + r) * hd.ld_qkv, D, inv_q[r], t.q + r * dm.row_ld);
-      t.q_scale[r] = sq[r] * hd.scale;
+      t.q_scale[r] = sq[r] * hd.scale * kLog2e;  // (s_q · scale) as the reference, then · log2 e
     }
     float max_q = 0.0f;
     bool bounded = sk_finite;
@@ -667,7 +706,7 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
           score_tile_fn<P, 1>(rows, check)(dm, t, c0, real);
       }
       for (int r = 0; r < rows; ++r)
-        softmax_quantize_row_pairs<P>(dm, t, r, i0 + r, pm, c_lo, hi, v_finite, real,
+        softmax_quantize_row_pairs<P>(dm, t, r, i0 + r, pm, c_lo, hi, v_finite, inv_scale_up, real,
                                    probs ? probs + static_cast<size_t>(i0 + r) * S : nullptr);
       for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
         if (dm.dim_panels - p0 >= 2)
@@ -683,7 +722,7 @@ void qs8_attention_ymm(const AttentionArgs& a, int b, int h, void* scratch) {
       else
         score_tile_fn<P, 1>(rows, check)(dm, t, c0, real);
     }
-    softmax_quantize_rows<P>(dm, t, rows, real, v_finite, probs ? probs + static_cast<size_t>(i0) * S : nullptr,
+    softmax_quantize_rows<P>(dm, t, rows, real, v_finite, inv_scale_up, probs ? probs + static_cast<size_t>(i0) * S : nullptr,
                           static_cast<size_t>(S));
     for (int p0 = 0; p0 < dm.dim_panels; p0 += 2) {
       if (dm.dim_panels - p0 >= 2)

@@ -67,5 +67,31 @@ ENCRT_X86_INLINE __m256 exp_nonpositive_avx2(__m256 x) {
   return exp_scale_avx2(p, ni);
 }
 
+// 255 · 2^t per lane for t <= 0 (the softmax of the ymm int8 attention, attention_i8_avx2.h): the
+// polynomial of exp2_x255_avx512 (exp_coefficients.h), so the same relative error
+// kExp2MaxRelError while the result is a normal float. AVX2 has no vscalefps: when every lane's n
+// = round(t) is at least -125 (every result normal), n is added to the polynomial's exponent
+// field; else t is clamped to -160 and exp_scale_avx2 scales in two exact factors with one
+// rounding, so subnormal results are rounded once and t <= -160 gives +0, as vscalefps would.
+// Lanes with t > 0 (the key slots past the real ones, which the caller masks) give unspecified
+// values.
+ENCRT_X86_INLINE __m256 exp2_x255_avx2(__m256 t) {
+  using namespace exp2_coefficients;
+  __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) != 0) {
+    t = _mm256_max_ps(_mm256_set1_ps(-160.0f), t);
+    n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  const __m256 f = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.0f), t);  // t - n, exact (|f| <= 1/2)
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC4), f, _mm256_set1_ps(kC3));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC2));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC1));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC0));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0)
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
+  return exp_scale_avx2(p, ni);
+}
+
 }  // namespace
 }  // namespace encrt::kernels::x86
