@@ -509,38 +509,58 @@ TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbs
   // The constants were measured over every float of the ranges (exp_coefficients.h); here a grid
   // of 2^-14 over [-126, 0] (2.1 million points) plus random floats, and log2 over positive
   // floats from the smallest subnormal to FLT_MAX: 2^-12 steps of the exponent and random bits.
-  // Both live in the file of qs8_attention__avx512vnni and need what it needs.
-  const Kernel* vnni = nullptr;
-  for (const Kernel& k : kAttentionI8Kernels)
-    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
-  REQUIRE(vnni != nullptr);
-  if (!can_test(*vnni)) return;
+  // 255·2^t of the zmm kernels and of the ymm ones (exp2_x255_avx2: the same polynomial, the
+  // scaling built in the exponent field), each in the file of its attention kernel and needing
+  // what it needs; log2 only the zmm kernels' (the ymm ones take the C library's).
   namespace c = x86::exp2_coefficients;
   std::vector<float> t;
   for (int i = -126 * 16384; i <= 0; ++i) t.push_back(static_cast<float>(i) / 16384.0f);
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> any(-126.0f, 0.0f);
   for (int i = 0; i < 200000; ++i) t.push_back(any(rng));
-  std::vector<float> y(t.size());
-  x86::f32_exp2_x255__avx512vnni(static_cast<int>(t.size()), t.data(), y.data());
-  double worst = 0.0;
-  long bad = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    const double want = 255.0 * std::exp2(static_cast<double>(t[i]));
-    const double rel = std::fabs(y[i] - want) / want;
-    worst = std::max(worst, rel);
-    bad += !(rel <= c::kExp2MaxRelError);
+  // Far below the normal range (and in the subnormal one) the results go to +0, never negative or
+  // NaN; 2^-140 · 255 is a subnormal float, rounded once.
+  const float deep[] = {-140.0f, -150.0f, -170.0f, -1e30f};
+  using Exp2 = void (*)(int, const float*, float*);
+  const struct {
+    Exp2 fn;
+    decltype(&x86::qs8_attention__avx2) kernel;
+    const char* name;
+  } variants[] = {{x86::f32_exp2_x255__avx512vnni, x86::qs8_attention__avx512vnni, "avx512vnni"},
+                  {x86::f32_exp2_x255__avx2, x86::qs8_attention__avx2, "avx2"}};
+  for (const auto& v : variants) {
+    const Kernel* k = nullptr;
+    for (const Kernel& kk : kAttentionI8Kernels)
+      if (kk.fn == v.kernel) k = &kk;
+    REQUIRE(k != nullptr);
+    if (!can_test(*k)) continue;
+    std::vector<float> y(t.size());
+    v.fn(static_cast<int>(t.size()), t.data(), y.data());
+    double worst = 0.0;
+    long bad = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const double want = 255.0 * std::exp2(static_cast<double>(t[i]));
+      const double rel = std::fabs(y[i] - want) / want;
+      worst = std::max(worst, rel);
+      bad += !(rel <= c::kExp2MaxRelError);
+    }
+    INFO(v.name << " 255·2^t: max relative error " << worst);
+    CHECK(bad == 0);
+    CHECK(worst > 0.0);
+    float out[4];
+    v.fn(4, deep, out);
+    CHECK(out[0] > 0.0f);
+    CHECK(std::fabs(out[0] - 255.0 * std::exp2(-140.0)) <= std::exp2(-149.0));  // one subnormal step
+    CHECK(out[1] >= 0.0f);
+    CHECK(out[1] < 1e-42f);
+    CHECK(out[2] == 0.0f);
+    CHECK(out[3] == 0.0f);
   }
-  INFO("255·2^t: max relative error " << worst);
-  CHECK(bad == 0);
-  CHECK(worst > 0.0);
-  // Far below the normal range the result goes to +0, never negative or NaN.
-  const float deep[] = {-140.0f, -1e30f};
-  float out[2];
-  x86::f32_exp2_x255__avx512vnni(2, deep, out);
-  CHECK(out[0] >= 0.0f);
-  CHECK(out[0] < 1e-38f);
-  CHECK(out[1] == 0.0f);
+  const Kernel* vnni = nullptr;
+  for (const Kernel& k : kAttentionI8Kernels)
+    if (k.fn == x86::qs8_attention__avx512vnni) vnni = &k;
+  REQUIRE(vnni != nullptr);
+  if (!can_test(*vnni)) return;
 
   std::vector<float> x;
   for (int i = -149 * 4096; i < 128 * 4096; ++i) x.push_back(std::exp2(static_cast<float>(i) / 4096.0f));
@@ -554,7 +574,7 @@ TEST_CASE("x86 int8-softmax 2^t and log2 within kExp2MaxRelError and kLog2MaxAbs
   std::vector<float> l(x.size());
   x86::f32_log2__avx512vnni(static_cast<int>(x.size()), x.data(), l.data());
   double worst_log = 0.0;
-  bad = 0;
+  long bad = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!(x[i] > 0.0f) || std::isinf(x[i])) continue;
     const double want = std::log2(static_cast<double>(x[i]));

@@ -29,4 +29,13 @@ void qs8_attention__avx2(const AttentionArgs& a, int b, int h, void* scratch) {
   qs8_attention_ymm<WidenedProducts>(a, b, h, scratch);
 }
 
+void f32_exp2_x255__avx2(int n, const float* x, float* y) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp2_x255_avx2(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i mask = lanes_avx2(n - i);
+    _mm256_maskstore_ps(y + i, mask, exp2_x255_avx2(_mm256_maskload_ps(x + i, mask)));
+  }
+}
+
 }  // namespace encrt::kernels::x86

@@ -50,6 +50,9 @@ size_t qs8_attention_scratch__avx2(int seq, int head_dim);
 // products per lane; the same bits.
 void qs8_attention__avxvnni(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__avxvnni(int seq, int head_dim);
+// The ymm kernels' base-2 exponential (times 255, exp_avx2.h) over an array, for the tests: the
+// AVX-512 polynomial with its scaling by 2^n built in the exponent field.
+void f32_exp2_x255__avx2(int n, const float* x, float* y);
 
 // ---- exp(x) of the softmax (exp_avx512.h, exp_avx2.h), over arrays for the tests.
 // Range reduction to r = x - n·ln2, |r| <= ln2/2, and a degree-6 minimax polynomial
@@ -61,7 +64,7 @@ size_t qs8_attention_scratch__avxvnni(int seq, int head_dim);
 constexpr float kExpMaxRelError = 1.0e-7f;
 void f32_exp__avx512(int n, const float* x, float* y);
 void f32_exp__avx2(int n, const float* x, float* y);
-// exp_nonpositive_avx2 (exp_avx2.h, the int8 ymm attention's softmax) over an array: exp_avx2's
+// exp_nonpositive_avx2 (exp_avx2.h, the fp32 avx2 attention's softmax) over an array: exp_avx2's
 // bits for every x <= 0, with a shorter scaling where all 8 results of a vector are normal.
 void f32_exp_nonpositive__avx2(int n, const float* x, float* y);
 

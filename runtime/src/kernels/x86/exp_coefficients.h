@@ -34,7 +34,7 @@ constexpr float kMaxArg = 89.0f;
 }  // namespace encrt::kernels::x86::exp_coefficients
 
 // ---- 2^t and log2 for the int8 attention's softmax (exp_avx512.h: exp2_x255_avx512,
-// log2_avx512). There the probabilities are quantized to 8 bits right away, so 2^t needs far less
+// log2_avx512; exp_avx2.h: exp2_x255_avx2, the same polynomial). There the probabilities are quantized to 8 bits right away, so 2^t needs far less
 // than fp32 accuracy: a degree-4 polynomial on the reduced argument.
 //   2^t = 2^n · 2^f,  n = round(t),  f = t - n in [-1/2, 1/2] (exact),
 //   255 · 2^f ≈ c0 + c1 f + ... + c4 f^4,  minimax for relative error on [-1/2, 1/2] (Lawson
@@ -52,7 +52,8 @@ constexpr float kC2 = 255.0f * 0.240247443f;
 constexpr float kC3 = 255.0f * 0.0559178591f;
 constexpr float kC4 = 255.0f * 0.0095700901f;
 // |exp2_x255_avx512(t) / (255 · 2^t) - 1| <= kExp2MaxRelError for t in [-126, 0] (where the
-// result is a normal float), measured over every float of [-126, 0] and checked by
+// result is a normal float; exp2_x255_avx2 too: the same operations, and its scaling is exact
+// there), measured over every float of [-126, 0] and checked by
 // tests/kernels/test_x86_attention.cpp.
 constexpr float kExp2MaxRelError = 3.0e-6f;
 
