@@ -27,7 +27,8 @@ ENCRT_X86_INLINE __m256 exp_reduced_avx2(__m256 x, __m256* n) {
   return _mm256_fmadd_ps(p, r, _mm256_set1_ps(kC0));
 }
 
-// p · 2^n for n in [-150, 129]. AVX2 has no vscalefps: 2^n is built in the exponent field, in two
+// p · 2^n for n in [-252, 254] (both factors below normal powers of two; exp_avx2 takes n in
+// [-150, 129], exp2_x255_avx2 in [-160, 0]). AVX2 has no vscalefps: 2^n is built in the exponent field, in two
 // factors 2^(n>>1) · 2^(n - (n>>1)) so that each stays representable; the second multiplication
 // is the only inexact one, so subnormal and overflowing results are rounded once, as by vscalefps.
 // NaN lanes convert to INT_MIN; their p is NaN already, which the scaling keeps.
@@ -38,6 +39,16 @@ ENCRT_X86_INLINE __m256 exp_scale_avx2(__m256 p, __m256i ni) {
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+// p · 2^n (n as float and as int32 ni) for the exps of non-positive arguments, p >= 0.5: when every
+// lane's n is at least -125, p · 2^n is a normal float and n is added to p's exponent field, which
+// is exact; else exp_scale_avx2 (two multiplications, one rounding), which gives the same bits
+// there and rounds subnormal results once.
+ENCRT_X86_INLINE __m256 scale_nonpositive_avx2(__m256 p, __m256 n, __m256i ni) {
+  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0)
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
+  return exp_scale_avx2(p, ni);
 }
 
 // exp(x) per lane. -inf gives +0, +inf gives +inf, NaN stays NaN.
@@ -61,36 +72,26 @@ ENCRT_X86_INLINE __m256 exp_nonpositive_avx2(__m256 x) {
   x = _mm256_max_ps(_mm256_set1_ps(kMinArg), x);
   __m256 n;
   const __m256 p = exp_reduced_avx2(x, &n);
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0)
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
-  return exp_scale_avx2(p, ni);
+  return scale_nonpositive_avx2(p, n, _mm256_cvtps_epi32(n));
 }
 
 // 255 · 2^t per lane for t <= 0 (the softmax of the ymm int8 attention, attention_i8_avx2.h): the
 // polynomial of exp2_x255_avx512 (exp_coefficients.h), so the same relative error
-// kExp2MaxRelError while the result is a normal float. AVX2 has no vscalefps: when every lane's n
-// = round(t) is at least -125 (every result normal), n is added to the polynomial's exponent
-// field; else t is clamped to -160 and exp_scale_avx2 scales in two exact factors with one
-// rounding, so subnormal results are rounded once and t <= -160 gives +0, as vscalefps would.
+// kExp2MaxRelError while the result is a normal float. AVX2 has no vscalefps: scale_nonpositive_avx2
+// scales by 2^n, n = round(t), with t first clamped to -160 (exp_scale_avx2 takes n >= -150 or so),
+// so that subnormal results are rounded once and t <= -160 gives +0, as vscalefps would.
 // Lanes with t > 0 (the key slots past the real ones, which the caller masks) give unspecified
 // values.
 ENCRT_X86_INLINE __m256 exp2_x255_avx2(__m256 t) {
   using namespace exp2_coefficients;
-  __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) != 0) {
-    t = _mm256_max_ps(_mm256_set1_ps(-160.0f), t);
-    n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
+  t = _mm256_max_ps(_mm256_set1_ps(-160.0f), t);
+  const __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 f = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.0f), t);  // t - n, exact (|f| <= 1/2)
   __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kC4), f, _mm256_set1_ps(kC3));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC2));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC1));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kC0));
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0)
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(ni, 23)));
-  return exp_scale_avx2(p, ni);
+  return scale_nonpositive_avx2(p, n, _mm256_cvtps_epi32(n));
 }
 
 }  // namespace
