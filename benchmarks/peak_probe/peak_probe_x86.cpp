@@ -421,6 +421,7 @@ void read_lines_zmm(const void* p, long lines) {
       "add $256, %0\n\t"
       "sub $4, %1\n\t"
       "jg 1b\n\t"
+      "vzeroupper\n\t"
       : "+r"(p), "+r"(lines)
       :
       : "xmm0", "xmm1", "xmm2", "xmm3", "cc", "memory");

@@ -99,8 +99,8 @@ struct Scratch {
   float* scores;      // [kRows][score_ld] the base-2 exponents y
   U* u;               // [kRows][u_ld]
   float* s_p;         // [kRows]
-  float* row_max;     // [kRows][8] lane-wise max of each row's scores over the real keys
-  float* row_bad;     // [kRows][8] lanes that saw a real key's score NaN or beyond ±FLT_MAX
+  float* row_max;     // [kRows][8] lane-wise max of each row's exponents y over the real keys
+  float* row_bad;     // [kRows][8] lanes that saw a real key's y NaN or beyond ±FLT_MAX
 };
 
 template <class P>
