@@ -233,13 +233,23 @@ void bench_f16w(benchmark::State& state, const KernelTable& t, GemmShape s) {
 }
 
 // The two row-wise kernels around the GEMMs, on MiniLM rows: Gelem/s = M·K / time in 1e9/s.
-void bench_quantize(benchmark::State& state, const KernelTable& t, GemmShape s) {
+// quantize_smooth: with per-channel activation multipliers (SmoothQuant), as the converter's int8
+// models have them.
+void bench_quantize_rows(benchmark::State& state, const KernelTable& t, GemmShape s, bool smooth) {
   Layer L(s);
+  const Buffer<float> multipliers = random_floats(static_cast<size_t>(s.K), 5, 0.25f, 4.0f);
+  const float* mul = smooth ? multipliers.data() : nullptr;
   for (auto _ : state) {
-    t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, nullptr, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
+    t.quantize_rows_u8(s.M, s.K, L.x.data(), s.K, mul, L.q.data(), L.ldq, L.q_scale.data(), L.q_zp.data());
     benchmark::ClobberMemory();
   }
   state.counters["Gelem"] = benchmark::Counter(1e-9 * s.M * s.K, benchmark::Counter::kIsIterationInvariantRate);
+}
+void bench_quantize(benchmark::State& state, const KernelTable& t, GemmShape s) {
+  bench_quantize_rows(state, t, s, false);
+}
+void bench_quantize_smooth(benchmark::State& state, const KernelTable& t, GemmShape s) {
+  bench_quantize_rows(state, t, s, true);
 }
 
 void bench_layer_norm(benchmark::State& state, const KernelTable& t, GemmShape s) {
@@ -316,8 +326,10 @@ void register_kernel_benchmarks() {
     if (!timed(k)) continue;
     const KernelTable t = kernels::make_kernel_table(k.features);
     for (const GemmShape& s : minilm_shapes()) {
-      if (s.N == 384 && s.K == 384) add("quantize/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_K384", bench_quantize, t, s);
-      if (s.K == 1536) add("quantize/" + std::string(k.name) + "/M" + std::to_string(s.M) + "_K1536", bench_quantize, t, s);
+      if (!(s.N == 384 && s.K == 384) && s.K != 1536) continue;
+      const std::string tail = std::string(k.name) + "/M" + std::to_string(s.M) + "_K" + std::to_string(s.K);
+      add("quantize/" + tail, bench_quantize, t, s);
+      add("quantize_smooth/" + tail, bench_quantize_smooth, t, s);
     }
   }
   for (const auto& k : kernels::kLayerNormKernels) {
