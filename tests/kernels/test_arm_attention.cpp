@@ -15,6 +15,8 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <random>
 #include <vector>
@@ -133,7 +135,7 @@ TEST_CASE("ARM int8 attention is bit for bit the reference", "[arm][attention][i
   for (const AttentionKernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
     std::mt19937 rng(11);
     for (int S : {1, 3, 4, 17, 129})
-      for (int D : {8, 20, 32, 64})
+      for (int D : {8, 20, 32, 40, 64})
         for (bool with_probs : {false, true}) {
           AttentionProblem p(S, D, 2.0f, rng);
           // Batch 0, token 0: an all-zero K/V row, a NaN and an infinity in Q of head 0.
@@ -199,6 +201,35 @@ TEST_CASE("ARM attention with src masks and windows matches the reference", "[ar
           }
         }
       }
+}
+
+// Not a check: runs one kernel (ENCRT_COUNT_KERNEL, a kernel list name) on (sequence 0, head 0) of
+// S = ENCRT_COUNT_SEQ (128), D = 32, ENCRT_COUNT_REPS times, for counting its instructions under
+// qemu (benchmarks/qemu_instructions.sh): qemu's timings mean nothing, its instruction counts are
+// exact.
+TEST_CASE("ARM attention kernel run for instruction counts", "[.count]") {
+  const char* name = std::getenv("ENCRT_COUNT_KERNEL");
+  const char* reps_env = std::getenv("ENCRT_COUNT_REPS");
+  const char* seq_env = std::getenv("ENCRT_COUNT_SEQ");
+  REQUIRE(name != nullptr);
+  const int reps = reps_env ? std::atoi(reps_env) : 1;
+  const int S = seq_env ? std::atoi(seq_env) : 128;
+  const AttentionKernel* kernel = nullptr;
+  for (const AttentionKernel& k : kAttentionF32Kernels)
+    if (std::string(k.name) == name) kernel = &k;
+  for (const AttentionKernel& k : kAttentionI8Kernels)
+    if (std::string(k.name) == name) kernel = &k;
+  REQUIRE(kernel != nullptr);
+  std::mt19937 rng(3);
+  AttentionProblem p(S, 32, 2.0f, rng);
+  std::vector<float> out(static_cast<size_t>(AttentionProblem::kBatch) * S * p.args.ld_out);
+  std::vector<unsigned char> storage(kernel->scratch(S, 32) + 64);
+  void* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  p.args.qkv = p.qkv.data();
+  p.args.mask = p.mask.data();
+  p.args.out = out.data();
+  for (int r = 0; r < reps; ++r) kernel->fn(p.args, 0, 0, scratch);
+  CHECK(std::isfinite(out[0]));
 }
 
 #endif  // ENCRT_ARCH_ARM64

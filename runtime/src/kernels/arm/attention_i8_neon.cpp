@@ -1,23 +1,21 @@
 // qs8_attention__neon: int8 attention for one (sequence, head) with ARMv8.0 Advanced SIMD only (no
 // dot product: Cortex-A53/A72, Raspberry Pi 3/4), bit for bit what ref::attention_i8 computes
-// (kernels/ref/attention_i8_ref.cpp). Everything but Q·K is shared with the sdot kernel
-// (attention_i8_neon_common.h: quantization, the float steps in the reference's order, P·V with
-// widening multiply-adds of the 8-bit probabilities by the int8 V rows).
+// (kernels/ref/attention_i8_ref.cpp). Everything but the products is shared with the sdot kernel
+// (attention_i8_neon_common.h: quantization, the float steps in the reference's order); P·V here is
+// the shared widening one (widened_pv: the 8-bit probabilities times the int8 V rows in int16,
+// summed in int32 registers).
 //
 // Q·K with smull / smlal2 into int16 and sadalp into int32: the quantized Q and K values lie in
 // [-127, 127] (the symmetric quantization clamps to ±127, NaN → 0, and this kernel quantizes them
 // itself), so two products fit an int16 lane (2 · 127² = 32258 < 32767): per 16 depth bytes, smull
 // of the low halves, smlal2 of the high halves, sadalp of the 8 sums. Keys go four at a time, so
 // each 16-byte load of the query row serves four keys, and the four sums are reduced together
-// (two addp). A block of four keys that are all padding is skipped, as the reference skips keys.
+// (two addp); the dense path takes the listed keys' rows four at a time the same way.
 //
-// Static figure (no ARM hardware measured this kernel; qemu's timings mean nothing): int8
-// multiply-accumulates per instruction of the inner loops, counted in aarch64-linux-gnu-objdump -d
-// of this file's object (g++ 12.2 -O3). Q·K, 16 depth values × 4 keys = 64 MACs per step: 20
-// instructions (5 ldr, 4 smull, 4 smlal2, 4 sadalp, add, cmp, b.gt) = 3.2 (the sdot kernel's
-// one-key loop: 16 in 6 = 2.67). P·V, shared with the sdot kernel: 16 MACs in 17 instructions
-// (ldr, sxtl, sxtl2, 4 smlal, 2 ldp + 2 stp of the int32 sums kept in memory, 3 mov, add, cmp, b.ne)
-// = 0.94; the softmax's exps are scalar calls, S per query row.
+// Work per call, counted under qemu (instructions, not time: benchmarks/qemu_instructions/
+// arm_attention.sh; no ARM hardware has timed this kernel), seq 128, head_dim 32: 1.26 M
+// instructions, 77 per (query, key) pair, about 30 of them in the C library's expf; 1.86 M before
+// the dense path.
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/attention_i8_neon_common.h"
 
@@ -56,12 +54,44 @@ void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t
   }
 }
 
+// The dense path's hooks (attention_i8_neon_common.h): the rows of the listed keys, four at a time.
+struct DenseDots {
+  void prepare(const I8AttentionScratch&, int, int) {}
+  void dots(const I8AttentionScratch& t, int n, int D16) {
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const int8_t* k0 = t.k + static_cast<size_t>(t.keys[j]) * D16;
+      const int8_t* k1 = t.k + static_cast<size_t>(t.keys[j + 1]) * D16;
+      const int8_t* k2 = t.k + static_cast<size_t>(t.keys[j + 2]) * D16;
+      const int8_t* k3 = t.k + static_cast<size_t>(t.keys[j + 3]) * D16;
+      int32x4_t vacc0 = vdupq_n_s32(0), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
+      for (int d = 0; d < D16; d += 16) {
+        const int8x16_t vq = vld1q_s8(t.q + d);
+        vacc0 = dot16(vacc0, vq, vld1q_s8(k0 + d));
+        vacc1 = dot16(vacc1, vq, vld1q_s8(k1 + d));
+        vacc2 = dot16(vacc2, vq, vld1q_s8(k2 + d));
+        vacc3 = dot16(vacc3, vq, vld1q_s8(k3 + d));
+      }
+      vst1q_s32(t.dots + j, vpaddq_s32(vpaddq_s32(vacc0, vacc1), vpaddq_s32(vacc2, vacc3)));
+    }
+    for (; j < n; ++j) {
+      const int8_t* k = t.k + static_cast<size_t>(t.keys[j]) * D16;
+      int32x4_t vacc = vdupq_n_s32(0);
+      for (int d = 0; d < D16; d += 16) vacc = dot16(vacc, vld1q_s8(t.q + d), vld1q_s8(k + d));
+      t.dots[j] = vaddvq_s32(vacc);
+    }
+  }
+  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float inv_sp, float* out) {
+    widened_pv(t, n, D, D16, sp, inv_sp, out);
+  }
+};
+
 }  // namespace
 
 size_t qs8_attention_scratch__neon(int seq, int head_dim) { return i8_attention_scratch_bytes(seq, head_dim); }
 
 void qs8_attention__neon(const AttentionArgs& a, int b, int h, void* scratch) {
-  qs8_attention_rows(a, b, h, scratch, scores);
+  qs8_attention_rows(a, b, h, scratch, scores, DenseDots{});
 }
 
 }  // namespace encrt::kernels::arm

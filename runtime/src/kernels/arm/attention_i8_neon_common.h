@@ -1,13 +1,23 @@
 // What the ARM int8 attention kernels (attention_i8_neon.cpp, attention_i8_neondot.cpp) share: the
 // scratch layout, the per-token quantization and every step of ref::attention_i8 but the Q·K dot
-// products, which each kernel computes with its own instructions (a `scores` hook). Bit for bit the
-// reference (kernels/ref/attention_i8_ref.cpp): the same per-token quantization (vmaxnm skips NaNs
-// like std::max, frintn rounds half to even like nearbyint), the same integer dot products (exact,
-// in any order), and the same float steps in the same order, the softmax's exp included (the scalar
+// products, which each kernel computes with its own instructions (hooks). Bit for bit the reference
+// (kernels/ref/attention_i8_ref.cpp): the same per-token quantization (vmaxnm skips NaNs like
+// std::max, frintn rounds half to even like nearbyint), the same integer dot products (exact, in
+// any order), and the same float steps in the same order, the softmax's exp included (the scalar
 // expf of the C library, as in the reference); P·V with widening multiply-adds of the 8-bit
 // probabilities by the int8 V rows, then the final scaling.
 //
-// Only the exp is scalar: S exps per query row against 2·S·D multiply-adds for the products.
+// Two paths per (sequence, head):
+//   dense   without pair masks or a window (every BERT-style run): the real keys are listed once
+//           per head (keys[0..n)), and each query row works on that dense list in vectors: the
+//           scores float(dot)·(s_q·scale)·s_k four keys at a time (the same two roundings per key
+//           as the reference), their max, then the exps and their sum in the reference's order
+//           (a padded key adds exactly +0 there, so leaving it out changes no bit), the
+//           normalization, u = rint(P'·(1/s_p)) four at a time, and P·V with its int32 sums in
+//           registers, 32 dims at a time. The dot products come from the kernel's dense hook.
+//   masked  with pair masks or a window: the reference's masked path, key by key (masked_row).
+// Only the exp is scalar: n exps per query row.
+//
 // Quantized rows are stored padded with zeros to a multiple of 16 bytes, so every dot product is
 // whole 16-byte steps. Internal linkage, as neon_common.h: each kernel file gets its own copy,
 // built with its own flags.
@@ -25,25 +35,38 @@ namespace {
 inline size_t align64(size_t x) { return (x + 63) & ~static_cast<size_t>(63); }
 inline int round16(int x) { return (x + 15) & ~15; }
 
+inline int round4(int x) { return (x + 3) & ~3; }
+
 struct I8AttentionScratch {
   int8_t* q;       // [D16]
   int8_t* k;       // [S][D16]
   int8_t* v;       // [S][D16]
   float* sk;       // [S]
   float* sv;       // [S]
-  float* p;        // [S]
-  int32_t* dots;   // [S]: Q·K of the current query row, for the real keys
-  int32_t* acc;    // [D16]
+  float* p;        // [S16]: the dense path indexes it by list position
+  int32_t* dots;   // [S4]: Q·K of the current query row (by key, or by list position), then u
+  int32_t* acc;    // [D16]: the masked path's P·V sums
+  int32_t* keys;   // [S]: the dense path's real keys, in order
+  float* sk_list;  // [S4]: s_k of keys[j]
+  float* sv_list;  // [S4]: s_v of keys[j]
+  int8_t* panel;   // [S4 / 4][D16 / 4][4 keys][4 bytes]: the dense list's K for the sdot hook
+  int8_t* vpanel;  // [S16 / 4][D16][4 keys]: the dense list's V for the sdot hook
+  int32_t* colsum; // [D16]: Σ over the dense list of V, per dim (the sdot hook)
+  int8_t* u8;      // [S16]: u - 128 of the current query row (the sdot hook)
 };
 
 inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
   const size_t d16 = static_cast<size_t>(round16(head_dim));
-  return align64(d16) + 2 * align64(static_cast<size_t>(seq) * d16) + 3 * align64(sizeof(float) * seq) +
-         align64(sizeof(int32_t) * seq) + align64(sizeof(int32_t) * d16);
+  const size_t s4 = static_cast<size_t>(round4(seq)), s16 = static_cast<size_t>(round16(seq));
+  return align64(d16) + 2 * align64(static_cast<size_t>(seq) * d16) + 2 * align64(sizeof(float) * seq) +
+         align64(sizeof(float) * s16) + align64(sizeof(int32_t) * s4) + align64(sizeof(int32_t) * d16) +
+         align64(sizeof(int32_t) * seq) + 2 * align64(sizeof(float) * s4) + align64(s4 * d16) + align64(s16 * d16) +
+         align64(sizeof(int32_t) * d16) + align64(s16);
 }
 
 inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
   auto* base = static_cast<unsigned char*>(scratch);
+  const size_t S4 = static_cast<size_t>(round4(S)), S16 = static_cast<size_t>(round16(S));
   I8AttentionScratch s{};
   size_t off = 0;
   s.q = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(D16));
@@ -51,9 +74,16 @@ inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
   s.v = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(S) * D16);
   s.sk = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
   s.sv = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
-  s.p = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
-  s.dots = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S);
-  s.acc = reinterpret_cast<int32_t*>(base + off);
+  s.p = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S16);
+  s.dots = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S4);
+  s.acc = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * D16);
+  s.keys = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S);
+  s.sk_list = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
+  s.sv_list = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
+  s.panel = reinterpret_cast<int8_t*>(base + off), off += align64(S4 * D16);
+  s.vpanel = reinterpret_cast<int8_t*>(base + off), off += align64(S16 * D16);
+  s.colsum = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * D16);
+  s.u8 = reinterpret_cast<int8_t*>(base + off);
   return s;
 }
 
@@ -157,50 +187,86 @@ inline void masked_row(const I8AttentionScratch& t, const PairMask& pm, int i, i
   accumulate_pv(t, j_lo, j_hi, D, D16, pmax, out);
 }
 
-// ref::attention_i8 for one (sequence b, head h). scores(t, j_lo, j_hi, D16, mask) sets t.dots[j]
-// to the int32 Σ_d t.q[d]·t.k[j·D16 + d] for every real key j in [j_lo, j_hi) (mask null or
-// mask[j] != 0); other entries of t.dots are not read. With pair masks or a window, the
-// reference's masked path bit for bit, each query row over the keys within its window only.
-template <typename ScoresFn>
-void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, ScoresFn&& scores) {
-  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim, D16 = round16(D);
-  const I8AttentionScratch t = carve_i8_attention(scratch, S, D16);
+// The dense path's P·V with widening multiply-adds, dims [d0, d0 + 4·kVecs): out_d = float(Σ_j u_j ·
+// v_keys[j],d) · sp over the list positions j < n, u_j in t.dots (0 <= u_j <= 255, widened to int16
+// against the int8 V bytes), the int32 sums in registers. Keys with u = 0 add nothing and are
+// skipped, as in accumulate_pv.
+template <int kVecs>
+ENCRT_ARM_INLINE void dense_pv_chunk(const I8AttentionScratch& t, int n, int D, int D16, int d0, float sp, float* out) {
+  int32x4_t acc[kVecs];
+  for (int i = 0; i < kVecs; ++i) acc[i] = vdupq_n_s32(0);
+  for (int j = 0; j < n; ++j) {
+    const int32_t u = t.dots[j];
+    if (u == 0) continue;
+    const int16_t u16 = static_cast<int16_t>(u);
+    const int8_t* v = t.v + static_cast<size_t>(t.keys[j]) * D16 + d0;
+    for (int c = 0; c < kVecs / 4; ++c) {
+      const int8x16_t bytes = vld1q_s8(v + 16 * c);
+      const int16x8_t lo = vmovl_s8(vget_low_s8(bytes)), hi = vmovl_high_s8(bytes);
+      acc[4 * c + 0] = vmlal_n_s16(acc[4 * c + 0], vget_low_s16(lo), u16);
+      acc[4 * c + 1] = vmlal_high_n_s16(acc[4 * c + 1], lo, u16);
+      acc[4 * c + 2] = vmlal_n_s16(acc[4 * c + 2], vget_low_s16(hi), u16);
+      acc[4 * c + 3] = vmlal_high_n_s16(acc[4 * c + 3], hi, u16);
+    }
+  }
+  for (int i = 0; i < kVecs; ++i) {
+    const int d = d0 + 4 * i;
+    if (d >= D) break;
+    const float32x4_t y = vmulq_n_f32(vcvtq_f32_s32(acc[i]), sp);
+    if (d + 4 <= D) {
+      vst1q_f32(out + d, y);
+    } else {
+      float lanes[4];
+      vst1q_f32(lanes, y);
+      for (int l = 0; d + l < D; ++l) out[d + l] = lanes[l];
+    }
+  }
+}
+
+// P·V of the dense path with widening multiply-adds (dense_pv_chunk): u_j = rint(P'_j · inv_sp)
+// from t.p into t.dots, then 32 dims at a time.
+inline void widened_pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float inv_sp, float* out) {
+  const int n4 = n & ~3;
+  for (int j = 0; j < n4; j += 4) vst1q_s32(t.dots + j, vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(t.p + j), inv_sp)));
+  for (int j = n4; j < n; ++j) t.dots[j] = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+  int d0 = 0;
+  for (; d0 + 32 <= D16; d0 += 32) dense_pv_chunk<8>(t, n, D, D16, d0, sp, out);
+  if (d0 < D16) dense_pv_chunk<4>(t, n, D, D16, d0, sp, out);
+}
+
+// The dense path (file comment) for every query row of (b, h): the n real keys are t.keys[0..n),
+// with their scales in t.sk_list / t.sv_list. dense.prepare(t, n, D16) runs once, then per query
+// row dense.dots(t, n, D16) sets t.dots[j] = Σ_d t.q[d] · k_keys[j],d for j < n, and
+// dense.pv(t, n, D, D16, sp, inv_sp, out) writes out_d = float(Σ_j rint(P'_j · inv_sp) ·
+// v_keys[j],d) · sp from P' in t.p (the reference's accumulate_pv). The float steps are those of
+// the masked-free loop of the reference, in its order.
+template <typename Dense>
+void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& t, int n, bool v_finite, Dense& dense) {
+  const int S = a.seq, D = a.head_dim, D16 = round16(D);
   const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
   const size_t row0 = static_cast<size_t>(b) * S;
-  bool any_real = false;
-  for (int j = 0; j < S; ++j) any_real |= !mask || mask[j] != 0;
-
-  bool v_finite = true;  // every real key's V scale is finite (the reference's non-finite rule)
-  for (int j = 0; j < S; ++j) {
-    const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
-    t.sk[j] = quantize_symmetric(row + H, D, D16, t.k + static_cast<size_t>(j) * D16);
-    t.sv[j] = quantize_symmetric(row + 2 * H, D, D16, t.v + static_cast<size_t>(j) * D16);
-    if (!mask || mask[j] != 0) v_finite &= t.sv[j] <= kFloatMax;
-  }
+  dense.prepare(t, n, D16);
+  const int n4 = n & ~3;
   for (int i = 0; i < S; ++i) {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
     float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
-    if (!any_real) {
-      std::memset(out, 0, sizeof(float) * D);
-      if (probs) std::memset(probs, 0, sizeof(float) * S);
-      continue;
-    }
     const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
     const float sq_scaled = sq * a.scale;
-    const PairMask pm = pair_mask_of(a, b);
-    if (pm.active()) {
-      int j_lo, j_hi;
-      pm.queries_for_keys(i, i, &j_lo, &j_hi);  // symmetric: the keys within ±window of i
-      scores(t, j_lo, j_hi, D16, mask);
-      masked_row(t, pm, i, j_lo, j_hi, S, D, D16, sq_scaled, mask, v_finite, out, probs);
-      continue;
+    dense.dots(t, n, D16);
+    // S_j = float(dot) · (s_q · scale) · s_k, their max, and whether all are finite.
+    float32x4_t vmax = vdupq_n_f32(-INFINITY);
+    uint32x4_t ok = vdupq_n_u32(~0u);
+    const float32x4_t fmax = vdupq_n_f32(kFloatMax);
+    for (int j = 0; j < n4; j += 4) {
+      const float32x4_t sc = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.dots + j)), sq_scaled), vld1q_f32(t.sk_list + j));
+      vst1q_f32(t.p + j, sc);
+      ok = vandq_u32(ok, vcaleq_f32(sc, fmax));
+      vmax = vmaxq_f32(vmax, sc);
     }
-    scores(t, 0, S, D16, mask);
-    float max_score = -INFINITY;
-    bool finite = v_finite;
-    for (int j = 0; j < S; ++j) {
-      if (mask && mask[j] == 0) continue;
-      t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk[j];
+    bool finite = v_finite && vminvq_u32(ok) != 0;
+    float max_score = vmaxvq_f32(vmax);
+    for (int j = n4; j < n; ++j) {
+      t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk_list[j];
       finite &= std::fabs(t.p[j]) <= kFloatMax;
       max_score = max_score < t.p[j] ? t.p[j] : max_score;
     }
@@ -210,21 +276,91 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
         for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
       continue;
     }
+    // The exps and their sum in the reference's order (its padded keys add +0).
     float sum = 0.0f;
-    for (int j = 0; j < S; ++j) {
-      t.p[j] = (mask && mask[j] == 0) ? 0.0f : std::exp(t.p[j] - max_score);
+    for (int j = 0; j < n; ++j) {
+      t.p[j] = std::exp(t.p[j] - max_score);
       sum += t.p[j];
     }
     const float inv_sum = 1.0f / sum;
-    float pmax = 0.0f;
-    for (int j = 0; j < S; ++j) {
+    // p = e · (1/Σ) (the probability; 0 · (1/Σ) = +0 for padded keys), then P' = p · s_v and its max.
+    if (probs) std::memset(probs, 0, sizeof(float) * S);
+    float32x4_t vpmax = vdupq_n_f32(0.0f);
+    for (int j = 0; j < n4; j += 4) {
+      const float32x4_t pj = vmulq_n_f32(vld1q_f32(t.p + j), inv_sum);
+      if (probs) {
+        probs[t.keys[j]] = vgetq_lane_f32(pj, 0);
+        probs[t.keys[j + 1]] = vgetq_lane_f32(pj, 1);
+        probs[t.keys[j + 2]] = vgetq_lane_f32(pj, 2);
+        probs[t.keys[j + 3]] = vgetq_lane_f32(pj, 3);
+      }
+      const float32x4_t w = vmulq_f32(pj, vld1q_f32(t.sv_list + j));
+      vst1q_f32(t.p + j, w);
+      vpmax = vmaxq_f32(vpmax, w);
+    }
+    float pmax = vmaxvq_f32(vpmax);
+    for (int j = n4; j < n; ++j) {
       t.p[j] *= inv_sum;
-      if (probs) probs[j] = t.p[j];
-      if (mask && mask[j] == 0) continue;
-      t.p[j] *= t.sv[j];
+      if (probs) probs[t.keys[j]] = t.p[j];
+      t.p[j] *= t.sv_list[j];
       pmax = pmax < t.p[j] ? t.p[j] : pmax;
     }
-    accumulate_pv(t, 0, S, D, D16, pmax, out);
+    // u_j = rint(P'_j · (1/s_p)), then P·V.
+    const float sp = pmax / 255.0f >= kFloatMinNormal ? pmax / 255.0f : 1.0f;
+    dense.pv(t, n, D, D16, sp, 1.0f / sp, out);
+  }
+}
+
+// ref::attention_i8 for one (sequence b, head h). Without pair masks or a window, the dense path
+// (dense_rows, with the kernel's Dense hooks: prepare and dots). With them, the reference's masked
+// path row by row: scores(t, j_lo, j_hi, D16, mask) sets t.dots[j] to the int32 Σ_d t.q[d]·t.k[j·D16 +
+// d] for every real key j in [j_lo, j_hi) (mask null or mask[j] != 0); other entries of t.dots are
+// not read; each query row goes over the keys within its window only.
+template <typename ScoresFn, typename Dense>
+void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, ScoresFn&& scores, Dense&& dense) {
+  const int S = a.seq, D = a.head_dim, H = a.heads * a.head_dim, D16 = round16(D);
+  const I8AttentionScratch t = carve_i8_attention(scratch, S, D16);
+  const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
+  const size_t row0 = static_cast<size_t>(b) * S;
+  int n = 0;  // real keys
+  for (int j = 0; j < S; ++j) n += !mask || mask[j] != 0;
+  if (n == 0) {  // no real key: zeros
+    for (int i = 0; i < S; ++i) {
+      std::memset(a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D, 0, sizeof(float) * D);
+      if (a.probs) std::memset(a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S, 0, sizeof(float) * S);
+    }
+    return;
+  }
+
+  bool v_finite = true;  // every real key's V scale is finite (the reference's non-finite rule)
+  for (int j = 0; j < S; ++j) {
+    const float* row = a.qkv + (row0 + j) * a.ld_qkv + static_cast<size_t>(h) * D;
+    t.sk[j] = quantize_symmetric(row + H, D, D16, t.k + static_cast<size_t>(j) * D16);
+    t.sv[j] = quantize_symmetric(row + 2 * H, D, D16, t.v + static_cast<size_t>(j) * D16);
+    if (!mask || mask[j] != 0) v_finite &= t.sv[j] <= kFloatMax;
+  }
+  const PairMask pm = pair_mask_of(a, b);
+  if (!pm.active()) {
+    n = 0;
+    for (int j = 0; j < S; ++j)
+      if (!mask || mask[j] != 0) {
+        t.keys[n] = j;
+        t.sk_list[n] = t.sk[j];
+        t.sv_list[n] = t.sv[j];
+        ++n;
+      }
+    dense_rows(a, b, h, t, n, v_finite, dense);
+    return;
+  }
+  for (int i = 0; i < S; ++i) {
+    float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
+    float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
+    const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
+    const float sq_scaled = sq * a.scale;
+    int j_lo, j_hi;
+    pm.queries_for_keys(i, i, &j_lo, &j_hi);  // symmetric: the keys within ±window of i
+    scores(t, j_lo, j_hi, D16, mask);
+    masked_row(t, pm, i, j_lo, j_hi, S, D, D16, sq_scaled, mask, v_finite, out, probs);
   }
 }
 }  // namespace
