@@ -2,13 +2,8 @@
 // kAttentionF32Kernels and kAttentionI8Kernels, called directly, one (sequence, head) per call as
 // the runtime does, against ref::attention_f32 / ref::attention_i8 and against fp64 attention.
 //
-// Inputs: uniform in [-1, 1]; per batch four sequences: all real, a prefix real, no real token,
-// and holes (every third key padded, key 0 included); padded tokens get K and V 50 times larger
-// so that a leak into any output shows. Also a null mask. Two layouts: the runtime's fused one
-// (ld_qkv = 3·heads·head_dim, ld_out = heads·head_dim, calls in reverse head order so that a
-// write past a head's own columns is caught) and strided rows whose gap columns hold NaN (in
-// qkv: must never be read) or a sentinel (in out: must never be written). Scratch is exactly
-// scratch_fn(seq, head_dim) bytes, filled with NaN bit patterns before use and followed by a guard.
+// Inputs and runs: attention_problem.h. The int8 kernels' contract against the reference (the
+// near-tie bound) and its check: attention_i8_bound.h.
 //
 // Tolerances, u = 2^-24, max|V| over the real keys of the (sequence, head):
 //   fp32, outputs: |got - ref| <= 1e-5 · max|V|. Both sides round the scores within
@@ -16,28 +11,6 @@
 //     exp: < 1e-7 relative, measured); the output is a convex combination of V, so a relative
 //     perturbation ε of the probabilities moves it by at most 2ε·max|V|: ~1e-6 for these inputs.
 //   fp32, probabilities: |got - ref| <= 1e-6 absolute; padded keys exactly 0.
-//   int8 against the reference: every quantized value and integer dot product is the same; the
-//     softmax differs. The kernels quantize t_j = 255 w_j / max w (w = e^S · s_v) to u_j =
-//     rint(t_j) where the reference takes rint(P'_j / s_p), equal up to rounding; t_j is off by
-//     a relative ε from its exact value (below), so u_j can differ by one step only where t_j lies
-//     within ε·t_j of a half integer. The test models t_j in fp64 from the fp32 scores (which it
-//     reproduces exactly) and calls a key a near tie when |t_j - (⌊t_j⌋ + ½)| <= 1.25·ε·max(t_j, 1).
-//     Per output element:
-//       |got - ref| <= s_p · Σ_{near ties} |v_j,d| + η · s_p · Σ_j (u_j + 1)|v_j,d|,
-//     with η = 2ε + 2.5e-7 + (1.07·S + 8)·u covering s_p (Σ summed in another order: at most
-//     (S - 1)u for the reference's sequential sum, S/4 + 4 for the kernels'). Near ties must stay
-//     rare (< 1% of keys). As a plain number this is at most (#near ties)·127·s_p + η·|out|, and
-//     s_p·127 <= max_j(p_j·max|V_j|)/255. ε, the same for every kernel: all of them (the ymm ones
-//     of attention_i8_avx2.h and the zmm/AMX ones of attention_i8_avx512.h) form t_j in base 2,
-//     y_j = S_j·log2 e + log2 s_v,j - C and t_j = 255·2^(y_j - max y) (attention_i8_avx512.h):
-//     per query row, with Smax = max_j |S_j|, A = max_j |log2 s_v,j|, L = max_j |log2 s_v,j -
-//     log2 max s_v|, Y = Smax·log2 e + L (a bound on |y|), each y is off by at most D = 4u·log2
-//     e·Smax + u·Y + kLog2MaxAbsError + u·A + u·L (the scores' extra roundings, the log2), the
-//     exponent y_j - max y by 2D + 2u·Y, so ε = kExp2MaxRelError + ln 2·(2D + 2u·Y) + 4u.
-//   int8 probabilities: relative to the reference's, 2ε + 2.2e-7 + (1.07·S + 8)·u (2.2e-7 for the
-//     reference's exp).
-//   int8 against fp64 attention on the unquantized inputs: <= 0.02 · max|V|, the level the
-//     reference itself is held to (test_ref_attention.cpp).
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_ARCH_X86)
@@ -60,7 +33,9 @@
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/exp_coefficients.h"
+#include "attention_i8_bound.h"
 #include "attention_pair_masks.h"
+#include "attention_problem.h"
 #include "emulated_kernels.h"
 #include "emulated_tiles.h"
 #include "naive_math.h"
@@ -71,177 +46,26 @@ namespace {
 using namespace encrt::kernels;
 namespace naive = encrt::test_naive;
 
-constexpr double kU = FLT_EPSILON / 2.0;
-constexpr float kSentinel = -4321.5f;
-constexpr size_t kGuard = 256;
-constexpr unsigned char kGuardByte = 0xa5;
 
 using Kernel = AttentionKernel;  // an entry of kAttentionF32Kernels or kAttentionI8Kernels
 using encrt::kernels::test::can_test;
+using encrt::kernels::test::compare_i8;
+using encrt::kernels::test::I8Errors;
+using encrt::kernels::test::kU;
+using encrt::kernels::test::Layout;
+using encrt::kernels::test::make_problem;
+using encrt::kernels::test::mask_violations;
+using encrt::kernels::test::out_at;
+using encrt::kernels::test::Problem;
+using encrt::kernels::test::prob_at;
+using encrt::kernels::test::Result;
+using encrt::kernels::test::run;
+using encrt::kernels::test::Shape;
+using encrt::kernels::test::shapes;
 using encrt::kernels::test::make_pair_masks;
 using encrt::kernels::test::pair_mask_sweep;
 using encrt::kernels::test::PairMasks;
 using encrt::kernels::test::testable_simd_kernels;
-
-enum class Layout { kFused, kStrided };
-
-struct Problem {
-  int batch = 0, seq = 0, heads = 0, dim = 0;
-  int ld_qkv = 0, ld_out = 0;
-  Layout layout = Layout::kFused;
-  std::vector<float> qkv;     // [batch*seq, ld_qkv]
-  std::vector<int32_t> mask;  // [batch, seq]
-  bool null_mask = false;
-  float scale = 1.0f;
-  const encrt::kernels::test::PairMasks* pairs = nullptr;  // src masks and window, or none
-
-  bool real(int b, int j) const { return null_mask || mask[static_cast<size_t>(b) * seq + j] != 0; }
-  bool any_real(int b) const {
-    for (int j = 0; j < seq; ++j)
-      if (real(b, j)) return true;
-    return false;
-  }
-  // Query i may attend key j (real and allowed by the pair masks), with this bias on its score.
-  bool allowed(int b, int i, int j) const { return real(b, j) && (!pairs || pairs->allowed(b, i, j)); }
-  float bias(int b, int i, int j) const { return pairs ? static_cast<float>(pairs->bias_at(b, i, j)) : 0.0f; }
-  bool any_allowed(int b, int i) const {
-    for (int j = 0; j < seq; ++j)
-      if (allowed(b, i, j)) return true;
-    return false;
-  }
-  const float* q(int b, int i, int h) const {
-    return &qkv[(static_cast<size_t>(b) * seq + i) * ld_qkv + static_cast<size_t>(h) * dim];
-  }
-  const float* k(int b, int j, int h) const { return q(b, j, h) + heads * dim; }
-  const float* v(int b, int j, int h) const { return q(b, j, h) + 2 * heads * dim; }
-  double vmax(int b, int h) const {  // max |V| over the real keys
-    double m = 0.0;
-    for (int j = 0; j < seq; ++j)
-      if (real(b, j))
-        for (int d = 0; d < dim; ++d) m = std::max(m, std::fabs(static_cast<double>(v(b, j, h)[d])));
-    return m;
-  }
-};
-
-// Masked batches hold the four sequences of the header; null-mask batches two sequences.
-Problem make_problem(int S, int H, int D, bool null_mask, Layout layout, uint32_t seed) {
-  Problem p;
-  p.batch = null_mask ? 2 : 4;
-  p.seq = S;
-  p.heads = H;
-  p.dim = D;
-  p.layout = layout;
-  p.ld_qkv = 3 * H * D + (layout == Layout::kStrided ? 7 : 0);
-  p.ld_out = H * D + (layout == Layout::kStrided ? 3 : 0);
-  p.null_mask = null_mask;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(D));
-  p.mask.assign(static_cast<size_t>(p.batch) * S, 1);
-  if (!null_mask)
-    for (int j = 0; j < S; ++j) {
-      p.mask[1 * S + j] = j < (S + 1) / 2 ? 1 : 0;
-      p.mask[2 * S + j] = 0;
-      p.mask[3 * S + j] = j % 3 == 0 ? 0 : 1;
-    }
-  const int cols = 3 * H * D;
-  const std::vector<float> vals = naive::random_floats(static_cast<size_t>(p.batch) * S * cols, -1.0f, 1.0f, seed);
-  p.qkv.assign(static_cast<size_t>(p.batch) * S * p.ld_qkv, std::numeric_limits<float>::quiet_NaN());
-  for (int b = 0; b < p.batch; ++b)
-    for (int t = 0; t < S; ++t)
-      for (int c = 0; c < cols; ++c) {
-        float x = vals[(static_cast<size_t>(b) * S + t) * cols + c];
-        if (!p.real(b, t) && c >= H * D) x *= 50.0f;
-        p.qkv[(static_cast<size_t>(b) * S + t) * p.ld_qkv + c] = x;
-      }
-  return p;
-}
-
-struct Result {
-  std::vector<float> out;    // [batch*seq, ld_out]
-  std::vector<float> probs;  // [batch, heads, seq, seq], empty when not requested
-};
-
-// Runs fn over every (b, h), checking that the scratch guard and out's gap columns stay intact.
-Result run(const Problem& p, AttentionFn fn, AttentionScratchFn scratch_fn, bool with_probs) {
-  Result r;
-  r.out.assign(static_cast<size_t>(p.batch) * p.seq * p.ld_out, kSentinel);
-  if (with_probs) r.probs.assign(static_cast<size_t>(p.batch) * p.heads * p.seq * p.seq, kSentinel);
-  const size_t bytes = scratch_fn(p.seq, p.dim);
-  std::vector<unsigned char> storage(bytes + 64 + kGuard, kGuardByte);
-  unsigned char* scratch = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-  std::memset(scratch, 0xff, bytes);  // NaN in every float the kernel might read before writing
-
-  AttentionArgs a;
-  a.seq = p.seq;
-  a.heads = p.heads;
-  a.head_dim = p.dim;
-  a.qkv = p.qkv.data();
-  a.ld_qkv = p.ld_qkv;
-  a.mask = p.null_mask ? nullptr : p.mask.data();
-  a.scale = p.scale;
-  a.out = r.out.data();
-  a.ld_out = p.ld_out;
-  a.probs = with_probs ? r.probs.data() : nullptr;
-  if (p.pairs) p.pairs->set_args(&a);
-  const bool reverse = p.layout == Layout::kFused;
-  for (int b = 0; b < p.batch; ++b)
-    for (int hh = 0; hh < p.heads; ++hh) fn(a, b, reverse ? p.heads - 1 - hh : hh, scratch);
-
-  int bad_guard = 0, bad_gap = 0;
-  for (size_t i = 0; i < kGuard; ++i) bad_guard += scratch[bytes + i] != kGuardByte;
-  for (int row = 0; row < p.batch * p.seq; ++row)
-    for (int c = p.heads * p.dim; c < p.ld_out; ++c) bad_gap += r.out[static_cast<size_t>(row) * p.ld_out + c] != kSentinel;
-  CHECK(bad_guard == 0);
-  CHECK(bad_gap == 0);
-  return r;
-}
-
-float out_at(const Problem& p, const Result& r, int b, int h, int i, int d) {
-  return r.out[(static_cast<size_t>(b) * p.seq + i) * p.ld_out + static_cast<size_t>(h) * p.dim + d];
-}
-float prob_at(const Problem& p, const Result& r, int b, int h, int i, int j) {
-  return r.probs[((static_cast<size_t>(b) * p.heads + h) * p.seq + i) * p.seq + j];
-}
-
-// Exact mask semantics: a query row without a key to attend (a sequence without a real token,
-// or a row the pair masks leave empty) gives zero output and probabilities; padded and
-// pair-masked keys have probability 0. Returns the number of violations.
-int mask_violations(const Problem& p, const Result& r) {
-  int bad = 0;
-  for (int b = 0; b < p.batch; ++b) {
-    for (int h = 0; h < p.heads; ++h)
-      for (int i = 0; i < p.seq; ++i) {
-        const bool any = p.any_allowed(b, i);
-        if (!any)
-          for (int d = 0; d < p.dim; ++d) bad += out_at(p, r, b, h, i, d) != 0.0f;
-        if (!r.probs.empty())
-          for (int j = 0; j < p.seq; ++j)
-            if (!any || !p.allowed(b, i, j)) bad += prob_at(p, r, b, h, i, j) != 0.0f;
-      }
-  }
-  return bad;
-}
-
-struct Shape {
-  int seq, heads, dim;
-};
-
-// seq × head_dim over the required sets; heads cycle through 1..12, kept small for seq 512 where
-// the scalar reference dominates the run time. Plus the MiniLM and BERT-base head shapes.
-std::vector<Shape> shapes() {
-  std::vector<Shape> s;
-  int next_heads = 0;
-  for (int S : {1, 3, 17, 64, 129, 512})
-    for (int D : {1, 5, 16, 32, 64}) {
-      const int H = S >= 512 ? 1 + (next_heads % 2) : 1 + next_heads % 12;
-      ++next_heads;
-      s.push_back({S, H, D});
-    }
-  s.push_back({128, 12, 32});
-  s.push_back({65, 12, 64});
-  s.push_back({200, 3, 48});
-  s.push_back({9, 2, 600});  // head_dim far above the register tiles
-  return s;
-}
 
 // ---- fp32
 
@@ -284,134 +108,6 @@ void check_f32_problem(const Problem& p, const Kernel& k, const Result& want, F3
     CHECK(mask_violations(p, got) == 0);
     total->worst_out = std::max(total->worst_out, e.worst_out);
     total->worst_prob = std::max(total->worst_prob, e.worst_prob);
-  }
-}
-
-// ---- int8
-
-// Symmetric per-token int8 as documented in attention_i8_ref.cpp, in fp32.
-float quantize_token(const float* x, int D, std::vector<int>* q) {
-  float amax = 0.0f;
-  for (int d = 0; d < D; ++d) amax = std::max(amax, std::fabs(x[d]));
-  const float s = amax > 0.0f ? amax / 127.0f : 1.0f;
-  const float inv = 1.0f / s;
-  q->resize(D);
-  for (int d = 0; d < D; ++d) {
-    const float v = std::nearbyint(x[d] * inv);
-    (*q)[d] = std::isnan(v) ? 0 : static_cast<int>(std::min(127.0f, std::max(-127.0f, v)));
-  }
-  return s;
-}
-
-struct I8Errors {
-  double worst_vs_ref = 0.0;    // max |got - ref| / max|V|
-  double worst_bound_use = 0.0; // max |got - ref| / bound
-  double worst_vs_fp64 = 0.0;   // max |got - fp64| / max|V|
-  double worst_ref_vs_fp64 = 0.0;
-  long bad = 0, bad_fp64 = 0, bad_prob = 0;
-  long near_ties = 0, keys = 0, differing = 0;
-};
-
-// The documented scheme in fp64 after the fp32 scores (which both kernels compute identically):
-// per query row, the ratios t_j, u_j = rint(t_j), s_p, and the near-tie flags.
-void compare_i8(const Problem& p, const Result& got, const Result& want, I8Errors* e) {
-  const int S = p.seq, D = p.dim;
-  const double log2e = 1.0 / std::log(2.0);
-  std::vector<std::vector<int>> kq(S), vq(S);
-  std::vector<float> sk(S), sv(S), score(S);
-  std::vector<int> qq;
-  std::vector<double> t(S), w(S);
-  for (int b = 0; b < p.batch; ++b) {
-    if (!p.any_real(b)) continue;  // zeros: mask_violations
-    for (int h = 0; h < p.heads; ++h) {
-      const double vmax = p.vmax(b, h);
-      for (int j = 0; j < S; ++j) {
-        sk[j] = quantize_token(p.k(b, j, h), D, &kq[j]);
-        sv[j] = quantize_token(p.v(b, j, h), D, &vq[j]);
-      }
-      for (int i = 0; i < S; ++i) {
-        if (!p.any_allowed(b, i)) continue;  // zeros: mask_violations
-        const float sq = quantize_token(p.q(b, i, h), D, &qq);
-        float smax = -INFINITY;
-        for (int j = 0; j < S; ++j) {
-          if (!p.allowed(b, i, j)) continue;
-          int32_t dot = 0;
-          for (int d = 0; d < D; ++d) dot += qq[d] * kq[j][d];
-          score[j] = static_cast<float>(dot) * (sq * p.scale) * sk[j] + p.bias(b, i, j);
-          smax = std::max(smax, score[j]);
-        }
-        double wmax = 0.0, esum = 0.0;
-        double score_abs = 0.0, log2_sv_abs = 0.0, log2_sv_max = -INFINITY;
-        for (int j = 0; j < S; ++j) {
-          if (!p.allowed(b, i, j)) continue;
-          const double ej = std::exp(static_cast<double>(score[j] - smax));
-          esum += ej;
-          w[j] = ej * sv[j];
-          wmax = std::max(wmax, w[j]);
-          score_abs = std::max(score_abs, std::fabs(static_cast<double>(score[j])));
-          log2_sv_abs = std::max(log2_sv_abs, std::fabs(std::log2(static_cast<double>(sv[j]))));
-          log2_sv_max = std::max(log2_sv_max, std::log2(static_cast<double>(sv[j])));
-        }
-        double log2_sv_spread = 0.0;
-        for (int j = 0; j < S; ++j)
-          if (p.allowed(b, i, j)) log2_sv_spread = std::max(log2_sv_spread, log2_sv_max - std::log2(static_cast<double>(sv[j])));
-        // The relative error ε of the kernel's t_j and the resulting η and probability bounds
-        // (header).
-        const double y_bound = score_abs * log2e + log2_sv_spread;
-        const double dy = 4 * kU * log2e * score_abs + kU * y_bound + x86::exp2_coefficients::kLog2MaxAbsError +
-                          kU * log2_sv_abs + kU * log2_sv_spread;
-        const double eps = x86::exp2_coefficients::kExp2MaxRelError + std::log(2.0) * (2 * dy + 2 * kU * y_bound) + 4 * kU;
-        const double eta = 2 * eps + 2.5e-7 + (1.07 * S + 8) * kU;
-        const double prob_rel = 2 * eps + 2.2e-7 + (1.07 * S + 8) * kU;
-        const double sp = wmax / esum / 255.0;
-        std::vector<double> tie_slack(D, 0.0), magnitude(D, 0.0);
-        for (int j = 0; j < S; ++j) {
-          if (!p.allowed(b, i, j)) continue;
-          t[j] = 255.0 * w[j] / wmax;
-          const double u = std::nearbyint(t[j]);
-          const bool near_tie = std::fabs(t[j] - std::floor(t[j]) - 0.5) <= 1.25 * eps * std::max(t[j], 1.0);
-          ++e->keys;
-          e->near_ties += near_tie;
-          for (int d = 0; d < D; ++d) {
-            magnitude[d] += (u + 1.0) * std::abs(vq[j][d]);
-            if (near_tie) tie_slack[d] += std::abs(vq[j][d]);
-          }
-        }
-        // fp64 attention on the unquantized inputs.
-        std::vector<double> scores(S), exact(D, 0.0);
-        std::vector<bool> real(S);
-        for (int j = 0; j < S; ++j) {
-          real[j] = p.allowed(b, i, j);
-          double dot = 0.0;
-          for (int d = 0; d < D; ++d) dot += static_cast<double>(p.q(b, i, h)[d]) * p.k(b, j, h)[d];
-          scores[j] = dot * p.scale + (real[j] ? p.bias(b, i, j) : 0.0);
-        }
-        const std::vector<double> probs = naive::softmax_masked(scores, real);
-        for (int j = 0; j < S; ++j)
-          for (int d = 0; d < D; ++d) exact[d] += probs[j] * p.v(b, j, h)[d];
-
-        for (int d = 0; d < D; ++d) {
-          const double g = out_at(p, got, b, h, i, d), r = out_at(p, want, b, h, i, d);
-          const double err = std::fabs(g - r);
-          const double bound = sp * (1.0 + 1e-5) * tie_slack[d] + eta * sp * magnitude[d] + 1e-30;
-          e->bad += !(err <= bound);
-          e->differing += g != r;
-          e->worst_bound_use = std::max(e->worst_bound_use, err / bound);
-          e->worst_vs_ref = std::max(e->worst_vs_ref, err / vmax);
-          const double err64 = std::fabs(g - exact[d]);
-          e->bad_fp64 += !(err64 <= 0.02 * vmax);
-          e->worst_vs_fp64 = std::max(e->worst_vs_fp64, err64 / vmax);
-          e->worst_ref_vs_fp64 = std::max(e->worst_ref_vs_fp64, std::fabs(r - exact[d]) / vmax);
-        }
-        if (!got.probs.empty()) {
-          const double rel = prob_rel;
-          for (int j = 0; j < S; ++j) {
-            const double pg = prob_at(p, got, b, h, i, j), pr = prob_at(p, want, b, h, i, j);
-            e->bad_prob += !(std::fabs(pg - pr) <= rel * pr + 1e-44);
-          }
-        }
-      }
-    }
   }
 }
 

@@ -47,13 +47,17 @@ void f32_gelu__neon(int n, const float* x, float* y);
 // Embedding rows stored as IEEE half (AddRowF16Fn), bit for bit the reference.
 void f16_add_row__neon(int n, const uint16_t* src, float scale, float* dst);
 
-// int8 attention (AttentionFn), bit for bit ref::attention_i8: widening multiplies for Q·K
-// (smull / smlal2 into int16, sadalp: ARMv8.0) or sdot (neondot), widening multiply-adds for P·V,
-// the reference's scalar expf for the softmax (attention_i8_neon_common.h).
+// int8 attention (AttentionFn): ref::attention_i8's quantized values and exact integer products,
+// widening multiplies (smull / smlal2 into int16, sadalp: ARMv8.0) or sdot (neondot); without pair
+// masks the x86 kernels' base-2 softmax in vectors (within their near-tie bound of the reference),
+// with them the reference's own steps bit for bit (attention_i8_neon_common.h).
 void qs8_attention__neon(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__neon(int seq, int head_dim);
 void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__neondot(int seq, int head_dim);
+// 255 · 2^t of that softmax (exp2_x255_neon, exp_neon.h) over arrays, for the tests: relative
+// error at most x86::exp2_coefficients::kExp2MaxRelError where the result is a normal float.
+void f32_exp2_x255__neon(int n, const float* t, float* y);
 
 // int8 GEMM (GemmU8S8Fn) with ARMv8.0 instructions only (no dot product): 2 rows × 16 columns of
 // smull / smlsl into int16 and sadalp into int32. The activations are flipped to q - 128 in even

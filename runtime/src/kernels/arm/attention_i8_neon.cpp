@@ -81,12 +81,21 @@ struct DenseDots {
       t.dots[j] = vaddvq_s32(vacc);
     }
   }
-  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float inv_sp, float* out) {
-    widened_pv(t, n, D, D16, sp, inv_sp, out);
-  }
+  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) { widened_pv(t, n, D, D16, sp, out); }
 };
 
 }  // namespace
+
+void f32_exp2_x255__neon(int n, const float* t, float* y) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, exp2_x255_neon(vld1q_f32(t + i)));
+  if (i < n) {
+    float in[4] = {0.0f, 0.0f, 0.0f, 0.0f}, out[4];
+    for (int l = 0; i + l < n; ++l) in[l] = t[i + l];
+    vst1q_f32(out, exp2_x255_neon(vld1q_f32(in)));
+    for (int l = 0; i + l < n; ++l) y[i + l] = out[l];
+  }
+}
 
 size_t qs8_attention_scratch__neon(int seq, int head_dim) { return i8_attention_scratch_bytes(seq, head_dim); }
 

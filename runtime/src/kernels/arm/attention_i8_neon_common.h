@@ -1,22 +1,24 @@
 // What the ARM int8 attention kernels (attention_i8_neon.cpp, attention_i8_neondot.cpp) share: the
-// scratch layout, the per-token quantization and every step of ref::attention_i8 but the Q·K dot
-// products, which each kernel computes with its own instructions (hooks). Bit for bit the reference
-// (kernels/ref/attention_i8_ref.cpp): the same per-token quantization (vmaxnm skips NaNs like
-// std::max, frintn rounds half to even like nearbyint), the same integer dot products (exact, in
-// any order), and the same float steps in the same order, the softmax's exp included (the scalar
-// expf of the C library, as in the reference); P·V with widening multiply-adds of the 8-bit
-// probabilities by the int8 V rows, then the final scaling.
+// scratch layout, the per-token quantization and everything but the products (Q·K, and P·V, which
+// each kernel computes with its own instructions: hooks). The quantized values of Q, K and V and
+// both integer products are the reference's (kernels/ref/attention_i8_ref.cpp) bit for bit: the
+// same per-token quantization (vmaxnm skips NaNs like std::max, frintn rounds half to even like
+// nearbyint) and exact integer sums.
 //
 // Two paths per (sequence, head):
 //   dense   without pair masks or a window (every BERT-style run): the real keys are listed once
-//           per head (keys[0..n)), and each query row works on that dense list in vectors: the
-//           scores float(dot)·(s_q·scale)·s_k four keys at a time (the same two roundings per key
-//           as the reference), their max, then the exps and their sum in the reference's order
-//           (a padded key adds exactly +0 there, so leaving it out changes no bit), the
-//           normalization, u = rint(P'·(1/s_p)) four at a time, and P·V with its int32 sums in
-//           registers, 32 dims at a time. The dot products come from the kernel's dense hook.
-//   masked  with pair masks or a window: the reference's masked path, key by key (masked_row).
-// Only the exp is scalar: n exps per query row.
+//           per head (keys[0..n)) and each query row works on that dense list in vectors, with
+//           the softmax of the x86 kernels (x86/attention_i8_avx512.h), in base 2 and one pass:
+//             y_j = float(dot) · (s_q · scale · log2 e) · s_k,j + (log2 s_v,j - C),
+//             C = max_j log2 s_v,j;  W = max_j y_j;  t_j = 255 · 2^(y_j - W);  u_j = rint(t_j);
+//             s_p = 2^-E / Σ_j t_j · (2^-E / s_v,j);  out = float(Σ_j u_j v_j,d) · s_p,
+//           which is the reference's u and s_p up to rounding (u_j = rint(255 w_j / max w), w_j =
+//           e^(S_j) s_v,j) with no exp of S itself and no division per key; 2^-E (a power of two)
+//           keeps 1/s_v finite for tiny s_v. The contract against the reference is the x86
+//           kernels' near-tie bound (tests/kernels/attention_i8_bound.h): the same exponents, the
+//           same 2^x polynomial (exp2_x255_neon, kExp2MaxRelError), the C library's log2f.
+//   masked  with pair masks or a window: the reference's masked path, key by key, bit for bit
+//           (masked_row, with the C library's expf as the reference).
 //
 // Quantized rows are stored padded with zeros to a multiple of 16 bytes, so every dot product is
 // whole 16-byte steps. Internal linkage, as neon_common.h: each kernel file gets its own copy,
@@ -26,8 +28,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/arm/exp_neon.h"
 #include "kernels/arm/neon_common.h"
 #include "kernels/attention_pairs.h"
+#include "kernels/x86/exp_coefficients.h"  // plain constants: log2 e
 
 namespace encrt::kernels::arm {
 namespace {
@@ -43,12 +47,13 @@ struct I8AttentionScratch {
   int8_t* v;       // [S][D16]
   float* sk;       // [S]
   float* sv;       // [S]
-  float* p;        // [S16]: the dense path indexes it by list position
-  int32_t* dots;   // [S4]: Q·K of the current query row (by key, or by list position), then u
+  float* p;        // [S16]: the dense path's exponents y by list position
+  int32_t* dots;   // [S16]: Q·K of the current query row (by key, or by list position), then u
   int32_t* acc;    // [D16]: the masked path's P·V sums
   int32_t* keys;   // [S]: the dense path's real keys, in order
   float* sk_list;  // [S4]: s_k of keys[j]
-  float* sv_list;  // [S4]: s_v of keys[j]
+  float* v_log2;   // [S4]: log2 s_v - C of keys[j]
+  float* v_inv;    // [S4]: 2^-E / s_v of keys[j] (0 past n)
   int8_t* panel;   // [S4 / 4][D16 / 4][4 keys][4 bytes]: the dense list's K for the sdot hook
   int8_t* vpanel;  // [S16 / 4][D16][4 keys]: the dense list's V for the sdot hook
   int32_t* colsum; // [D16]: Σ over the dense list of V, per dim (the sdot hook)
@@ -59,8 +64,8 @@ inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
   const size_t d16 = static_cast<size_t>(round16(head_dim));
   const size_t s4 = static_cast<size_t>(round4(seq)), s16 = static_cast<size_t>(round16(seq));
   return align64(d16) + 2 * align64(static_cast<size_t>(seq) * d16) + 2 * align64(sizeof(float) * seq) +
-         align64(sizeof(float) * s16) + align64(sizeof(int32_t) * s4) + align64(sizeof(int32_t) * d16) +
-         align64(sizeof(int32_t) * seq) + 2 * align64(sizeof(float) * s4) + align64(s4 * d16) + align64(s16 * d16) +
+         align64(sizeof(float) * s16) + align64(sizeof(int32_t) * s16) + align64(sizeof(int32_t) * d16) +
+         align64(sizeof(int32_t) * seq) + 3 * align64(sizeof(float) * s4) + align64(s4 * d16) + align64(s16 * d16) +
          align64(sizeof(int32_t) * d16) + align64(s16);
 }
 
@@ -75,11 +80,12 @@ inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
   s.sk = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
   s.sv = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S);
   s.p = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S16);
-  s.dots = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S4);
+  s.dots = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S16);
   s.acc = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * D16);
   s.keys = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S);
   s.sk_list = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
-  s.sv_list = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
+  s.v_log2 = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
+  s.v_inv = reinterpret_cast<float*>(base + off), off += align64(sizeof(float) * S4);
   s.panel = reinterpret_cast<int8_t*>(base + off), off += align64(S4 * D16);
   s.vpanel = reinterpret_cast<int8_t*>(base + off), off += align64(S16 * D16);
   s.colsum = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * D16);
@@ -223,96 +229,113 @@ ENCRT_ARM_INLINE void dense_pv_chunk(const I8AttentionScratch& t, int n, int D, 
   }
 }
 
-// P·V of the dense path with widening multiply-adds (dense_pv_chunk): u_j = rint(P'_j · inv_sp)
-// from t.p into t.dots, then 32 dims at a time.
-inline void widened_pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float inv_sp, float* out) {
-  const int n4 = n & ~3;
-  for (int j = 0; j < n4; j += 4) vst1q_s32(t.dots + j, vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(t.p + j), inv_sp)));
-  for (int j = n4; j < n; ++j) t.dots[j] = static_cast<int32_t>(std::nearbyint(t.p[j] * inv_sp));
+// P·V of the dense path with widening multiply-adds (dense_pv_chunk), u in t.dots, 32 dims at a time.
+inline void widened_pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
   int d0 = 0;
   for (; d0 + 32 <= D16; d0 += 32) dense_pv_chunk<8>(t, n, D, D16, d0, sp, out);
   if (d0 < D16) dense_pv_chunk<4>(t, n, D, D16, d0, sp, out);
 }
 
+constexpr float kNoKey = -1.0e30f;  // the exponent of the slots past the listed keys: 2^(y - W) = 0
+
+// The per-head factors of the base-2 softmax from the listed keys' V scales s_v (file comment):
+// t.v_log2 = log2 s_v - C and t.v_inv = 2^-E / s_v for j < n (kNoKey and 0 up to the next multiple
+// of 4); returns 2^-E. As the x86 kernels (attention_i8_avx2.h): 2^E lifts the smallest s_v to at
+// least 2^-60, C = log2 of the largest; C library calls, not std:: inline wrappers.
+inline float base2_value_factors(const I8AttentionScratch& t, const float* sv, int n) {
+  float smin = INFINITY, smax = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    smin = sv[j] < smin ? sv[j] : smin;
+    smax = sv[j] > smax ? sv[j] : smax;
+  }
+  const int e_min = smin > 0.0f && smin <= kFloatMax ? ::ilogbf(smin) : 0;
+  const int e = e_min < -60 ? -60 - e_min : 0;
+  const float scale_up = ::ldexpf(1.0f, e);
+  const float c = ::log2f(smax);
+  for (int j = 0; j < round4(n); ++j) {
+    t.v_log2[j] = j < n ? ::log2f(sv[j]) - c : kNoKey;
+    t.v_inv[j] = j < n ? 1.0f / (sv[j] * scale_up) : 0.0f;
+  }
+  return ::ldexpf(1.0f, -e);
+}
+
 // The dense path (file comment) for every query row of (b, h): the n real keys are t.keys[0..n),
-// with their scales in t.sk_list / t.sv_list. dense.prepare(t, n, D16) runs once, then per query
-// row dense.dots(t, n, D16) sets t.dots[j] = Σ_d t.q[d] · k_keys[j],d for j < n, and
-// dense.pv(t, n, D, D16, sp, inv_sp, out) writes out_d = float(Σ_j rint(P'_j · inv_sp) ·
-// v_keys[j],d) · sp from P' in t.p (the reference's accumulate_pv). The float steps are those of
-// the masked-free loop of the reference, in its order.
+// with s_k in t.sk_list and the V factors of base2_value_factors. dense.prepare(t, n, D16) runs
+// once, then per query row dense.dots(t, n, D16) sets t.dots[j] = Σ_d t.q[d] · k_keys[j],d for
+// j < n, and dense.pv(t, n, D, D16, sp, out) writes out_d = float(Σ_j u_j · v_keys[j],d) · sp from
+// the u_j in t.dots (0 past n, up to the next multiple of 4).
 template <typename Dense>
-void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& t, int n, bool v_finite, Dense& dense) {
+void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& t, int n, bool v_finite,
+                float inv_scale_up, Dense& dense) {
+  using x86::exp_coefficients::kLog2e;
   const int S = a.seq, D = a.head_dim, D16 = round16(D);
   const int32_t* mask = a.mask ? a.mask + static_cast<size_t>(b) * S : nullptr;
   const size_t row0 = static_cast<size_t>(b) * S;
   dense.prepare(t, n, D16);
-  const int n4 = n & ~3;
+  const int n4 = n & ~3, vecs = (n + 3) / 4;
   for (int i = 0; i < S; ++i) {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
     float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
     const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
-    const float sq_scaled = sq * a.scale;
+    const float q_scale = sq * a.scale * kLog2e;  // (s_q · scale) as the reference, then · log2 e
     dense.dots(t, n, D16);
-    // S_j = float(dot) · (s_q · scale) · s_k, their max, and whether all are finite.
+    // The exponents y, their max W, and whether all are finite.
     float32x4_t vmax = vdupq_n_f32(-INFINITY);
     uint32x4_t ok = vdupq_n_u32(~0u);
     const float32x4_t fmax = vdupq_n_f32(kFloatMax);
     for (int j = 0; j < n4; j += 4) {
-      const float32x4_t sc = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.dots + j)), sq_scaled), vld1q_f32(t.sk_list + j));
-      vst1q_f32(t.p + j, sc);
-      ok = vandq_u32(ok, vcaleq_f32(sc, fmax));
-      vmax = vmaxq_f32(vmax, sc);
+      const float32x4_t s = vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.dots + j)), q_scale);
+      const float32x4_t y = vfmaq_f32(vld1q_f32(t.v_log2 + j), s, vld1q_f32(t.sk_list + j));
+      vst1q_f32(t.p + j, y);
+      ok = vandq_u32(ok, vcaleq_f32(y, fmax));
+      vmax = vmaxq_f32(vmax, y);
     }
     bool finite = v_finite && vminvq_u32(ok) != 0;
-    float max_score = vmaxvq_f32(vmax);
-    for (int j = n4; j < n; ++j) {
-      t.p[j] = static_cast<float>(t.dots[j]) * sq_scaled * t.sk_list[j];
+    float w = vmaxvq_f32(vmax);
+    for (int j = n4; j < 4 * vecs; ++j) {
+      if (j >= n) {
+        t.p[j] = kNoKey;
+        continue;
+      }
+      t.p[j] = std::fma(static_cast<float>(t.dots[j]) * q_scale, t.sk_list[j], t.v_log2[j]);
       finite &= std::fabs(t.p[j]) <= kFloatMax;
-      max_score = max_score < t.p[j] ? t.p[j] : max_score;
+      w = w < t.p[j] ? t.p[j] : w;
     }
-    if (!finite) {
+    if (!finite) {  // the reference's non-finite rule: NaN outputs and NaN probabilities of the real keys
       for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
       if (probs)
         for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
       continue;
     }
-    // The exps and their sum in the reference's order (its padded keys add +0).
-    float sum = 0.0f;
-    for (int j = 0; j < n; ++j) {
-      t.p[j] = std::exp(t.p[j] - max_score);
-      sum += t.p[j];
-    }
-    const float inv_sum = 1.0f / sum;
-    // p = e · (1/Σ) (the probability; 0 · (1/Σ) = +0 for padded keys), then P' = p · s_v and its max.
+    // One pass: t_j = 255 · 2^(y_j - W), u_j = rint(t_j) into t.dots, Σ t_j · v_inv_j (two
+    // chains), and with probabilities t_j · v_inv_j (scaled by 1/Σ below).
     if (probs) std::memset(probs, 0, sizeof(float) * S);
-    float32x4_t vpmax = vdupq_n_f32(0.0f);
-    for (int j = 0; j < n4; j += 4) {
-      const float32x4_t pj = vmulq_n_f32(vld1q_f32(t.p + j), inv_sum);
+    const float32x4_t vw = vdupq_n_f32(w);
+    float32x4_t sum0 = vdupq_n_f32(0.0f), sum1 = sum0;
+    for (int c = 0; c < vecs; ++c) {
+      const int j = 4 * c;
+      const float32x4_t tj = exp2_x255_neon(vsubq_f32(vld1q_f32(t.p + j), vw));
+      const float32x4_t vinv = vld1q_f32(t.v_inv + j);
+      if (c & 1)
+        sum1 = vfmaq_f32(sum1, tj, vinv);
+      else
+        sum0 = vfmaq_f32(sum0, tj, vinv);
+      vst1q_s32(t.dots + j, vcvtnq_s32_f32(tj));  // rint, half to even: tj <= 255
       if (probs) {
-        probs[t.keys[j]] = vgetq_lane_f32(pj, 0);
-        probs[t.keys[j + 1]] = vgetq_lane_f32(pj, 1);
-        probs[t.keys[j + 2]] = vgetq_lane_f32(pj, 2);
-        probs[t.keys[j + 3]] = vgetq_lane_f32(pj, 3);
+        float lanes[4];
+        vst1q_f32(lanes, vmulq_f32(tj, vinv));
+        for (int l = 0; l < 4 && j + l < n; ++l) probs[t.keys[j + l]] = lanes[l];
       }
-      const float32x4_t w = vmulq_f32(pj, vld1q_f32(t.sv_list + j));
-      vst1q_f32(t.p + j, w);
-      vpmax = vmaxq_f32(vpmax, w);
     }
-    float pmax = vmaxvq_f32(vpmax);
-    for (int j = n4; j < n; ++j) {
-      t.p[j] *= inv_sum;
-      if (probs) probs[t.keys[j]] = t.p[j];
-      t.p[j] *= t.sv_list[j];
-      pmax = pmax < t.p[j] ? t.p[j] : pmax;
-    }
-    // u_j = rint(P'_j · (1/s_p)), then P·V.
-    const float sp = pmax / 255.0f >= kFloatMinNormal ? pmax / 255.0f : 1.0f;
-    dense.pv(t, n, D, D16, sp, 1.0f / sp, out);
+    const float inv_sum = 1.0f / vaddvq_f32(vaddq_f32(sum0, sum1));
+    if (probs)
+      for (int j = 0; j < n; ++j) probs[t.keys[j]] *= inv_sum;
+    dense.pv(t, n, D, D16, inv_sum * inv_scale_up, out);
   }
 }
 
 // ref::attention_i8 for one (sequence b, head h). Without pair masks or a window, the dense path
-// (dense_rows, with the kernel's Dense hooks: prepare and dots). With them, the reference's masked
+// (dense_rows, with the kernel's Dense hooks: prepare, dots and pv). With them, the reference's masked
 // path row by row: scores(t, j_lo, j_hi, D16, mask) sets t.dots[j] to the int32 Σ_d t.q[d]·t.k[j·D16 +
 // d] for every real key j in [j_lo, j_hi) (mask null or mask[j] != 0); other entries of t.dots are
 // not read; each query row goes over the keys within its window only.
@@ -346,10 +369,12 @@ void qs8_attention_rows(const AttentionArgs& a, int b, int h, void* scratch, Sco
       if (!mask || mask[j] != 0) {
         t.keys[n] = j;
         t.sk_list[n] = t.sk[j];
-        t.sv_list[n] = t.sv[j];
+        t.p[n] = t.sv[j];  // the listed V scales, for a moment
         ++n;
       }
-    dense_rows(a, b, h, t, n, v_finite, dense);
+    for (int j = n; j < round4(n); ++j) t.sk_list[j] = 0.0f;
+    const float inv_scale_up = base2_value_factors(t, t.p, n);
+    dense_rows(a, b, h, t, n, v_finite, inv_scale_up, dense);
     return;
   }
   for (int i = 0; i < S; ++i) {

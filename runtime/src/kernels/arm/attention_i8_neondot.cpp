@@ -119,19 +119,15 @@ struct DensePanels {
       vst1q_s32(t.dots + 4 * kb, acc0);
     }
   }
-  // u_j - 128 = rint(P'_j · inv_sp) - 128 as bytes, 16 keys at a time (the slots past n: whatever
-  // t.p holds there, against zero V), then P·V 32 dims at a time.
-  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float inv_sp, float* out) {
+  // u_j - 128 from t.dots as bytes, 16 keys at a time (the slots past the next multiple of 4 after
+  // n: whatever t.dots holds there, against zero V), then P·V 32 dims at a time.
+  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
     const int groups = (n + 15) / 16;
     const int16x8_t offset = vdupq_n_s16(128);
     for (int g = 0; g < groups; ++g) {
-      const float* p = t.p + 16 * g;
-      const int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(p), inv_sp));
-      const int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(p + 4), inv_sp));
-      const int32x4_t c = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(p + 8), inv_sp));
-      const int32x4_t d = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(p + 12), inv_sp));
-      const int16x8_t lo = vsubq_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b)), offset);
-      const int16x8_t hi = vsubq_s16(vcombine_s16(vmovn_s32(c), vmovn_s32(d)), offset);
+      const int32_t* u = t.dots + 16 * g;
+      const int16x8_t lo = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u)), vmovn_s32(vld1q_s32(u + 4))), offset);
+      const int16x8_t hi = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u + 8)), vmovn_s32(vld1q_s32(u + 12))), offset);
       vst1q_s8(t.u8 + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
     }
     int d0 = 0;

@@ -36,5 +36,29 @@ ENCRT_ARM_INLINE float32x4_t exp_neon(float32x4_t x) {
   return vbslq_f32(is_nan, x, y);  // the clamp would have turned NaN into a number
 }
 
+// 255 · 2^t per lane for t <= 0 (the base-2 softmax of the int8 attention's dense path,
+// attention_i8_neon_common.h): the polynomial and operations of the x86 kernels' exp2_x255_avx2
+// (x86/exp_coefficients.h), so the same relative error kExp2MaxRelError while the result is a
+// normal float. t is clamped to -160 first; 2^n is applied in two factors as in exp_neon, so that
+// a subnormal result is rounded once and t <= -160 gives +0. Lanes with t > 0 give unspecified
+// values.
+ENCRT_ARM_INLINE float32x4_t exp2_x255_neon(float32x4_t t) {
+  using namespace x86::exp2_coefficients;
+  t = vmaxq_f32(vdupq_n_f32(-160.0f), t);
+  const float32x4_t n = vrndnq_f32(t);
+  const float32x4_t f = vsubq_f32(t, n);  // exact: |f| <= 1/2
+  float32x4_t p = vfmaq_f32(vdupq_n_f32(kC3), vdupq_n_f32(kC4), f);
+  p = vfmaq_f32(vdupq_n_f32(kC2), p, f);
+  p = vfmaq_f32(vdupq_n_f32(kC1), p, f);
+  p = vfmaq_f32(vdupq_n_f32(kC0), p, f);
+  const int32x4_t ni = vcvtnq_s32_f32(n);
+  const int32x4_t n1 = vshrq_n_s32(ni, 1);
+  const int32x4_t n2 = vsubq_s32(ni, n1);
+  const int32x4_t bias = vdupq_n_s32(127);
+  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  return vmulq_f32(vmulq_f32(p, s1), s2);
+}
+
 }  // namespace
 }  // namespace encrt::kernels::arm
