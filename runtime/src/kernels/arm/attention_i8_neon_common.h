@@ -193,6 +193,23 @@ inline void masked_row(const I8AttentionScratch& t, const PairMask& pm, int i, i
   accumulate_pv(t, j_lo, j_hi, D, D16, pmax, out);
 }
 
+// out[d] = float(acc) · sp for the dims d0 .. d0 + 4·kVecs below D (P·V's last step).
+template <int kVecs>
+ENCRT_ARM_INLINE void store_scaled_sums(const int32x4_t* acc, int D, int d0, float sp, float* out) {
+  for (int i = 0; i < kVecs; ++i) {
+    const int d = d0 + 4 * i;
+    if (d >= D) break;
+    const float32x4_t y = vmulq_n_f32(vcvtq_f32_s32(acc[i]), sp);
+    if (d + 4 <= D) {
+      vst1q_f32(out + d, y);
+    } else {
+      float lanes[4];
+      vst1q_f32(lanes, y);
+      for (int l = 0; d + l < D; ++l) out[d + l] = lanes[l];
+    }
+  }
+}
+
 // The dense path's P·V with widening multiply-adds, dims [d0, d0 + 4·kVecs): out_d = float(Σ_j u_j ·
 // v_keys[j],d) · sp over the list positions j < n, u_j in t.dots (0 <= u_j <= 255, widened to int16
 // against the int8 V bytes), the int32 sums in registers. Keys with u = 0 add nothing and are
@@ -215,18 +232,7 @@ ENCRT_ARM_INLINE void dense_pv_chunk(const I8AttentionScratch& t, int n, int D, 
       acc[4 * c + 3] = vmlal_high_n_s16(acc[4 * c + 3], hi, u16);
     }
   }
-  for (int i = 0; i < kVecs; ++i) {
-    const int d = d0 + 4 * i;
-    if (d >= D) break;
-    const float32x4_t y = vmulq_n_f32(vcvtq_f32_s32(acc[i]), sp);
-    if (d + 4 <= D) {
-      vst1q_f32(out + d, y);
-    } else {
-      float lanes[4];
-      vst1q_f32(lanes, y);
-      for (int l = 0; d + l < D; ++l) out[d + l] = lanes[l];
-    }
-  }
+  store_scaled_sums<kVecs>(acc, D, d0, sp, out);
 }
 
 // P·V of the dense path with widening multiply-adds (dense_pv_chunk), u in t.dots, 32 dims at a time.

@@ -37,18 +37,7 @@ ENCRT_ARM_INLINE void pv_chunk(const I8AttentionScratch& t, int groups, int D, i
     v += block_bytes;
     for (int c = 0; c < kVecs; ++c) acc[c] = vdotq_laneq_s32(acc[c], vld1q_s8(v + 16 * c), u, 3);
   }
-  for (int c = 0; c < kVecs; ++c) {
-    const int d = d0 + 4 * c;
-    if (d >= D) break;
-    const float32x4_t y = vmulq_n_f32(vcvtq_f32_s32(acc[c]), sp);
-    if (d + 4 <= D) {
-      vst1q_f32(out + d, y);
-    } else {
-      float lanes[4];
-      vst1q_f32(lanes, y);
-      for (int l = 0; d + l < D; ++l) out[d + l] = lanes[l];
-    }
-  }
+  store_scaled_sums<kVecs>(acc, D, d0, sp, out);
 }
 
 struct DensePanels {

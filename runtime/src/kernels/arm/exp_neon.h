@@ -12,6 +12,19 @@ namespace encrt::kernels::arm {
 
 namespace {
 
+// p · 2^n (n an integer-valued float): 2^n built in the exponent field in two factors
+// 2^(n>>1) · 2^(n - (n>>1)) so that each stays representable; the second multiplication is the
+// only inexact one, so subnormal results are rounded once.
+ENCRT_ARM_INLINE float32x4_t scale_pow2_neon(float32x4_t p, float32x4_t n) {
+  const int32x4_t ni = vcvtnq_s32_f32(n);
+  const int32x4_t n1 = vshrq_n_s32(ni, 1);
+  const int32x4_t n2 = vsubq_s32(ni, n1);
+  const int32x4_t bias = vdupq_n_s32(127);
+  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  return vmulq_f32(vmulq_f32(p, s1), s2);
+}
+
 // exp(x) per lane. -inf gives +0, +inf gives +inf, NaN stays NaN.
 ENCRT_ARM_INLINE float32x4_t exp_neon(float32x4_t x) {
   using namespace x86::exp_coefficients;
@@ -26,13 +39,7 @@ ENCRT_ARM_INLINE float32x4_t exp_neon(float32x4_t x) {
   p = vfmaq_f32(vdupq_n_f32(kC2), p, r);
   p = vfmaq_f32(vdupq_n_f32(kC1), p, r);
   p = vfmaq_f32(vdupq_n_f32(kC0), p, r);
-  const int32x4_t ni = vcvtnq_s32_f32(n);
-  const int32x4_t n1 = vshrq_n_s32(ni, 1);
-  const int32x4_t n2 = vsubq_s32(ni, n1);
-  const int32x4_t bias = vdupq_n_s32(127);
-  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
-  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
-  const float32x4_t y = vmulq_f32(vmulq_f32(p, s1), s2);
+  const float32x4_t y = scale_pow2_neon(p, n);
   return vbslq_f32(is_nan, x, y);  // the clamp would have turned NaN into a number
 }
 
@@ -51,13 +58,7 @@ ENCRT_ARM_INLINE float32x4_t exp2_x255_neon(float32x4_t t) {
   p = vfmaq_f32(vdupq_n_f32(kC2), p, f);
   p = vfmaq_f32(vdupq_n_f32(kC1), p, f);
   p = vfmaq_f32(vdupq_n_f32(kC0), p, f);
-  const int32x4_t ni = vcvtnq_s32_f32(n);
-  const int32x4_t n1 = vshrq_n_s32(ni, 1);
-  const int32x4_t n2 = vsubq_s32(ni, n1);
-  const int32x4_t bias = vdupq_n_s32(127);
-  const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
-  const float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
-  return vmulq_f32(vmulq_f32(p, s1), s2);
+  return scale_pow2_neon(p, n);
 }
 
 }  // namespace
