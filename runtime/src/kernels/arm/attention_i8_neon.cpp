@@ -27,59 +27,45 @@ ENCRT_ARM_INLINE int32x4_t dot16(int32x4_t acc, int8x16_t q, int8x16_t k) {
   return vpadalq_s16(acc, vmlal_high_s8(vmull_s8(vget_low_s8(q), vget_low_s8(k)), q, k));
 }
 
+// The query row's dot products with the K rows k0..k3, as lanes 0..3 (one load of the query per
+// 16 depth bytes for the four), and with one row.
+ENCRT_ARM_INLINE int32x4_t dots4(const int8_t* q, const int8_t* k0, const int8_t* k1, const int8_t* k2,
+                                 const int8_t* k3, int D16) {
+  int32x4_t vacc0 = vdupq_n_s32(0), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
+  for (int d = 0; d < D16; d += 16) {
+    const int8x16_t vq = vld1q_s8(q + d);
+    vacc0 = dot16(vacc0, vq, vld1q_s8(k0 + d));
+    vacc1 = dot16(vacc1, vq, vld1q_s8(k1 + d));
+    vacc2 = dot16(vacc2, vq, vld1q_s8(k2 + d));
+    vacc3 = dot16(vacc3, vq, vld1q_s8(k3 + d));
+  }
+  return vpaddq_s32(vpaddq_s32(vacc0, vacc1), vpaddq_s32(vacc2, vacc3));
+}
+ENCRT_ARM_INLINE int32_t dot1(const int8_t* q, const int8_t* k, int D16) {
+  int32x4_t vacc = vdupq_n_s32(0);
+  for (int d = 0; d < D16; d += 16) vacc = dot16(vacc, vld1q_s8(q + d), vld1q_s8(k + d));
+  return vaddvq_s32(vacc);
+}
+
 void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t* mask) {
+  auto k = [&](int j) { return t.k + static_cast<size_t>(j) * D16; };
   int j = j_lo;
   for (; j + 4 <= S; j += 4) {
     if (mask && (mask[j] | mask[j + 1] | mask[j + 2] | mask[j + 3]) == 0) continue;
-    const int8_t* k0 = t.k + static_cast<size_t>(j) * D16;
-    const int8_t* k1 = k0 + D16;
-    const int8_t* k2 = k1 + D16;
-    const int8_t* k3 = k2 + D16;
-    int32x4_t vacc0 = vdupq_n_s32(0), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
-    for (int d = 0; d < D16; d += 16) {
-      const int8x16_t vq = vld1q_s8(t.q + d);
-      vacc0 = dot16(vacc0, vq, vld1q_s8(k0 + d));
-      vacc1 = dot16(vacc1, vq, vld1q_s8(k1 + d));
-      vacc2 = dot16(vacc2, vq, vld1q_s8(k2 + d));
-      vacc3 = dot16(vacc3, vq, vld1q_s8(k3 + d));
-    }
-    vst1q_s32(t.dots + j, vpaddq_s32(vpaddq_s32(vacc0, vacc1), vpaddq_s32(vacc2, vacc3)));
+    vst1q_s32(t.dots + j, dots4(t.q, k(j), k(j + 1), k(j + 2), k(j + 3), D16));
   }
-  for (; j < S; ++j) {
-    if (mask && mask[j] == 0) continue;
-    const int8_t* k = t.k + static_cast<size_t>(j) * D16;
-    int32x4_t vacc = vdupq_n_s32(0);
-    for (int d = 0; d < D16; d += 16) vacc = dot16(vacc, vld1q_s8(t.q + d), vld1q_s8(k + d));
-    t.dots[j] = vaddvq_s32(vacc);
-  }
+  for (; j < S; ++j)
+    if (!mask || mask[j] != 0) t.dots[j] = dot1(t.q, k(j), D16);
 }
 
 // The dense path's hooks (attention_i8_neon_common.h): the rows of the listed keys, four at a time.
 struct DenseDots {
   void prepare(const I8AttentionScratch&, int, int) {}
   void dots(const I8AttentionScratch& t, int n, int D16) {
+    auto k = [&](int j) { return t.k + static_cast<size_t>(t.keys[j]) * D16; };
     int j = 0;
-    for (; j + 4 <= n; j += 4) {
-      const int8_t* k0 = t.k + static_cast<size_t>(t.keys[j]) * D16;
-      const int8_t* k1 = t.k + static_cast<size_t>(t.keys[j + 1]) * D16;
-      const int8_t* k2 = t.k + static_cast<size_t>(t.keys[j + 2]) * D16;
-      const int8_t* k3 = t.k + static_cast<size_t>(t.keys[j + 3]) * D16;
-      int32x4_t vacc0 = vdupq_n_s32(0), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
-      for (int d = 0; d < D16; d += 16) {
-        const int8x16_t vq = vld1q_s8(t.q + d);
-        vacc0 = dot16(vacc0, vq, vld1q_s8(k0 + d));
-        vacc1 = dot16(vacc1, vq, vld1q_s8(k1 + d));
-        vacc2 = dot16(vacc2, vq, vld1q_s8(k2 + d));
-        vacc3 = dot16(vacc3, vq, vld1q_s8(k3 + d));
-      }
-      vst1q_s32(t.dots + j, vpaddq_s32(vpaddq_s32(vacc0, vacc1), vpaddq_s32(vacc2, vacc3)));
-    }
-    for (; j < n; ++j) {
-      const int8_t* k = t.k + static_cast<size_t>(t.keys[j]) * D16;
-      int32x4_t vacc = vdupq_n_s32(0);
-      for (int d = 0; d < D16; d += 16) vacc = dot16(vacc, vld1q_s8(t.q + d), vld1q_s8(k + d));
-      t.dots[j] = vaddvq_s32(vacc);
-    }
+    for (; j + 4 <= n; j += 4) vst1q_s32(t.dots + j, dots4(t.q, k(j), k(j + 1), k(j + 2), k(j + 3), D16));
+    for (; j < n; ++j) t.dots[j] = dot1(t.q, k(j), D16);
   }
   void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) { widened_pv(t, n, D, D16, sp, out); }
 };
