@@ -67,11 +67,61 @@ void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t*
   }
 }
 
-// The epilogue of a tile of MR rows: sums(r, j) gives the int32 sums of row r, columns 4j..4j+3
-// of the panel, each Σ_k (q - offset)·w. Exact: + (offset - zp[m])·w_sum[n]; then the
-// reference's float order: · scale[m] · w_scale[n], + bias, activation, + residual.
-template <int MR, typename SumsFn>
-ENCRT_ARM_INLINE void u8s8_epilogue(const U8S8TileArgs& t, int offset, SumsFn sums) {
+// One row's 16 outputs of a whole panel: float(sums + (offset - zp)·w_sum) · scale · w_scale[n],
+// + bias, activation, + residual, in the reference's order. w_sum, w_scale, bias: the panel's.
+template <Activation kAct>
+ENCRT_ARM_INLINE void u8s8_finish_row(const int32_t* sums, int32_t zp_term, float scale, const int32x4_t (&w_sum)[4],
+                                      const float32x4_t (&w_scale)[4], const float32x4_t (&bias)[4], bool has_bias,
+                                      const float* residual, float* c) {
+  float32x4_t v[4];
+  for (int j = 0; j < 4; ++j) {
+    const int32x4_t exact = vmlaq_n_s32(vld1q_s32(sums + 4 * j), w_sum[j], zp_term);
+    v[j] = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), scale), w_scale[j]);
+    if (has_bias) v[j] = vaddq_f32(v[j], bias[j]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (kAct == Activation::kRelu) v[j] = vmaxq_f32(v[j], vdupq_n_f32(0.0f));
+    if constexpr (kAct == Activation::kGelu) v[j] = gelu_neon(v[j]);
+  }
+  if (residual)
+    for (int j = 0; j < 4; ++j) v[j] = vaddq_f32(v[j], vld1q_f32(residual + 4 * j));
+  for (int j = 0; j < 4; ++j) vst1q_f32(c + 4 * j, v[j]);
+}
+
+// The rows of a tile whose panel has all 16 columns, one activation: the panel's column factors
+// (and the GELU's constants) stay in registers across the rows.
+template <Activation kAct>
+void u8s8_finish_full_panel(const U8S8TileArgs& t, int offset, int rows, const int32_t* sums) {
+  const GemmEpilogue& ep = *t.ep;
+  int32x4_t w_sum[4];
+  float32x4_t w_scale[4], bias[4];
+  for (int j = 0; j < 4; ++j) {
+    const int n = t.n0 + 4 * j;
+    w_sum[j] = vld1q_s32(t.w_sum + n);
+    w_scale[j] = vld1q_f32(t.w_scale + n);
+    bias[j] = ep.bias ? vld1q_f32(ep.bias + n) : vdupq_n_f32(0.0f);
+  }
+  for (int r = 0; r < rows; ++r) {
+    const int m = t.m0 + r;
+    const float* residual = ep.residual ? ep.residual + static_cast<size_t>(m) * ep.ldr + t.n0 : nullptr;
+    u8s8_finish_row<kAct>(sums + 16 * r, offset - t.a_zp[m], t.a_scale[m], w_sum, w_scale, bias, ep.bias != nullptr,
+                          residual, t.C + static_cast<size_t>(m) * t.ldc + t.n0);
+  }
+}
+
+// The epilogue of a tile of `rows` rows from its int32 sums (row r's 16 columns at sums + 16·r),
+// each Σ_k (q - offset)·w. Exact: + (offset - zp[m])·w_sum[n]; then the reference's float order:
+// · scale[m] · w_scale[n], + bias, activation, + residual. Out of line and from memory: the tile's
+// accumulators are dead here, so the epilogue has the registers to itself (inlined with the sums
+// in registers, g++ reloaded the GELU's twelve constants for every 4 outputs).
+__attribute__((noinline)) void u8s8_finish_tile(const U8S8TileArgs& t, int offset, int rows, const int32_t* sums) {
+  if (t.cols == kPanelN) {
+    switch (t.ep->activation) {
+      case Activation::kGelu: return u8s8_finish_full_panel<Activation::kGelu>(t, offset, rows, sums);
+      case Activation::kRelu: return u8s8_finish_full_panel<Activation::kRelu>(t, offset, rows, sums);
+      default: return u8s8_finish_full_panel<Activation::kNone>(t, offset, rows, sums);
+    }
+  }
   for (int j = 0; j < 4 && 4 * j < t.cols; ++j) {
     const int n = t.n0 + 4 * j;
     const int valid = t.cols - 4 * j;
@@ -80,13 +130,23 @@ ENCRT_ARM_INLINE void u8s8_epilogue(const U8S8TileArgs& t, int offset, SumsFn su
     for (int i = 0; i < 4 && i < valid; ++i) ws[i] = t.w_sum[n + i], wsc[i] = t.w_scale[n + i];
     const int32x4_t w_sum = vld1q_s32(ws);
     const float32x4_t w_scale = vld1q_f32(wsc);
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < rows; ++r) {
       const int m = t.m0 + r;
-      const int32x4_t exact = vmlaq_n_s32(sums(r, j), w_sum, offset - t.a_zp[m]);
+      const int32x4_t exact = vmlaq_n_s32(vld1q_s32(sums + 16 * r + 4 * j), w_sum, offset - t.a_zp[m]);
       const float32x4_t v = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), t.a_scale[m]), w_scale);
       finish_store_neon(v, *t.ep, m, n, valid, t.C + static_cast<size_t>(m) * t.ldc);
     }
   }
+}
+
+// The epilogue of a tile of MR rows: sums(r, j) gives the int32 sums of row r, columns 4j..4j+3
+// of the panel (see u8s8_finish_tile).
+template <int MR, typename SumsFn>
+ENCRT_ARM_INLINE void u8s8_epilogue(const U8S8TileArgs& t, int offset, SumsFn sums) {
+  int32_t stored[MR * 16];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < 4; ++j) vst1q_s32(stored + 16 * r + 4 * j, sums(r, j));
+  u8s8_finish_tile(t, offset, MR, stored);
 }
 
 }  // namespace
