@@ -29,34 +29,156 @@ ENCRT_ARM_INLINE uint8x8_t load8(const uint8_t* row, int g, int K4) {
   return vld1_u8(tail);
 }
 
+// The weights of k-groups g, g+1 (w points at group g) zipped by 32-bit lanes into column pairs:
+// wz[2q] = (column 4q: k 0..7 | column 4q+1: k 0..7), wz[2q+1] the same for columns 4q+2, 4q+3.
+// w1 holds group g+1, or zeros past the last group.
+ENCRT_ARM_INLINE void zip_weights(int8x16_t (&wz)[8], const int8_t* w, bool second) {
+  for (int q = 0; q < 4; ++q) {
+    const int32x4_t w0 = vreinterpretq_s32_s8(vld1q_s8(w + 16 * q));
+    const int32x4_t w1 = second ? vreinterpretq_s32_s8(vld1q_s8(w + 64 + 16 * q)) : vdupq_n_s32(0);
+    wz[2 * q] = vreinterpretq_s8_s32(vzip1q_s32(w0, w1));
+    wz[2 * q + 1] = vreinterpretq_s8_s32(vzip2q_s32(w0, w1));
+  }
+}
+
+#define ENCRT_MM(acc, a, b) "usmmla v" #acc ".4s, v" #a ".16b, v" #b ".16b\n"
+// Columns 4q..4q+7 (two column quads) of one 16-k step: the panel bytes of the quads q, q+1 of
+// groups g..g+3 (ldp at `off`, 64 + off, ...), zipped into v16-v25 as in zip_weights, times the
+// row-pair operands v28 (rows 0-1, groups g, g+1), v29 (rows 0-1, g+2, g+3), v30, v31 (rows 2-3).
+#define ENCRT_QUADS(off, c0, c1, c2, c3, d0, d1, d2, d3)                                             \
+  "ldp q20, q21, [%[w], #" #off "]\n"                                                               \
+  "ldp q22, q23, [%[w], #64+" #off "]\n"                                                            \
+  "ldp q24, q25, [%[w], #128+" #off "]\n"                                                           \
+  "ldp q26, q27, [%[w], #192+" #off "]\n"                                                           \
+  "zip1 v16.4s, v20.4s, v22.4s\n"                                                                  \
+  "zip2 v20.4s, v20.4s, v22.4s\n"                                                                  \
+  "zip1 v17.4s, v24.4s, v26.4s\n"                                                                  \
+  "zip2 v24.4s, v24.4s, v26.4s\n"                                                                  \
+  ENCRT_MM(c0, 28, 16) ENCRT_MM(d0, 30, 16) ENCRT_MM(c1, 28, 20) ENCRT_MM(d1, 30, 20)               \
+  "zip1 v18.4s, v21.4s, v23.4s\n"                                                                  \
+  "zip2 v21.4s, v21.4s, v23.4s\n"                                                                  \
+  ENCRT_MM(c0, 29, 17) ENCRT_MM(d0, 31, 17) ENCRT_MM(c1, 29, 24) ENCRT_MM(d1, 31, 24)               \
+  "zip1 v19.4s, v25.4s, v27.4s\n"                                                                  \
+  "zip2 v25.4s, v25.4s, v27.4s\n"                                                                  \
+  ENCRT_MM(c2, 28, 18) ENCRT_MM(d2, 30, 18) ENCRT_MM(c3, 28, 21) ENCRT_MM(d3, 30, 21)               \
+  ENCRT_MM(c2, 29, 19) ENCRT_MM(d2, 31, 19) ENCRT_MM(c3, 29, 25) ENCRT_MM(d3, 31, 25)
+
+// The whole 16-k steps of a 4-row tile in assembly, the accumulators acc[p][c] in v(8p + c),
+// loaded from and stored back to `acc`: g++ (12) could not keep the 16 accumulators, the 4 row-pair
+// operands and the zipped weights in the 32 registers and spilled and copied accumulators on every
+// step (84 instructions per step; here 67: 4 row loads and 4 zips, 8 ldp, 16 weight zips, 32
+// usmmla, the loop's 3). (As operands the 16 accumulators would pass the 30 that asm takes.)
+// `steps` ≥ 1. volatile: the asm's outputs (the advanced pointers) are unused, and g++ deletes a
+// non-volatile asm whose outputs are unused, "memory" clobber or not.
+ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
+                                  const uint8_t* a3, const int8_t* w, size_t steps) {
+  asm volatile("ldp q0, q1, [%[acc]]\n"
+      "ldp q2, q3, [%[acc], #32]\n"
+      "ldp q4, q5, [%[acc], #64]\n"
+      "ldp q6, q7, [%[acc], #96]\n"
+      "ldp q8, q9, [%[acc], #128]\n"
+      "ldp q10, q11, [%[acc], #160]\n"
+      "ldp q12, q13, [%[acc], #192]\n"
+      "ldp q14, q15, [%[acc], #224]\n"
+      "1:\n"
+      "ldr q20, [%[a0]], #16\n"
+      "ldr q21, [%[a1]], #16\n"
+      "ldr q22, [%[a2]], #16\n"
+      "ldr q23, [%[a3]], #16\n"
+      "zip1 v28.2d, v20.2d, v21.2d\n"
+      "zip2 v29.2d, v20.2d, v21.2d\n"
+      "zip1 v30.2d, v22.2d, v23.2d\n"
+      "zip2 v31.2d, v22.2d, v23.2d\n"
+      ENCRT_QUADS(0, 0, 1, 2, 3, 8, 9, 10, 11)
+      ENCRT_QUADS(32, 4, 5, 6, 7, 12, 13, 14, 15)
+      "add %[w], %[w], #256\n"
+      "subs %[steps], %[steps], #1\n"
+      "b.ne 1b\n"
+      "stp q0, q1, [%[acc]]\n"
+      "stp q2, q3, [%[acc], #32]\n"
+      "stp q4, q5, [%[acc], #64]\n"
+      "stp q6, q7, [%[acc], #96]\n"
+      "stp q8, q9, [%[acc], #128]\n"
+      "stp q10, q11, [%[acc], #160]\n"
+      "stp q12, q13, [%[acc], #192]\n"
+      "stp q14, q15, [%[acc], #224]\n"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [steps] "+r"(steps)
+      : [acc] "r"(&acc[0][0])
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+        "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
+        "memory");
+}
+#undef ENCRT_QUADS
+#undef ENCRT_MM
+
+template <int kPairs>
+ENCRT_ARM_INLINE void mmla_pairs(int32x4_t (&acc)[kPairs][8], const uint8x16_t (&a)[kPairs], const int8x16_t (&wz)[8]) {
+  for (int p = 0; p < kPairs; ++p)
+    for (int c = 0; c < 8; ++c) acc[p][c] = vusmmlaq_s32(acc[p][c], a[p], wz[c]);
+}
+
+// The tile's k loop: whole steps of 4 k-groups (16 bytes, one load per row; the 64-bit halves of
+// two rows' loads zipped give the row pair's operands for groups g, g+1 and g+2, g+3) without a
+// branch, then the 1-3 groups left, two at a time. The sums go to the epilogue through a copy (a
+// lambda holding a reference to the accumulators makes g++ keep them in memory, see
+// gemm_u8s8_neondot.cpp).
 template <int MR>
 __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   constexpr int kPairs = (MR + 1) / 2;
   int32x4_t acc[kPairs][8];
   for (int p = 0; p < kPairs; ++p)
     for (int c = 0; c < 8; ++c) acc[p][c] = vdupq_n_s32(0);
-  for (int g = 0; g < t.K4; g += 2) {
-    const bool second = g + 1 < t.K4;
-    int8x16_t wz[8];
-    for (int q = 0; q < 4; ++q) {
-      const int32x4_t w0 = vreinterpretq_s32_s8(vld1q_s8(t.w + static_cast<size_t>(g) * 64 + 16 * q));
-      const int32x4_t w1 =
-          second ? vreinterpretq_s32_s8(vld1q_s8(t.w + static_cast<size_t>(g + 1) * 64 + 16 * q)) : vdupq_n_s32(0);
-      wz[2 * q] = vreinterpretq_s8_s32(vzip1q_s32(w0, w1));      // columns 4q, 4q+1
-      wz[2 * q + 1] = vreinterpretq_s8_s32(vzip2q_s32(w0, w1));  // columns 4q+2, 4q+3
-    }
+  const int full = t.K4 & ~3;
+  int g0 = 0;
+  if constexpr (MR == 4) {
+    if (full > 0)
+      steps_4rows(acc, t.a, t.a + t.lda, t.a + 2 * t.lda, t.a + 3 * t.lda, t.w, static_cast<size_t>(full / 4));
+    g0 = full;
+  }
+  for (int g = g0; g < full; g += 4) {
+    uint8x16_t lo[kPairs], hi[kPairs];
     for (int p = 0; p < kPairs; ++p) {
-      const uint8x8_t r0 = load8(t.a + (2 * p) * t.lda, g, t.K4);
+      const uint64x2_t r0 = vreinterpretq_u64_u8(vld1q_u8(t.a + (2 * p) * t.lda + 4 * g));
       // An odd last row pairs with zeros; its sums are never stored.
-      const uint8x8_t r1 = 2 * p + 1 < MR ? load8(t.a + (2 * p + 1) * t.lda, g, t.K4) : vdup_n_u8(0);
-      const uint8x16_t a = vcombine_u8(r0, r1);
-      for (int c = 0; c < 8; ++c) acc[p][c] = vusmmlaq_s32(acc[p][c], a, wz[c]);
+      const uint64x2_t r1 =
+          2 * p + 1 < MR ? vreinterpretq_u64_u8(vld1q_u8(t.a + (2 * p + 1) * t.lda + 4 * g)) : vdupq_n_u64(0);
+      lo[p] = vreinterpretq_u8_u64(vzip1q_u64(r0, r1));
+      hi[p] = vreinterpretq_u8_u64(vzip2q_u64(r0, r1));
+    }
+    // Four columns at a time (their 2 + 2 zipped registers), so that the 16 accumulators, the 4
+    // row-pair operands and the weights fit the 32 registers without spills.
+    const int8_t* w = t.w + static_cast<size_t>(g) * 64;
+    for (int q = 0; q < 4; ++q) {
+      const int32x4_t w0 = vreinterpretq_s32_s8(vld1q_s8(w + 16 * q)), w1 = vreinterpretq_s32_s8(vld1q_s8(w + 64 + 16 * q));
+      const int32x4_t w2 = vreinterpretq_s32_s8(vld1q_s8(w + 128 + 16 * q)), w3 = vreinterpretq_s32_s8(vld1q_s8(w + 192 + 16 * q));
+      const int8x16_t z01a = vreinterpretq_s8_s32(vzip1q_s32(w0, w1)), z01b = vreinterpretq_s8_s32(vzip2q_s32(w0, w1));
+      const int8x16_t z23a = vreinterpretq_s8_s32(vzip1q_s32(w2, w3)), z23b = vreinterpretq_s8_s32(vzip2q_s32(w2, w3));
+      for (int p = 0; p < kPairs; ++p) {
+        acc[p][2 * q] = vusmmlaq_s32(acc[p][2 * q], lo[p], z01a);
+        acc[p][2 * q + 1] = vusmmlaq_s32(acc[p][2 * q + 1], lo[p], z01b);
+        acc[p][2 * q] = vusmmlaq_s32(acc[p][2 * q], hi[p], z23a);
+        acc[p][2 * q + 1] = vusmmlaq_s32(acc[p][2 * q + 1], hi[p], z23b);
+      }
     }
   }
+  for (int g = full; g < t.K4; g += 2) {
+    uint8x16_t a[kPairs];
+    for (int p = 0; p < kPairs; ++p) {
+      const uint8x8_t r0 = load8(t.a + (2 * p) * t.lda, g, t.K4);
+      const uint8x8_t r1 = 2 * p + 1 < MR ? load8(t.a + (2 * p + 1) * t.lda, g, t.K4) : vdup_n_u8(0);
+      a[p] = vcombine_u8(r0, r1);
+    }
+    int8x16_t wz[8];
+    zip_weights(wz, t.w + static_cast<size_t>(g) * 64, g + 1 < t.K4);
+    mmla_pairs<kPairs>(acc, a, wz);
+  }
+  int32x4_t sums[kPairs][8];
+  for (int p = 0; p < kPairs; ++p)
+    for (int c = 0; c < 8; ++c) sums[p][c] = acc[p][c];
   // Columns 4j..4j+3 of row r: the 2 × 2 blocks of column pairs 2j, 2j+1 of its row pair,
   // unzipped by 64-bit lanes (the pair's first row is the low half of each block).
   u8s8_epilogue<MR>(t, 0, [&](int r, int j) {
-    const int64x2_t lo = vreinterpretq_s64_s32(acc[r / 2][2 * j]), hi = vreinterpretq_s64_s32(acc[r / 2][2 * j + 1]);
+    const int64x2_t lo = vreinterpretq_s64_s32(sums[r / 2][2 * j]), hi = vreinterpretq_s64_s32(sums[r / 2][2 * j + 1]);
     return vreinterpretq_s32_s64(r % 2 == 0 ? vzip1q_s64(lo, hi) : vzip2q_s64(lo, hi));
   });
 }
