@@ -51,6 +51,67 @@ ENCRT_ARM_INLINE void load_pair(const uint16_t* w, bool second, float16x8_t (&v)
   v[3] = vreinterpretq_f16_u16(vzip2q_u16(r0b, r1b));
 }
 
+// acc row r (v(4r)..v(4r+3), columns 0-3, 4-7, 8-11, 12-15) += the zipped weight pairs
+// (v28, v24, v29, v25) · the activation pair broadcast in `a`.
+#define ENCRT_FMLA_ROW(c0, c1, c2, c3, a)                                                      \
+  "fmla v" #c0 ".8h, v28.8h, v" #a ".8h\n"                                                    \
+  "fmla v" #c1 ".8h, v24.8h, v" #a ".8h\n"                                                    \
+  "fmla v" #c2 ".8h, v29.8h, v" #a ".8h\n"                                                    \
+  "fmla v" #c3 ".8h, v25.8h, v" #a ".8h\n"
+
+// `pairs` ≥ 1 whole depth pairs (k, k+1) of a 6-row tile in assembly, load_pair's zips and the
+// C++ loop's fmla, in its order: acc[r][j] in v(4r + j), loaded from and stored back to `acc`;
+// ah: the 6 rows' halves of the block (row stride kBlock) from the first pair on. Per pair: 2 ldp,
+// 4 zips, 6 ld1r (the pair broadcast), 24 fmla, the loop's 3: 39 instructions for 192 MACs. g++
+// (12) spilled (24 accumulators + 4 weight pairs + the broadcast pair + the raw weight rows):
+// 2.1 MACs per instruction over a MiniLM run. volatile: the asm's outputs are unused.
+void pairs_6rows(float16x8_t (&acc)[6][4], const uint16_t* ah, const uint16_t* w, size_t pairs) {
+  const uint16_t *a0 = ah, *a1 = ah + kBlock, *a2 = ah + 2 * kBlock, *a3 = ah + 3 * kBlock, *a4 = ah + 4 * kBlock,
+                 *a5 = ah + 5 * kBlock;
+  asm volatile(
+      "ldp q0, q1, [%[acc]]\n ldp q2, q3, [%[acc], #32]\n"
+      "ldp q4, q5, [%[acc], #64]\n ldp q6, q7, [%[acc], #96]\n"
+      "ldp q8, q9, [%[acc], #128]\n ldp q10, q11, [%[acc], #160]\n"
+      "ldp q12, q13, [%[acc], #192]\n ldp q14, q15, [%[acc], #224]\n"
+      "ldp q16, q17, [%[acc], #256]\n ldp q18, q19, [%[acc], #288]\n"
+      "ldp q20, q21, [%[acc], #320]\n ldp q22, q23, [%[acc], #352]\n"
+      "1:\n"
+      "ldp q24, q25, [%[w]]\n"
+      "ldp q26, q27, [%[w], #32]\n"
+      "add %[w], %[w], #64\n"
+      "zip1 v28.8h, v24.8h, v26.8h\n"
+      "zip2 v24.8h, v24.8h, v26.8h\n"
+      "zip1 v29.8h, v25.8h, v27.8h\n"
+      "zip2 v25.8h, v25.8h, v27.8h\n"
+      "ld1r {v26.4s}, [%[a0]], #4\n"
+      "ld1r {v27.4s}, [%[a1]], #4\n"
+      "ld1r {v30.4s}, [%[a2]], #4\n"
+      "ld1r {v31.4s}, [%[a3]], #4\n"
+      ENCRT_FMLA_ROW(0, 1, 2, 3, 26)
+      "ld1r {v26.4s}, [%[a4]], #4\n"
+      ENCRT_FMLA_ROW(4, 5, 6, 7, 27)
+      "ld1r {v27.4s}, [%[a5]], #4\n"
+      ENCRT_FMLA_ROW(8, 9, 10, 11, 30)
+      ENCRT_FMLA_ROW(12, 13, 14, 15, 31)
+      ENCRT_FMLA_ROW(16, 17, 18, 19, 26)
+      ENCRT_FMLA_ROW(20, 21, 22, 23, 27)
+      "subs %[pairs], %[pairs], #1\n"
+      "b.ne 1b\n"
+      "stp q0, q1, [%[acc]]\n stp q2, q3, [%[acc], #32]\n"
+      "stp q4, q5, [%[acc], #64]\n stp q6, q7, [%[acc], #96]\n"
+      "stp q8, q9, [%[acc], #128]\n stp q10, q11, [%[acc], #160]\n"
+      "stp q12, q13, [%[acc], #192]\n stp q14, q15, [%[acc], #224]\n"
+      "stp q16, q17, [%[acc], #256]\n stp q18, q19, [%[acc], #288]\n"
+      "stp q20, q21, [%[acc], #320]\n stp q22, q23, [%[acc], #352]\n"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5), [w] "+r"(w),
+        [pairs] "+r"(pairs)
+      : [acc] "r"(&acc[0][0])
+      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+        "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
+        "memory");
+}
+#undef ENCRT_FMLA_ROW
+
 template <int MR>
 __attribute__((noinline)) void tile(const TileArgs& t) {
   float32x4_t sum[MR][4][2];  // [row][4 columns][columns c, c+1 | c+2, c+3], (even, odd) pairs
@@ -75,7 +136,12 @@ __attribute__((noinline)) void tile(const TileArgs& t) {
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < 4; ++j) acc[r][j] = vreinterpretq_f16_u16(vdupq_n_u16(0));
     const uint16_t* w = t.w + static_cast<size_t>(k0) * kPanelN;
-    for (int p = 0; 2 * p < depth; ++p) {
+    int p0 = 0;
+    if constexpr (MR == 6) {
+      if (depth >= 2) pairs_6rows(acc, &ah[0][0], w, static_cast<size_t>(depth / 2));
+      p0 = depth / 2;
+    }
+    for (int p = p0; 2 * p < depth; ++p) {
       float16x8_t wv[4];
       load_pair(w + 32 * p, 2 * p + 1 < depth, wv);
       for (int r = 0; r < MR; ++r) {
