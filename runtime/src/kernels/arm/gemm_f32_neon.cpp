@@ -45,64 +45,92 @@ struct TileArgs {
   "fmla v" #c2 ".4s, v26.4s, v" #a ".s[0]\n"                                                  \
   "fmla v" #c3 ".4s, v27.4s, v" #a ".s[0]\n"
 
-// All of K for a 6-row tile in assembly: acc[r][j] in v(4r + j), zeroed here and stored to `acc`
-// at the end. Per k: the panel row into v24-v27 (`load`: one ld1 of fp32, or one ld1 of halves and
-// 4 fcvtl), 6 scalar loads, 24 fmla by element, subs + b.ne: 33 instructions for 96 MACs with fp32
-// weights. g++ (12) kept two accumulators in memory and stored the others to the epilogue's copy
-// on every k (24 acc + 4 weights + 6 activations are 34 registers): 1.54 MACs per instruction over
-// a MiniLM run, here 2.9. volatile: the asm's outputs (the advanced pointers) are unused. K ≥ 1;
-// the k order of the C++ loop.
-#define ENCRT_STEPS_6ROWS(load)                                                                                 \
-  asm volatile(                                                                                                 \
-      "movi v0.16b, #0\n movi v1.16b, #0\n movi v2.16b, #0\n movi v3.16b, #0\n"                                  \
-      "movi v4.16b, #0\n movi v5.16b, #0\n movi v6.16b, #0\n movi v7.16b, #0\n"                                  \
-      "movi v8.16b, #0\n movi v9.16b, #0\n movi v10.16b, #0\n movi v11.16b, #0\n"                                \
-      "movi v12.16b, #0\n movi v13.16b, #0\n movi v14.16b, #0\n movi v15.16b, #0\n"                              \
-      "movi v16.16b, #0\n movi v17.16b, #0\n movi v18.16b, #0\n movi v19.16b, #0\n"                              \
-      "movi v20.16b, #0\n movi v21.16b, #0\n movi v22.16b, #0\n movi v23.16b, #0\n"                              \
-      "1:\n" load                                                                                               \
-      "ldr s28, [%[a0]], #4\n"                                                                                  \
-      "ldr s29, [%[a1]], #4\n"                                                                                  \
-      "ldr s30, [%[a2]], #4\n"                                                                                  \
-      "ldr s31, [%[a3]], #4\n"                                                                                  \
-      ENCRT_FMLA_ROW(0, 1, 2, 3, 28)                                                                            \
-      "ldr s28, [%[a4]], #4\n"                                                                                  \
-      ENCRT_FMLA_ROW(4, 5, 6, 7, 29)                                                                            \
-      "ldr s29, [%[a5]], #4\n"                                                                                  \
-      ENCRT_FMLA_ROW(8, 9, 10, 11, 30)                                                                          \
-      ENCRT_FMLA_ROW(12, 13, 14, 15, 31)                                                                        \
-      ENCRT_FMLA_ROW(16, 17, 18, 19, 28)                                                                        \
-      ENCRT_FMLA_ROW(20, 21, 22, 23, 29)                                                                        \
-      "subs %[k], %[k], #1\n"                                                                                   \
-      "b.ne 1b\n"                                                                                               \
-      "stp q0, q1, [%[acc]]\n stp q2, q3, [%[acc], #32]\n"                                                       \
-      "stp q4, q5, [%[acc], #64]\n stp q6, q7, [%[acc], #96]\n"                                                  \
-      "stp q8, q9, [%[acc], #128]\n stp q10, q11, [%[acc], #160]\n"                                              \
-      "stp q12, q13, [%[acc], #192]\n stp q14, q15, [%[acc], #224]\n"                                            \
-      "stp q16, q17, [%[acc], #256]\n stp q18, q19, [%[acc], #288]\n"                                            \
-      "stp q20, q21, [%[acc], #320]\n stp q22, q23, [%[acc], #352]\n"                                            \
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5), [w] "+r"(w),  \
-        [k] "+r"(K)                                                                                             \
-      : [acc] "r"(&acc[0][0])                                                                                   \
-      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",   \
-        "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", \
-        "v31", "cc", "memory")
+// All of K for a 6-row or 4-row tile in assembly: acc[r][j] in v(4r + j), zeroed here and stored
+// to `acc` at the end. Per k: the panel row into v24-v27 (`load`: one ld1 of fp32, or one ld1 of
+// halves and 4 fcvtl), a scalar load per row, 4 fmla by element per row, subs + b.ne: 33
+// instructions for 96 MACs with 6 rows of fp32 weights. g++ (12) kept two accumulators in memory
+// and stored the others to the epilogue's copy on every k (24 accumulators + 4 weights + 6
+// activations are 34 registers): 1.54 MACs per instruction over a MiniLM run, here 2.9.
+// volatile: the asm's outputs (the advanced pointers) are unused. K >= 1; the k order of the C++
+// loop.
+#define ENCRT_ZERO_ROWS_0_3                                                             \
+  "movi v0.16b, #0\n movi v1.16b, #0\n movi v2.16b, #0\n movi v3.16b, #0\n"             \
+  "movi v4.16b, #0\n movi v5.16b, #0\n movi v6.16b, #0\n movi v7.16b, #0\n"             \
+  "movi v8.16b, #0\n movi v9.16b, #0\n movi v10.16b, #0\n movi v11.16b, #0\n"           \
+  "movi v12.16b, #0\n movi v13.16b, #0\n movi v14.16b, #0\n movi v15.16b, #0\n"
+#define ENCRT_ZERO_ROWS_4_5                                                             \
+  "movi v16.16b, #0\n movi v17.16b, #0\n movi v18.16b, #0\n movi v19.16b, #0\n"         \
+  "movi v20.16b, #0\n movi v21.16b, #0\n movi v22.16b, #0\n movi v23.16b, #0\n"
+#define ENCRT_LOAD_ROWS_0_3                                                             \
+  "ldr s28, [%[a0]], #4\n"                                                              \
+  "ldr s29, [%[a1]], #4\n"                                                              \
+  "ldr s30, [%[a2]], #4\n"                                                              \
+  "ldr s31, [%[a3]], #4\n"
+#define ENCRT_BODY_6ROWS                                                                \
+  ENCRT_LOAD_ROWS_0_3                                                                   \
+  ENCRT_FMLA_ROW(0, 1, 2, 3, 28)                                                        \
+  "ldr s28, [%[a4]], #4\n"                                                              \
+  ENCRT_FMLA_ROW(4, 5, 6, 7, 29)                                                        \
+  "ldr s29, [%[a5]], #4\n"                                                              \
+  ENCRT_FMLA_ROW(8, 9, 10, 11, 30)                                                      \
+  ENCRT_FMLA_ROW(12, 13, 14, 15, 31)                                                    \
+  ENCRT_FMLA_ROW(16, 17, 18, 19, 28)                                                    \
+  ENCRT_FMLA_ROW(20, 21, 22, 23, 29)
+#define ENCRT_BODY_4ROWS                                                                \
+  ENCRT_LOAD_ROWS_0_3                                                                   \
+  ENCRT_FMLA_ROW(0, 1, 2, 3, 28)                                                        \
+  ENCRT_FMLA_ROW(4, 5, 6, 7, 29)                                                        \
+  ENCRT_FMLA_ROW(8, 9, 10, 11, 30)                                                      \
+  ENCRT_FMLA_ROW(12, 13, 14, 15, 31)
+#define ENCRT_STORE_ROWS_0_3                                                            \
+  "stp q0, q1, [%[acc]]\n stp q2, q3, [%[acc], #32]\n"                                   \
+  "stp q4, q5, [%[acc], #64]\n stp q6, q7, [%[acc], #96]\n"                              \
+  "stp q8, q9, [%[acc], #128]\n stp q10, q11, [%[acc], #160]\n"                          \
+  "stp q12, q13, [%[acc], #192]\n stp q14, q15, [%[acc], #224]\n"
+#define ENCRT_STORE_ROWS_4_5                                                            \
+  "stp q16, q17, [%[acc], #256]\n stp q18, q19, [%[acc], #288]\n"                        \
+  "stp q20, q21, [%[acc], #320]\n stp q22, q23, [%[acc], #352]\n"
+#define ENCRT_STEPS(zero, load, body, store)                                                                    \
+  asm volatile(zero "1:\n" load body "subs %[k], %[k], #1\n b.ne 1b\n" store                                    \
+               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5),      \
+                 [w] "+r"(w), [k] "+r"(K)                                                                       \
+               : [acc] "r"(&acc[0][0])                                                                          \
+               : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", \
+                 "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",     \
+                 "v28", "v29", "v30", "v31", "cc", "memory")
+#define ENCRT_STEPS_ROWS(load)                                                                                  \
+  if constexpr (MR == 6)                                                                                        \
+    ENCRT_STEPS(ENCRT_ZERO_ROWS_0_3 ENCRT_ZERO_ROWS_4_5, load, ENCRT_BODY_6ROWS,                                 \
+                ENCRT_STORE_ROWS_0_3 ENCRT_STORE_ROWS_4_5);                                                     \
+  else                                                                                                          \
+    ENCRT_STEPS(ENCRT_ZERO_ROWS_0_3, load, ENCRT_BODY_4ROWS, ENCRT_STORE_ROWS_0_3)
 
-template <typename WT>
-void steps_6rows(float32x4_t (&acc)[6][4], const float* a, size_t lda, const WT* w, size_t K) {
-  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda, *a5 = a + 5 * lda;
+template <typename WT, int MR>
+void asm_steps(float32x4_t (&acc)[MR][4], const float* a, size_t lda, const WT* w, size_t K) {
+  static_assert(MR == 6 || MR == 4, "6-row and 4-row tiles");
+  // Rows past MR are never read (their operands stay unused in the 4-row loop).
+  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a, *a5 = a;
+  if constexpr (MR == 6) a4 = a + 4 * lda, a5 = a + 5 * lda;
   if constexpr (std::is_same_v<WT, float>) {
-    ENCRT_STEPS_6ROWS("ld1 {v24.4s, v25.4s, v26.4s, v27.4s}, [%[w]], #64\n");
+    ENCRT_STEPS_ROWS("ld1 {v24.4s, v25.4s, v26.4s, v27.4s}, [%[w]], #64\n");
   } else {
     // Halves: columns 0-7 in v24, 8-15 in v25, widened exactly (v25's halves first).
-    ENCRT_STEPS_6ROWS("ld1 {v24.8h, v25.8h}, [%[w]], #32\n"
-                      "fcvtl2 v27.4s, v25.8h\n"
-                      "fcvtl v26.4s, v25.4h\n"
-                      "fcvtl2 v25.4s, v24.8h\n"
-                      "fcvtl v24.4s, v24.4h\n");
+    ENCRT_STEPS_ROWS("ld1 {v24.8h, v25.8h}, [%[w]], #32\n"
+                     "fcvtl2 v27.4s, v25.8h\n"
+                     "fcvtl v26.4s, v25.4h\n"
+                     "fcvtl2 v25.4s, v24.8h\n"
+                     "fcvtl v24.4s, v24.4h\n");
   }
 }
-#undef ENCRT_STEPS_6ROWS
+#undef ENCRT_STEPS_ROWS
+#undef ENCRT_STEPS
+#undef ENCRT_STORE_ROWS_4_5
+#undef ENCRT_STORE_ROWS_0_3
+#undef ENCRT_BODY_4ROWS
+#undef ENCRT_BODY_6ROWS
+#undef ENCRT_LOAD_ROWS_0_3
+#undef ENCRT_ZERO_ROWS_4_5
+#undef ENCRT_ZERO_ROWS_0_3
 #undef ENCRT_FMLA_ROW
 
 template <typename WT, int MR>
@@ -113,8 +141,8 @@ __attribute__((noinline)) void tile(const TileArgs<WT>& t) {
   const float* a = t.a;
   const WT* w = t.w;
   int k0 = 0;
-  if constexpr (MR == 6) {
-    if (t.K > 0) steps_6rows(acc, a, t.lda, w, static_cast<size_t>(t.K));
+  if constexpr (MR == 6 || MR == 4) {
+    if (t.K > 0) asm_steps<WT, MR>(acc, a, t.lda, w, static_cast<size_t>(t.K));
     k0 = t.K;
   }
   for (int k = k0; k < t.K; ++k) {
