@@ -122,8 +122,13 @@ __attribute__((noinline)) void tile(const TileArgs& t) {
     const int depth = t.K - k0 < kBlock ? t.K - k0 : kBlock;
     for (int r = 0; r < MR; ++r) {
       const float* src = t.a + r * t.lda + k0;
-      std::memset(ah[r], 0, sizeof ah[r]);
+      // Zero past the depth only in a block's tail (a full block overwrites every element).
+      if (depth < kBlock) std::memset(ah[r], 0, sizeof ah[r]);
       int d = 0;
+      for (; d + 8 <= depth; d += 8) {
+        const float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(src + d)), vld1q_f32(src + d + 4));
+        vst1q_u16(ah[r] + d, vreinterpretq_u16_f16(h));
+      }
       for (; d + 4 <= depth; d += 4) vst1_u16(ah[r] + d, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + d))));
       for (; d < depth; ++d) {
         float in[4] = {src[d], 0, 0, 0};
