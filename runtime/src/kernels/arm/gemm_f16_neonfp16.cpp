@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/asm_accumulators.h"
 #include "kernels/arm/neon_common.h"
 #include "kernels/tiling.h"
 
@@ -69,12 +70,7 @@ void pairs_6rows(float16x8_t (&acc)[6][4], const uint16_t* ah, const uint16_t* w
   const uint16_t *a0 = ah, *a1 = ah + kBlock, *a2 = ah + 2 * kBlock, *a3 = ah + 3 * kBlock, *a4 = ah + 4 * kBlock,
                  *a5 = ah + 5 * kBlock;
   asm volatile(
-      "ldp q0, q1, [%[acc]]\n ldp q2, q3, [%[acc], #32]\n"
-      "ldp q4, q5, [%[acc], #64]\n ldp q6, q7, [%[acc], #96]\n"
-      "ldp q8, q9, [%[acc], #128]\n ldp q10, q11, [%[acc], #160]\n"
-      "ldp q12, q13, [%[acc], #192]\n ldp q14, q15, [%[acc], #224]\n"
-      "ldp q16, q17, [%[acc], #256]\n ldp q18, q19, [%[acc], #288]\n"
-      "ldp q20, q21, [%[acc], #320]\n ldp q22, q23, [%[acc], #352]\n"
+      ENCRT_ASM_LOAD_ACC_0_15 ENCRT_ASM_LOAD_ACC_16_23
       "1:\n"
       "ldp q24, q25, [%[w]]\n"
       "ldp q26, q27, [%[w], #32]\n"
@@ -97,18 +93,11 @@ void pairs_6rows(float16x8_t (&acc)[6][4], const uint16_t* ah, const uint16_t* w
       ENCRT_FMLA_ROW(20, 21, 22, 23, 27)
       "subs %[pairs], %[pairs], #1\n"
       "b.ne 1b\n"
-      "stp q0, q1, [%[acc]]\n stp q2, q3, [%[acc], #32]\n"
-      "stp q4, q5, [%[acc], #64]\n stp q6, q7, [%[acc], #96]\n"
-      "stp q8, q9, [%[acc], #128]\n stp q10, q11, [%[acc], #160]\n"
-      "stp q12, q13, [%[acc], #192]\n stp q14, q15, [%[acc], #224]\n"
-      "stp q16, q17, [%[acc], #256]\n stp q18, q19, [%[acc], #288]\n"
-      "stp q20, q21, [%[acc], #320]\n stp q22, q23, [%[acc], #352]\n"
+      ENCRT_ASM_STORE_ACC_0_15 ENCRT_ASM_STORE_ACC_16_23
       : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5), [w] "+r"(w),
         [pairs] "+r"(pairs)
       : [acc] "r"(&acc[0][0])
-      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-        "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-        "memory");
+      : ENCRT_ASM_CLOBBER_ALL_VECTORS);
 }
 #undef ENCRT_FMLA_ROW
 

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/asm_accumulators.h"
 #include "kernels/arm/neon_common.h"
 #include "kernels/tiling.h"
 
@@ -53,14 +54,6 @@ struct TileArgs {
 // activations are 34 registers): 1.54 MACs per instruction over a MiniLM run, here 2.9.
 // volatile: the asm's outputs (the advanced pointers) are unused. K >= 1; the k order of the C++
 // loop.
-#define ENCRT_ZERO_ROWS_0_3                                                             \
-  "movi v0.16b, #0\n movi v1.16b, #0\n movi v2.16b, #0\n movi v3.16b, #0\n"             \
-  "movi v4.16b, #0\n movi v5.16b, #0\n movi v6.16b, #0\n movi v7.16b, #0\n"             \
-  "movi v8.16b, #0\n movi v9.16b, #0\n movi v10.16b, #0\n movi v11.16b, #0\n"           \
-  "movi v12.16b, #0\n movi v13.16b, #0\n movi v14.16b, #0\n movi v15.16b, #0\n"
-#define ENCRT_ZERO_ROWS_4_5                                                             \
-  "movi v16.16b, #0\n movi v17.16b, #0\n movi v18.16b, #0\n movi v19.16b, #0\n"         \
-  "movi v20.16b, #0\n movi v21.16b, #0\n movi v22.16b, #0\n movi v23.16b, #0\n"
 #define ENCRT_LOAD_ROWS_0_3                                                             \
   "ldr s28, [%[a0]], #4\n"                                                              \
   "ldr s29, [%[a1]], #4\n"                                                              \
@@ -82,28 +75,18 @@ struct TileArgs {
   ENCRT_FMLA_ROW(4, 5, 6, 7, 29)                                                        \
   ENCRT_FMLA_ROW(8, 9, 10, 11, 30)                                                      \
   ENCRT_FMLA_ROW(12, 13, 14, 15, 31)
-#define ENCRT_STORE_ROWS_0_3                                                            \
-  "stp q0, q1, [%[acc]]\n stp q2, q3, [%[acc], #32]\n"                                   \
-  "stp q4, q5, [%[acc], #64]\n stp q6, q7, [%[acc], #96]\n"                              \
-  "stp q8, q9, [%[acc], #128]\n stp q10, q11, [%[acc], #160]\n"                          \
-  "stp q12, q13, [%[acc], #192]\n stp q14, q15, [%[acc], #224]\n"
-#define ENCRT_STORE_ROWS_4_5                                                            \
-  "stp q16, q17, [%[acc], #256]\n stp q18, q19, [%[acc], #288]\n"                        \
-  "stp q20, q21, [%[acc], #320]\n stp q22, q23, [%[acc], #352]\n"
 #define ENCRT_STEPS(zero, load, body, store)                                                                    \
   asm volatile(zero "1:\n" load body "subs %[k], %[k], #1\n b.ne 1b\n" store                                    \
                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5),      \
                  [w] "+r"(w), [k] "+r"(K)                                                                       \
                : [acc] "r"(&acc[0][0])                                                                          \
-               : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", \
-                 "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",     \
-                 "v28", "v29", "v30", "v31", "cc", "memory")
-#define ENCRT_STEPS_ROWS(load)                                                                                  \
-  if constexpr (MR == 6)                                                                                        \
-    ENCRT_STEPS(ENCRT_ZERO_ROWS_0_3 ENCRT_ZERO_ROWS_4_5, load, ENCRT_BODY_6ROWS,                                 \
-                ENCRT_STORE_ROWS_0_3 ENCRT_STORE_ROWS_4_5);                                                     \
-  else                                                                                                          \
-    ENCRT_STEPS(ENCRT_ZERO_ROWS_0_3, load, ENCRT_BODY_4ROWS, ENCRT_STORE_ROWS_0_3)
+               : ENCRT_ASM_CLOBBER_ALL_VECTORS)
+#define ENCRT_STEPS_ROWS(load)                                                                 \
+  if constexpr (MR == 6)                                                                       \
+    ENCRT_STEPS(ENCRT_ASM_ZERO_ACC_0_15 ENCRT_ASM_ZERO_ACC_16_23, load, ENCRT_BODY_6ROWS,      \
+                ENCRT_ASM_STORE_ACC_0_15 ENCRT_ASM_STORE_ACC_16_23);                           \
+  else                                                                                         \
+    ENCRT_STEPS(ENCRT_ASM_ZERO_ACC_0_15, load, ENCRT_BODY_4ROWS, ENCRT_ASM_STORE_ACC_0_15)
 
 template <typename WT, int MR>
 void asm_steps(float32x4_t (&acc)[MR][4], const float* a, size_t lda, const WT* w, size_t K) {
@@ -124,13 +107,9 @@ void asm_steps(float32x4_t (&acc)[MR][4], const float* a, size_t lda, const WT* 
 }
 #undef ENCRT_STEPS_ROWS
 #undef ENCRT_STEPS
-#undef ENCRT_STORE_ROWS_4_5
-#undef ENCRT_STORE_ROWS_0_3
 #undef ENCRT_BODY_4ROWS
 #undef ENCRT_BODY_6ROWS
 #undef ENCRT_LOAD_ROWS_0_3
-#undef ENCRT_ZERO_ROWS_4_5
-#undef ENCRT_ZERO_ROWS_0_3
 #undef ENCRT_FMLA_ROW
 
 template <typename WT, int MR>

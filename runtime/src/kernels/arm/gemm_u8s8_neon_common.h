@@ -67,6 +67,19 @@ void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t*
   }
 }
 
+// The whole 4-group steps of a tile (full = K4 rounded down to a multiple of 4) by a kernel's
+// assembly loop for 4-row tiles, steps(a0, a1, a2, a3, w, steps), on its accumulators; returns the
+// k-group from which the tile's C++ loop goes on: `full` for a 4-row tile, 0 for the others.
+template <int MR, typename AsmSteps>
+ENCRT_ARM_INLINE int u8s8_asm_whole_steps(const U8S8TileArgs& t, int full, AsmSteps&& steps) {
+  if constexpr (MR == 4) {
+    if (full > 0)
+      steps(t.a, t.a + t.lda, t.a + 2 * t.lda, t.a + 3 * t.lda, t.w, static_cast<size_t>(full / 4));
+    return full;
+  }
+  return 0;
+}
+
 // One row's 16 outputs of a whole panel: float(sums + (offset - zp)·w_sum) · scale · w_scale[n],
 // + bias, activation, + residual, in the reference's order. w_sum, w_scale, bias: the panel's.
 template <Activation kAct>

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/asm_accumulators.h"
 #include "kernels/arm/gemm_u8s8_neon_common.h"
 
 namespace encrt::kernels::arm {
@@ -54,52 +55,25 @@ ENCRT_ARM_INLINE void sdot_lanes(int32x4_t (&acc)[MR][4], const int8x16_t (&a)[M
   ENCRT_SDOT(12, w0, 19, lane) ENCRT_SDOT(13, w1, 19, lane) ENCRT_SDOT(14, w2, 19, lane)               \
   ENCRT_SDOT(15, w3, 19, lane)
 
-// The whole 4-group steps of a 4-row tile in assembly, acc[r][j] in v(4r + j), loaded from and
-// stored back to `acc` (as asm operands the 16 accumulators would pass the 30 it takes). g++ (12)
-// copied accumulators between registers on every step (97 instructions per step of 1024 MACs);
-// here 83: 4 row loads and 4 flips, 8 ldp, 64 sdot, the loop's 3. `steps` ≥ 1. volatile: the
-// outputs (the advanced pointers) are unused, and g++ deletes a non-volatile asm whose outputs are
-// unused, "memory" clobber or not.
+// The whole 4-group steps of a 4-row tile in assembly, acc[r][j] in v(4r + j), in the loop frame
+// ENCRT_ASM_U8S8_4ROW_STEPS (asm_accumulators.h). g++ (12) copied accumulators between registers
+// on every step (97 instructions per step of 1024 MACs); here 83: 4 row loads and 4 flips, 8 ldp,
+// 64 sdot, the loop's 3. `steps` >= 1.
 ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[4][4], const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
                                   const uint8_t* a3, const int8_t* w, size_t steps) {
-  asm volatile("ldp q0, q1, [%[acc]]\n"
-               "ldp q2, q3, [%[acc], #32]\n"
-               "ldp q4, q5, [%[acc], #64]\n"
-               "ldp q6, q7, [%[acc], #96]\n"
-               "ldp q8, q9, [%[acc], #128]\n"
-               "ldp q10, q11, [%[acc], #160]\n"
-               "ldp q12, q13, [%[acc], #192]\n"
-               "ldp q14, q15, [%[acc], #224]\n"
-               "movi v28.16b, #0x80\n"
-               "1:\n"
-               "ldr q16, [%[a0]], #16\n"
-               "ldr q17, [%[a1]], #16\n"
-               "ldr q18, [%[a2]], #16\n"
-               "ldr q19, [%[a3]], #16\n"
-               "eor v16.16b, v16.16b, v28.16b\n"
-               "eor v17.16b, v17.16b, v28.16b\n"
-               "eor v18.16b, v18.16b, v28.16b\n"
-               "eor v19.16b, v19.16b, v28.16b\n"
-               ENCRT_GROUP(0, 0, 20, 21, 22, 23)
-               ENCRT_GROUP(64, 1, 24, 25, 26, 27)
-               ENCRT_GROUP(128, 2, 20, 21, 22, 23)
-               ENCRT_GROUP(192, 3, 24, 25, 26, 27)
-               "add %[w], %[w], #256\n"
-               "subs %[steps], %[steps], #1\n"
-               "b.ne 1b\n"
-               "stp q0, q1, [%[acc]]\n"
-               "stp q2, q3, [%[acc], #32]\n"
-               "stp q4, q5, [%[acc], #64]\n"
-               "stp q6, q7, [%[acc], #96]\n"
-               "stp q8, q9, [%[acc], #128]\n"
-               "stp q10, q11, [%[acc], #160]\n"
-               "stp q12, q13, [%[acc], #192]\n"
-               "stp q14, q15, [%[acc], #224]\n"
-               : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [steps] "+r"(steps)
-               : [acc] "r"(&acc[0][0])
-               : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
-                 "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "cc",
-                 "memory");
+  ENCRT_ASM_U8S8_4ROW_STEPS("movi v28.16b, #0x80\n",
+      "ldr q16, [%[a0]], #16\n"
+      "ldr q17, [%[a1]], #16\n"
+      "ldr q18, [%[a2]], #16\n"
+      "ldr q19, [%[a3]], #16\n"
+      "eor v16.16b, v16.16b, v28.16b\n"
+      "eor v17.16b, v17.16b, v28.16b\n"
+      "eor v18.16b, v18.16b, v28.16b\n"
+      "eor v19.16b, v19.16b, v28.16b\n"
+      ENCRT_GROUP(0, 0, 20, 21, 22, 23)
+      ENCRT_GROUP(64, 1, 24, 25, 26, 27)
+      ENCRT_GROUP(128, 2, 20, 21, 22, 23)
+      ENCRT_GROUP(192, 3, 24, 25, 26, 27));
 }
 #undef ENCRT_GROUP
 #undef ENCRT_SDOT
@@ -115,12 +89,7 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
     for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
   const uint8x16_t flip = vdupq_n_u8(0x80);
   const int full = t.K4 & ~3;
-  int g0 = 0;
-  if constexpr (MR == 4) {
-    if (full > 0)
-      steps_4rows(acc, t.a, t.a + t.lda, t.a + 2 * t.lda, t.a + 3 * t.lda, t.w, static_cast<size_t>(full / 4));
-    g0 = full;
-  }
+  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto... args) { steps_4rows(acc, args...); });
   for (int g = g0; g < full; g += 4) {
     int8x16_t a[MR];
     for (int r = 0; r < MR; ++r) a[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(t.a + r * t.lda + 4 * g), flip));

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/arm/arm_kernels.h"
+#include "kernels/arm/asm_accumulators.h"
 #include "kernels/arm/gemm_u8s8_neon_common.h"
 
 namespace encrt::kernels::arm {
@@ -67,20 +68,10 @@ ENCRT_ARM_INLINE void zip_weights(int8x16_t (&wz)[8], const int8_t* w, bool seco
 // loaded from and stored back to `acc`: g++ (12) could not keep the 16 accumulators, the 4 row-pair
 // operands and the zipped weights in the 32 registers and spilled and copied accumulators on every
 // step (84 instructions per step; here 67: 4 row loads and 4 zips, 8 ldp, 16 weight zips, 32
-// usmmla, the loop's 3). (As operands the 16 accumulators would pass the 30 that asm takes.)
-// `steps` ≥ 1. volatile: the asm's outputs (the advanced pointers) are unused, and g++ deletes a
-// non-volatile asm whose outputs are unused, "memory" clobber or not.
+// usmmla, the loop's 3). The loop's frame: ENCRT_ASM_U8S8_4ROW_STEPS (asm_accumulators.h).
 ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
                                   const uint8_t* a3, const int8_t* w, size_t steps) {
-  asm volatile("ldp q0, q1, [%[acc]]\n"
-      "ldp q2, q3, [%[acc], #32]\n"
-      "ldp q4, q5, [%[acc], #64]\n"
-      "ldp q6, q7, [%[acc], #96]\n"
-      "ldp q8, q9, [%[acc], #128]\n"
-      "ldp q10, q11, [%[acc], #160]\n"
-      "ldp q12, q13, [%[acc], #192]\n"
-      "ldp q14, q15, [%[acc], #224]\n"
-      "1:\n"
+  ENCRT_ASM_U8S8_4ROW_STEPS("",
       "ldr q20, [%[a0]], #16\n"
       "ldr q21, [%[a1]], #16\n"
       "ldr q22, [%[a2]], #16\n"
@@ -90,23 +81,7 @@ ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, con
       "zip1 v30.2d, v22.2d, v23.2d\n"
       "zip2 v31.2d, v22.2d, v23.2d\n"
       ENCRT_QUADS(0, 0, 1, 2, 3, 8, 9, 10, 11)
-      ENCRT_QUADS(32, 4, 5, 6, 7, 12, 13, 14, 15)
-      "add %[w], %[w], #256\n"
-      "subs %[steps], %[steps], #1\n"
-      "b.ne 1b\n"
-      "stp q0, q1, [%[acc]]\n"
-      "stp q2, q3, [%[acc], #32]\n"
-      "stp q4, q5, [%[acc], #64]\n"
-      "stp q6, q7, [%[acc], #96]\n"
-      "stp q8, q9, [%[acc], #128]\n"
-      "stp q10, q11, [%[acc], #160]\n"
-      "stp q12, q13, [%[acc], #192]\n"
-      "stp q14, q15, [%[acc], #224]\n"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [steps] "+r"(steps)
-      : [acc] "r"(&acc[0][0])
-      : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-        "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-        "memory");
+      ENCRT_QUADS(32, 4, 5, 6, 7, 12, 13, 14, 15));
 }
 #undef ENCRT_QUADS
 #undef ENCRT_MM
@@ -129,12 +104,7 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   for (int p = 0; p < kPairs; ++p)
     for (int c = 0; c < 8; ++c) acc[p][c] = vdupq_n_s32(0);
   const int full = t.K4 & ~3;
-  int g0 = 0;
-  if constexpr (MR == 4) {
-    if (full > 0)
-      steps_4rows(acc, t.a, t.a + t.lda, t.a + 2 * t.lda, t.a + 3 * t.lda, t.w, static_cast<size_t>(full / 4));
-    g0 = full;
-  }
+  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto... args) { steps_4rows(acc, args...); });
   for (int g = g0; g < full; g += 4) {
     uint8x16_t lo[kPairs], hi[kPairs];
     for (int p = 0; p < kPairs; ++p) {
