@@ -6,8 +6,9 @@
 //   activations: rows r and r+1, 8 bytes each, side by side in one register;
 //   weights: the panel stores, per k-group, 16 columns × 4 bytes; zip1/zip2 of the 32-bit lanes of
 //   groups g and g+1 give (column c: k 0..7 | column c+1: k 0..7), the layout usmmla wants.
-// Register tile: 4 rows (2 pairs) × 16 columns (8 pairs) = 16 accumulators of 2 × 2 sums, 8 zipped
-// weight registers and 2 activation registers. The 2 × 2 blocks are unzipped by 64-bit lanes in
+// Register tile: 4 rows (2 pairs) × 16 columns (8 pairs) = 16 accumulators of 2 × 2 sums; the
+// whole 16-k steps of 4-row tiles run in assembly (steps_4rows: the 4 row-pair operands of a step
+// and 4 column quads' zipped weights at a time), the rest in intrinsics. The 2 × 2 blocks are unzipped by 64-bit lanes in
 // the epilogue, which then follows the reference's order: float(acc - zp[m]·w_sum[n]) · scale[m] ·
 // w_scale[n], + bias, activation, + residual.
 #include <cstring>
