@@ -91,8 +91,8 @@ ENCRT_ARM_INLINE void u8s8_finish_row(const int32_t* sums, int32_t zp_term, floa
     const int32x4_t exact = vmlaq_n_s32(vld1q_s32(sums + 4 * j), w_sum[j], zp_term);
     v[j] = vmulq_f32(vmulq_n_f32(vcvtq_f32_s32(exact), scale), w_scale[j]);
     if (has_bias) v[j] = vaddq_f32(v[j], bias[j]);
-  }
-  for (int j = 0; j < 4; ++j) {
+    // One vector at a time: with the panel's 12 column factors live, four GELUs at once left
+    // too few registers for its constants, which g++ then reloaded.
     if constexpr (kAct == Activation::kRelu) v[j] = vmaxq_f32(v[j], vdupq_n_f32(0.0f));
     if constexpr (kAct == Activation::kGelu) v[j] = gelu_neon(v[j]);
   }
