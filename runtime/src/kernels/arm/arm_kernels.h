@@ -74,8 +74,13 @@ void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const
                               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
 
 // int8 GEMM with usmmla (u8 × s8 2×8 · 8×2 blocks): 4 rows × 16 columns, same layout and
-// semantics as the sdot kernel.
+// semantics as the sdot kernel. With QuantizedRows::workspace (qu8s8_i8mm_workspace(K) bytes) and
+// at least 16 rows it zips each weight panel into usmmla's operand layout once, for all its row
+// tiles; without one, each tile zips the weights it reads.
 void qu8s8_gemm_4x16__neoni8mm(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                                const float* w_scale, float* C, int ldc, const GemmEpilogue& ep);
+// The workspace of qu8s8_gemm_4x16__neoni8mm at depth K: one panel's whole 16-k steps, 16 bytes
+// per k of its whole steps (i8mm_workspace.cpp, built without ISA flags).
+size_t qu8s8_i8mm_workspace(int K);
 
 }  // namespace encrt::kernels::arm

@@ -24,18 +24,19 @@ struct U8S8TileArgs {
   int cols;               // valid columns of the panel, 1..16
   const GemmEpilogue* ep;
   const int32_t* panel_sums;  // what the kernel's panel hook computed for this panel, or null
+  const int8_t* panel_steps;  // the panel's whole 16-k steps in the kernel's own layout (its panel hook), or null
 };
 
 using U8S8TileFn = void (*)(const U8S8TileArgs&);
 
-// The default panel hook: no work per panel (panel_sums stays null).
+// The default panel hook: no work per panel (panel_sums and panel_steps stay null).
 struct U8S8NoPanelHook {
   void operator()(U8S8TileArgs&) const {}
 };
 
 // Panels outside, row tiles of at most MR rows inside; tiles[r - 1] computes a tile of r rows.
 // hook(t) runs once per panel, before its row tiles (t.w, t.n0 and t.cols already set): a kernel
-// may compute there what every row tile of the panel needs and point t.panel_sums at it.
+// may compute there what every row tile of the panel needs and point t.panel_sums or t.panel_steps at it.
 template <int MR, typename PanelHook = U8S8NoPanelHook>
 void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                       const float* w_scale, float* C, int ldc, const GemmEpilogue& ep, const U8S8TileFn (&tiles)[MR],

@@ -8,7 +8,10 @@
 //   groups g and g+1 give (column c: k 0..7 | column c+1: k 0..7), the layout usmmla wants.
 // Register tile: 4 rows (2 pairs) × 16 columns (8 pairs) = 16 accumulators of 2 × 2 sums; the
 // whole 16-k steps of 4-row tiles run in assembly (steps_4rows: the 4 row-pair operands of a step
-// and 4 column quads' zipped weights at a time), the rest in intrinsics. The 2 × 2 blocks are unzipped by 64-bit lanes in
+// and 4 column quads' zipped weights at a time), the rest in intrinsics. Where a call has at least
+// kMinZipTiles 4-row tiles and its workspace (qu8s8_i8mm_workspace(K) bytes, arm_kernels.h), each
+// panel's whole steps are zipped once into it (ZipPanelHook) and every 4-row tile reads them
+// as they are (steps_4rows_zipped: 51 instructions a step instead of 67). The 2 × 2 blocks are unzipped by 64-bit lanes in
 // the epilogue, which then follows the reference's order: float(acc - zp[m]·w_sum[n]) · scale[m] ·
 // w_scale[n], + bias, activation, + residual.
 #include <cstring>
@@ -85,7 +88,70 @@ ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, con
       ENCRT_QUADS(32, 4, 5, 6, 7, 12, 13, 14, 15));
 }
 #undef ENCRT_QUADS
+
+// One column quad q of a step from the panel's zipped steps (ZipPanelHook's layout: at 64q, the
+// quad's zip1 and zip2 of groups g, g+1, then of g+2, g+3) into v(r0)..v(r3), times the row-pair
+// operands v28-v31 as in ENCRT_QUADS; accumulators c0, c1 (rows 0-1), d0, d1 (rows 2-3).
+#define ENCRT_ZIPPED_QUAD(off, r0, r1, r2, r3, c0, c1, d0, d1)                                     \
+  "ldp q" #r0 ", q" #r1 ", [%[w], #" #off "]\n"                                                    \
+  "ldp q" #r2 ", q" #r3 ", [%[w], #32+" #off "]\n"                                                 \
+  ENCRT_MM(c0, 28, r0) ENCRT_MM(d0, 30, r0) ENCRT_MM(c1, 28, r1) ENCRT_MM(d1, 30, r1)               \
+  ENCRT_MM(c0, 29, r2) ENCRT_MM(d0, 31, r2) ENCRT_MM(c1, 29, r3) ENCRT_MM(d1, 31, r3)
+
+// steps_4rows on zipped panel steps (w: ZipPanelHook's layout): 4 row loads and 4 zips, 8 ldp,
+// 32 usmmla and the loop's 3, 51 instructions a step. The quads alternate between v16-v19 and
+// v24-v27 so that a quad's loads need not wait for the previous quad's products.
+ENCRT_ARM_INLINE void steps_4rows_zipped(int32x4_t (&acc)[2][8], const uint8_t* a0, const uint8_t* a1,
+                                         const uint8_t* a2, const uint8_t* a3, const int8_t* w, size_t steps) {
+  ENCRT_ASM_U8S8_4ROW_STEPS("",
+      "ldr q20, [%[a0]], #16\n"
+      "ldr q21, [%[a1]], #16\n"
+      "ldr q22, [%[a2]], #16\n"
+      "ldr q23, [%[a3]], #16\n"
+      "zip1 v28.2d, v20.2d, v21.2d\n"
+      "zip2 v29.2d, v20.2d, v21.2d\n"
+      "zip1 v30.2d, v22.2d, v23.2d\n"
+      "zip2 v31.2d, v22.2d, v23.2d\n"
+      ENCRT_ZIPPED_QUAD(0, 16, 17, 18, 19, 0, 1, 8, 9)
+      ENCRT_ZIPPED_QUAD(64, 24, 25, 26, 27, 2, 3, 10, 11)
+      ENCRT_ZIPPED_QUAD(128, 16, 17, 18, 19, 4, 5, 12, 13)
+      ENCRT_ZIPPED_QUAD(192, 24, 25, 26, 27, 6, 7, 14, 15));
+}
+#undef ENCRT_ZIPPED_QUAD
 #undef ENCRT_MM
+
+// Zipping a panel costs about three instructions per weight register (load, zip, store), 48 a
+// step, which the 16 zips saved per 4-row tile and step repay from about three tiles on: below
+// kMinZipTiles whole 4-row tiles the tiles zip as they go.
+constexpr int kMinZipTiles = 4;
+
+// The panel hook: the panel's whole 16-k steps (K4 rounded down to a multiple of 4 groups) zipped
+// into the workspace, per step and column quad q, at 64q: zip1, zip2 of the quad's groups g, g+1
+// (its columns 4q, 4q+1 | 4q+2, 4q+3, k 0..7), then the same of g+2, g+3; t.panel_steps points at
+// it. Nothing without a workspace or with fewer than kMinZipTiles whole 4-row tiles.
+struct ZipPanelHook {
+  int8_t* workspace;
+  bool worth_it;
+  void operator()(U8S8TileArgs& t) const {
+    t.panel_steps = nullptr;
+    if (!workspace || !worth_it) return;
+    const int steps = (t.K4 & ~3) / 4;
+    const int8_t* src = t.w;
+    int8_t* dst = workspace;
+    for (int s = 0; s < steps; ++s, src += 256, dst += 256)
+      for (int q = 0; q < 4; ++q) {
+        const int32x4_t g0 = vreinterpretq_s32_s8(vld1q_s8(src + 16 * q));
+        const int32x4_t g1 = vreinterpretq_s32_s8(vld1q_s8(src + 64 + 16 * q));
+        const int32x4_t g2 = vreinterpretq_s32_s8(vld1q_s8(src + 128 + 16 * q));
+        const int32x4_t g3 = vreinterpretq_s32_s8(vld1q_s8(src + 192 + 16 * q));
+        vst1q_s8(dst + 64 * q, vreinterpretq_s8_s32(vzip1q_s32(g0, g1)));
+        vst1q_s8(dst + 64 * q + 16, vreinterpretq_s8_s32(vzip2q_s32(g0, g1)));
+        vst1q_s8(dst + 64 * q + 32, vreinterpretq_s8_s32(vzip1q_s32(g2, g3)));
+        vst1q_s8(dst + 64 * q + 48, vreinterpretq_s8_s32(vzip2q_s32(g2, g3)));
+      }
+    t.panel_steps = workspace;
+  }
+};
 
 template <int kPairs>
 ENCRT_ARM_INLINE void mmla_pairs(int32x4_t (&acc)[kPairs][8], const uint8x16_t (&a)[kPairs], const int8x16_t (&wz)[8]) {
@@ -105,7 +171,12 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   for (int p = 0; p < kPairs; ++p)
     for (int c = 0; c < 8; ++c) acc[p][c] = vdupq_n_s32(0);
   const int full = t.K4 & ~3;
-  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto... args) { steps_4rows(acc, args...); });
+  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto a0, auto a1, auto a2, auto a3, auto w, auto steps) {
+    if (t.panel_steps)
+      steps_4rows_zipped(acc, a0, a1, a2, a3, t.panel_steps, steps);
+    else
+      steps_4rows(acc, a0, a1, a2, a3, w, steps);
+  });
   for (int g = g0; g < full; g += 4) {
     uint8x16_t lo[kPairs], hi[kPairs];
     for (int p = 0; p < kPairs; ++p) {
@@ -159,7 +230,8 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
 void qu8s8_gemm_4x16__neoni8mm(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                                const float* w_scale, float* C, int ldc, const GemmEpilogue& ep) {
   static const U8S8TileFn tiles[kMR] = {tile<1>, tile<2>, tile<3>, tile<4>};
-  u8s8_gemm_panels<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, tiles);
+  const ZipPanelHook zip{reinterpret_cast<int8_t*>(A.workspace), M / kMR >= kMinZipTiles};
+  u8s8_gemm_panels<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, tiles, zip);
 }
 
 }  // namespace encrt::kernels::arm

@@ -37,5 +37,5 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, nullptr, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,
-                       nullptr, 0, 0)
+                       arm::qu8s8_i8mm_workspace, 0, 0)
 #endif
