@@ -19,6 +19,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <limits>
 #include <random>
@@ -192,6 +193,40 @@ void check_special_i8(const test::Problem& p) {
     CHECK(e.bad_prob == 0);
     CHECK(test::mask_violations(p, got) == 0);
   }
+}
+
+// The i8mm kernel computes the dense path's Q·K two query rows at a time with smmla (exact int32
+// sums, as sdot's) and the rest with the dot-product kernel's code: its outputs and probabilities
+// are that kernel's, bit for bit, with padded and unpadded sequences, odd and even lengths (an odd
+// last row takes the sdot path) and head sizes from 1 to 600.
+TEST_CASE("ARM int8 attention: the i8mm kernel gives the dot-product kernel's bits", "[arm][attention][i8]") {
+  const AttentionKernel* dot = nullptr;
+  const AttentionKernel* mm = nullptr;
+  for (const AttentionKernel* k : testable_simd_kernels(kAttentionI8Kernels)) {
+    if (std::string(k->name) == "arm::qs8_attention__neondot") dot = k;
+    if (std::string(k->name) == "arm::qs8_attention__neoni8mm") mm = k;
+  }
+  if (!dot || !mm) {
+    WARN("this CPU lacks the dot product or i8mm: nothing to compare");
+    return;
+  }
+  uint32_t seed = 9100;
+  int compared = 0;
+  for (const test::Shape& sh : test::shapes()) {
+    if (sh.seq > 200) continue;
+    for (bool null_mask : {false, true}) {
+      const test::Problem p = test::make_problem(sh.seq, sh.heads, sh.dim, null_mask, test::Layout::kFused, seed++);
+      const test::Result want = test::run(p, dot->fn, dot->scratch, true);
+      const test::Result got = test::run(p, mm->fn, mm->scratch, true);
+      INFO("seq=" << p.seq << " heads=" << p.heads << " dim=" << p.dim << " null_mask=" << null_mask);
+      REQUIRE(got.out.size() == want.out.size());
+      REQUIRE(got.probs.size() == want.probs.size());
+      CHECK(std::memcmp(got.out.data(), want.out.data(), sizeof(float) * got.out.size()) == 0);
+      CHECK(std::memcmp(got.probs.data(), want.probs.data(), sizeof(float) * got.probs.size()) == 0);
+      ++compared;
+    }
+  }
+  CHECK(compared > 20);
 }
 
 TEST_CASE("ARM int8 attention: zero rows, extremes, NaN inputs and tiny rows quantize as the reference",

@@ -86,7 +86,7 @@ const ExpectedTable kExpected[] = {
      "arm::qs8_attention__neondot"},
     {"neoni8mm", "arm::f32_gemm_6x16__neon", "arm::f16_gemm_6x16__neonfp16", true, "arm::qu8s8_gemm_4x16__neoni8mm",
      "arm::qu8_quantize_rows__neon", "arm::f32_layer_norm__neon", "arm::f16_add_row__neon", "arm::f32_attention__neon",
-     "arm::qs8_attention__neondot"},
+     "arm::qs8_attention__neoni8mm"},
 #else
     reference_table("neon"),
     reference_table("neondot"),

@@ -55,6 +55,9 @@ void qs8_attention__neon(const AttentionArgs& args, int b, int h, void* scratch)
 size_t qs8_attention_scratch__neon(int seq, int head_dim);
 void qs8_attention__neondot(const AttentionArgs& args, int b, int h, void* scratch);
 size_t qs8_attention_scratch__neondot(int seq, int head_dim);
+// The same with smmla for the dense path's Q·K, two query rows at a time; the same outputs, bit for bit.
+void qs8_attention__neoni8mm(const AttentionArgs& args, int b, int h, void* scratch);
+size_t qs8_attention_scratch__neoni8mm(int seq, int head_dim);
 // 255 · 2^t of that softmax (exp2_x255_neon, exp_neon.h) over arrays, for the tests: relative
 // error at most x86::exp2_coefficients::kExp2MaxRelError where the result is a normal float.
 void f32_exp2_x255__neon(int n, const float* t, float* y);

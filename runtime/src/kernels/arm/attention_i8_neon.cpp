@@ -60,6 +60,7 @@ void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t
 
 // The dense path's hooks (attention_i8_neon_common.h): the rows of the listed keys, four at a time.
 struct DenseDots {
+  static constexpr bool kQueryPairs = false;  // one query row at a time
   void prepare(const I8AttentionScratch&, int, int) {}
   void dots(const I8AttentionScratch& t, int n, int D16) {
     auto k = [&](int j) { return t.k + static_cast<size_t>(t.keys[j]) * D16; };

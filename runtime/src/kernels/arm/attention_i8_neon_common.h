@@ -58,6 +58,11 @@ struct I8AttentionScratch {
   int8_t* vpanel;  // [S16 / 4][D16][4 keys]: the dense list's V for the sdot hook
   int32_t* colsum; // [D16]: Σ over the dense list of V, per dim (the sdot hook)
   int8_t* u8;      // [S16]: u - 128 of the current query row (the sdot hook)
+  // The hooks that compute two query rows' Q·K at once (Dense::kQueryPairs, dense_rows):
+  int8_t* q2;      // [D16]: the second row's quantized Q
+  int32_t* dots2;  // [S16]: its Q·K by list position
+  int8_t* qpair;   // [2·D16]: the two rows' operand (the hook's layout)
+  int8_t* kpairs;  // [S4][D16]: the listed keys' K in the hook's layout
 };
 
 inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
@@ -66,7 +71,8 @@ inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
   return align64(d16) + 2 * align64(static_cast<size_t>(seq) * d16) + 2 * align64(sizeof(float) * seq) +
          align64(sizeof(float) * s16) + align64(sizeof(int32_t) * s16) + align64(sizeof(int32_t) * d16) +
          align64(sizeof(int32_t) * seq) + 3 * align64(sizeof(float) * s4) + align64(s4 * d16) + align64(s16 * d16) +
-         align64(sizeof(int32_t) * d16) + align64(s16);
+         align64(sizeof(int32_t) * d16) + align64(s16) + align64(d16) + align64(sizeof(int32_t) * s16) +
+         align64(2 * d16) + align64(s4 * d16);
 }
 
 inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
@@ -89,7 +95,11 @@ inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
   s.panel = reinterpret_cast<int8_t*>(base + off), off += align64(S4 * D16);
   s.vpanel = reinterpret_cast<int8_t*>(base + off), off += align64(S16 * D16);
   s.colsum = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * D16);
-  s.u8 = reinterpret_cast<int8_t*>(base + off);
+  s.u8 = reinterpret_cast<int8_t*>(base + off), off += align64(S16);
+  s.q2 = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(D16));
+  s.dots2 = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S16);
+  s.qpair = reinterpret_cast<int8_t*>(base + off), off += align64(2 * static_cast<size_t>(D16));
+  s.kpairs = reinterpret_cast<int8_t*>(base + off);
   return s;
 }
 
@@ -269,7 +279,10 @@ inline float base2_value_factors(const I8AttentionScratch& t, const float* sv, i
 // with s_k in t.sk_list and the V factors of base2_value_factors. dense.prepare(t, n, D16) runs
 // once, then per query row dense.dots(t, n, D16) sets t.dots[j] = Σ_d t.q[d] · k_keys[j],d for
 // j < n, and dense.pv(t, n, D, D16, sp, out) writes out_d = float(Σ_j u_j · v_keys[j],d) · sp from
-// the u_j in t.dots (0 past n, up to the next multiple of 4).
+// the u_j in t.dots (0 past n, up to the next multiple of 4). A hook with kQueryPairs also has
+// dense.dots2(t, n, D16): the same for two rows at once, t.q into t.dots and t.q2 into t.dots2
+// (0 from n up to the next multiple of 4 in both); the rows then go in pairs, an odd last one
+// through dense.dots.
 template <typename Dense>
 void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& t, int n, bool v_finite,
                 float inv_scale_up, Dense& dense) {
@@ -279,64 +292,83 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
   const size_t row0 = static_cast<size_t>(b) * S;
   dense.prepare(t, n, D16);
   const int n4 = n & ~3, vecs = (n + 3) / 4;
-  for (int i = 0; i < S; ++i) {
+  // The rest of query row i from its Q·K in r.dots (r: t, or t with the pair's second row's dots):
+  // the exponents, the softmax into u (in r.dots) and P·V.
+  auto finish_row = [&](int i, const I8AttentionScratch& r, float sq) ENCRT_ARM_INLINE_LAMBDA {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
     float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
-    const float sq = quantize_symmetric(a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D, D, D16, t.q);
     const float q_scale = sq * a.scale * kLog2e;  // (s_q · scale) as the reference, then · log2 e
-    dense.dots(t, n, D16);
-    // The exponents y, their max W, and whether all are finite.
-    float32x4_t vmax = vdupq_n_f32(-INFINITY);
-    uint32x4_t ok = vdupq_n_u32(~0u);
-    const float32x4_t fmax = vdupq_n_f32(kFloatMax);
+    // The exponents y, their max W and min, and whether all are finite: fmax and fmin pass a NaN
+    // on, so every y is finite exactly when both extremes are.
+    float32x4_t vmax = vdupq_n_f32(-INFINITY), vmin = vdupq_n_f32(INFINITY);
     for (int j = 0; j < n4; j += 4) {
-      const float32x4_t s = vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(t.dots + j)), q_scale);
-      const float32x4_t y = vfmaq_f32(vld1q_f32(t.v_log2 + j), s, vld1q_f32(t.sk_list + j));
-      vst1q_f32(t.p + j, y);
-      ok = vandq_u32(ok, vcaleq_f32(y, fmax));
+      const float32x4_t s = vmulq_n_f32(vcvtq_f32_s32(vld1q_s32(r.dots + j)), q_scale);
+      const float32x4_t y = vfmaq_f32(vld1q_f32(r.v_log2 + j), s, vld1q_f32(r.sk_list + j));
+      vst1q_f32(r.p + j, y);
       vmax = vmaxq_f32(vmax, y);
+      vmin = vminq_f32(vmin, y);
     }
-    bool finite = v_finite && vminvq_u32(ok) != 0;
     float w = vmaxvq_f32(vmax);
+    const float lowest = vminvq_f32(vmin);
+    bool finite = v_finite && (n4 == 0 || (w <= kFloatMax && lowest >= -kFloatMax));
     for (int j = n4; j < 4 * vecs; ++j) {
       if (j >= n) {
-        t.p[j] = kNoKey;
+        r.p[j] = kNoKey;
         continue;
       }
-      t.p[j] = std::fma(static_cast<float>(t.dots[j]) * q_scale, t.sk_list[j], t.v_log2[j]);
-      finite &= std::fabs(t.p[j]) <= kFloatMax;
-      w = w < t.p[j] ? t.p[j] : w;
+      r.p[j] = std::fma(static_cast<float>(r.dots[j]) * q_scale, r.sk_list[j], r.v_log2[j]);
+      finite &= std::fabs(r.p[j]) <= kFloatMax;
+      w = w < r.p[j] ? r.p[j] : w;
     }
     if (!finite) {  // the reference's non-finite rule: NaN outputs and NaN probabilities of the real keys
       for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
       if (probs)
         for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
-      continue;
+      return;
     }
-    // One pass: t_j = 255 · 2^(y_j - W), u_j = rint(t_j) into t.dots, Σ t_j · v_inv_j (two
+    // One pass: t_j = 255 · 2^(y_j - W), u_j = rint(t_j) into r.dots, Σ t_j · v_inv_j (two
     // chains), and with probabilities t_j · v_inv_j (scaled by 1/Σ below).
     if (probs) std::memset(probs, 0, sizeof(float) * S);
     const float32x4_t vw = vdupq_n_f32(w);
     float32x4_t sum0 = vdupq_n_f32(0.0f), sum1 = sum0;
     for (int c = 0; c < vecs; ++c) {
       const int j = 4 * c;
-      const float32x4_t tj = exp2_x255_neon(vsubq_f32(vld1q_f32(t.p + j), vw));
-      const float32x4_t vinv = vld1q_f32(t.v_inv + j);
+      const float32x4_t tj = exp2_x255_neon(vsubq_f32(vld1q_f32(r.p + j), vw));
+      const float32x4_t vinv = vld1q_f32(r.v_inv + j);
       if (c & 1)
         sum1 = vfmaq_f32(sum1, tj, vinv);
       else
         sum0 = vfmaq_f32(sum0, tj, vinv);
-      vst1q_s32(t.dots + j, vcvtnq_s32_f32(tj));  // rint, half to even: tj <= 255
+      vst1q_s32(r.dots + j, vcvtnq_s32_f32(tj));  // rint, half to even: tj <= 255
       if (probs) {
         float lanes[4];
         vst1q_f32(lanes, vmulq_f32(tj, vinv));
-        for (int l = 0; l < 4 && j + l < n; ++l) probs[t.keys[j + l]] = lanes[l];
+        for (int l = 0; l < 4 && j + l < n; ++l) probs[r.keys[j + l]] = lanes[l];
       }
     }
     const float inv_sum = 1.0f / vaddvq_f32(vaddq_f32(sum0, sum1));
     if (probs)
-      for (int j = 0; j < n; ++j) probs[t.keys[j]] *= inv_sum;
-    dense.pv(t, n, D, D16, inv_sum * inv_scale_up, out);
+      for (int j = 0; j < n; ++j) probs[r.keys[j]] *= inv_sum;
+    dense.pv(r, n, D, D16, inv_sum * inv_scale_up, out);
+  };
+  auto q_row = [&](int i) { return a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D; };
+  for (int i = 0; i < S; ++i) {
+    if constexpr (Dense::kQueryPairs) {
+      if (i + 1 < S) {  // rows i and i + 1: dense.dots2 sets t.dots and t.dots2
+        const float sq0 = quantize_symmetric(q_row(i), D, D16, t.q);
+        const float sq1 = quantize_symmetric(q_row(i + 1), D, D16, t.q2);
+        dense.dots2(t, n, D16);
+        finish_row(i, t, sq0);
+        I8AttentionScratch second = t;
+        second.dots = t.dots2;
+        finish_row(i + 1, second, sq1);
+        ++i;
+        continue;
+      }
+    }
+    const float sq = quantize_symmetric(q_row(i), D, D16, t.q);
+    dense.dots(t, n, D16);
+    finish_row(i, t, sq);
   }
 }
 

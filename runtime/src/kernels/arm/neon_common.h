@@ -11,6 +11,8 @@
 #include "kernels/x86/x86_erf_coefficients.h"  // plain constants, shared with the AVX2 GELU
 
 #define ENCRT_ARM_INLINE inline __attribute__((always_inline))
+// The same for a lambda (after its parameter list).
+#define ENCRT_ARM_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace encrt::kernels::arm {
 namespace {

@@ -14,4 +14,6 @@ ENCRT_ATTENTION_I8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, 
 #elif defined(ENCRT_ARCH_ARM64)
 ENCRT_ATTENTION_I8_KERNEL(kIsaNeon, arm::qs8_attention__neon, arm::qs8_attention_scratch__neon)
 ENCRT_ATTENTION_I8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qs8_attention__neondot, arm::qs8_attention_scratch__neondot)
+ENCRT_ATTENTION_I8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qs8_attention__neoni8mm,
+                          arm::qs8_attention_scratch__neoni8mm)
 #endif

@@ -1,0 +1,147 @@
+// The sdot hooks of the ARM int8 attention's dense path (attention_i8_neon_common.h), shared by
+// the dot-product and i8mm kernels (attention_i8_neondot.cpp, attention_i8_neoni8mm.cpp); include
+// only from files built with the dot product:
+//   DensePanels: the listed keys' quantized K rows regrouped once per head into panels of four
+//     keys, [key group][depth group of 4][4 keys][4 bytes], so that one sdot by lane (the query's 4
+//     bytes of a depth group) gives four keys' partial sums at once: D/4 sdot per four keys, two
+//     key groups in flight. P·V the same way round: V regrouped into [key group][dim][4 keys], and
+//     one sdot by lane (4 keys' u of the row) adds four keys to four dims' sums. sdot multiplies
+//     signed bytes and u is in [0, 255], so the row's bytes are u - 128 and the sums start at
+//     128 · Σ_j v_j,d over the listed keys: exact in int32, so the same sums as the reference.
+//   sdot_scores: the masked path's Q·K, one key at a time, 16 depth bytes per sdot.
+#pragma once
+
+#include "kernels/arm/attention_i8_neon_common.h"
+
+namespace encrt::kernels::arm {
+namespace {
+
+// P·V of one query row, dims [d0, d0 + 4·kVecs), from u - 128 in t.u8 and the V panels of
+// `groups` groups of four key groups (zero V past the listed keys).
+template <int kVecs>
+ENCRT_ARM_INLINE void pv_chunk(const I8AttentionScratch& t, int groups, int D, int D16, int d0, float sp, float* out) {
+  int32x4_t acc[kVecs];
+  for (int c = 0; c < kVecs; ++c) acc[c] = vshlq_n_s32(vld1q_s32(t.colsum + d0 + 4 * c), 7);
+  const size_t block_bytes = static_cast<size_t>(D16) * 4;
+  for (int g = 0; g < groups; ++g) {
+    const int8x16_t u = vld1q_s8(t.u8 + 16 * g);
+    const int8_t* v = t.vpanel + static_cast<size_t>(4 * g) * block_bytes + 4 * d0;
+    for (int c = 0; c < kVecs; ++c) acc[c] = vdotq_laneq_s32(acc[c], vld1q_s8(v + 16 * c), u, 0);
+    v += block_bytes;
+    for (int c = 0; c < kVecs; ++c) acc[c] = vdotq_laneq_s32(acc[c], vld1q_s8(v + 16 * c), u, 1);
+    v += block_bytes;
+    for (int c = 0; c < kVecs; ++c) acc[c] = vdotq_laneq_s32(acc[c], vld1q_s8(v + 16 * c), u, 2);
+    v += block_bytes;
+    for (int c = 0; c < kVecs; ++c) acc[c] = vdotq_laneq_s32(acc[c], vld1q_s8(v + 16 * c), u, 3);
+  }
+  store_scaled_sums<kVecs>(acc, D, d0, sp, out);
+}
+
+struct DensePanels {
+  static constexpr bool kQueryPairs = false;  // one query row at a time
+  // t.panel from the K rows of t.keys[0..n), key slots past n zero; t.vpanel from their V rows, up
+  // to a multiple of 16 key slots (zero past n); t.colsum.
+  void prepare(const I8AttentionScratch& t, int n, int D16) {
+    // Four keys' V rows interleaved by st4: byte d of key kk to 4d + kk, 16 dims per store.
+    for (int kb = 0; kb < (n + 15) / 16 * 4; ++kb) {
+      int8_t* dst = t.vpanel + static_cast<size_t>(kb) * D16 * 4;
+      const int8_t* src[4];
+      for (int kk = 0; kk < 4; ++kk) {
+        const int j = 4 * kb + kk;
+        src[kk] = j < n ? t.v + static_cast<size_t>(t.keys[j]) * D16 : nullptr;
+      }
+      for (int d = 0; d < D16; d += 16) {
+        int8x16x4_t rows;
+        rows.val[0] = src[0] ? vld1q_s8(src[0] + d) : vdupq_n_s8(0);
+        rows.val[1] = src[1] ? vld1q_s8(src[1] + d) : vdupq_n_s8(0);
+        rows.val[2] = src[2] ? vld1q_s8(src[2] + d) : vdupq_n_s8(0);
+        rows.val[3] = src[3] ? vld1q_s8(src[3] + d) : vdupq_n_s8(0);
+        vst4q_s8(dst + 4 * d, rows);
+      }
+    }
+    for (int d = 0; d < D16; ++d) t.colsum[d] = 0;
+    for (int j = 0; j < n; ++j) {
+      const int8_t* src = t.v + static_cast<size_t>(t.keys[j]) * D16;
+      for (int d = 0; d < D16; ++d) t.colsum[d] += src[d];
+    }
+    const int groups = D16 / 4;
+    for (int kb = 0; kb < (n + 3) / 4; ++kb)
+      for (int kk = 0; kk < 4; ++kk) {
+        const int j = 4 * kb + kk;
+        int8_t* dst = t.panel + static_cast<size_t>(kb) * groups * 16 + 4 * kk;
+        if (j >= n) {
+          for (int g = 0; g < groups; ++g) std::memset(dst + 16 * g, 0, 4);
+          continue;
+        }
+        const int8_t* src = t.k + static_cast<size_t>(t.keys[j]) * D16;
+        for (int g = 0; g < groups; ++g) std::memcpy(dst + 16 * g, src + 4 * g, 4);
+      }
+  }
+  // t.dots[4kb .. 4kb + 4) for every key group (past n: the zero slots' 0).
+  void dots(const I8AttentionScratch& t, int n, int D16) {
+    const int blocks = (n + 3) / 4;
+    const size_t block_bytes = static_cast<size_t>(D16) * 4;
+    int kb = 0;
+    for (; kb + 2 <= blocks; kb += 2) {
+      const int8_t* p0 = t.panel + static_cast<size_t>(kb) * block_bytes;
+      const int8_t* p1 = p0 + block_bytes;
+      int32x4_t acc0 = vdupq_n_s32(0), acc1 = acc0;
+      for (int c = 0; c < D16 / 16; ++c) {
+        const int8x16_t q = vld1q_s8(t.q + 16 * c);
+        const int8_t* a0 = p0 + 64 * c;
+        const int8_t* a1 = p1 + 64 * c;
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0), q, 0);
+        acc1 = vdotq_laneq_s32(acc1, vld1q_s8(a1), q, 0);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 16), q, 1);
+        acc1 = vdotq_laneq_s32(acc1, vld1q_s8(a1 + 16), q, 1);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 32), q, 2);
+        acc1 = vdotq_laneq_s32(acc1, vld1q_s8(a1 + 32), q, 2);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 48), q, 3);
+        acc1 = vdotq_laneq_s32(acc1, vld1q_s8(a1 + 48), q, 3);
+      }
+      vst1q_s32(t.dots + 4 * kb, acc0);
+      vst1q_s32(t.dots + 4 * kb + 4, acc1);
+    }
+    if (kb < blocks) {
+      const int8_t* p0 = t.panel + static_cast<size_t>(kb) * block_bytes;
+      int32x4_t acc0 = vdupq_n_s32(0);
+      for (int c = 0; c < D16 / 16; ++c) {
+        const int8x16_t q = vld1q_s8(t.q + 16 * c);
+        const int8_t* a0 = p0 + 64 * c;
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0), q, 0);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 16), q, 1);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 32), q, 2);
+        acc0 = vdotq_laneq_s32(acc0, vld1q_s8(a0 + 48), q, 3);
+      }
+      vst1q_s32(t.dots + 4 * kb, acc0);
+    }
+  }
+  // u_j - 128 from t.dots as bytes, 16 keys at a time (the slots past the next multiple of 4 after
+  // n: whatever t.dots holds there, against zero V), then P·V 32 dims at a time.
+  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
+    const int groups = (n + 15) / 16;
+    const int16x8_t offset = vdupq_n_s16(128);
+    for (int g = 0; g < groups; ++g) {
+      const int32_t* u = t.dots + 16 * g;
+      const int16x8_t lo = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u)), vmovn_s32(vld1q_s32(u + 4))), offset);
+      const int16x8_t hi = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u + 8)), vmovn_s32(vld1q_s32(u + 12))), offset);
+      vst1q_s8(t.u8 + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
+    }
+    int d0 = 0;
+    for (; d0 + 32 <= D16; d0 += 32) pv_chunk<8>(t, groups, D, D16, d0, sp, out);
+    if (d0 < D16) pv_chunk<4>(t, groups, D, D16, d0, sp, out);
+  }
+};
+
+void sdot_scores(const I8AttentionScratch& t, int j_lo, int j_hi, int D16, const int32_t* mask) {
+  for (int j = j_lo; j < j_hi; ++j) {
+    if (mask && mask[j] == 0) continue;
+    const int8_t* k = t.k + static_cast<size_t>(j) * D16;
+    int32x4_t acc = vdupq_n_s32(0);
+    for (int d = 0; d < D16; d += 16) acc = vdotq_s32(acc, vld1q_s8(t.q + d), vld1q_s8(k + d));
+    t.dots[j] = vaddvq_s32(acc);
+  }
+}
+
+}  // namespace
+}  // namespace encrt::kernels::arm
