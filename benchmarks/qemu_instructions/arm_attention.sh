@@ -21,7 +21,8 @@ count() {  # kernel reps -> instructions of the whole process
   python3 benchmarks/qemu_instructions/count_instructions.py "$log/q.log"
 }
 printf '%-28s %14s %16s\n' kernel "instr/call" "instr/(q,k) pair"
-for k in ref::attention_f32 arm::f32_attention__neon ref::attention_i8 arm::qs8_attention__neon arm::qs8_attention__neondot; do
+for k in ref::attention_f32 arm::f32_attention__neon ref::attention_i8 arm::qs8_attention__neon arm::qs8_attention__neondot \
+    arm::qs8_attention__neoni8mm; do
   one=$(count "$k" 1)
   three=$(count "$k" 3)
   per=$(( (three - one) / 2 ))
