@@ -47,6 +47,12 @@ ENCRT_ARM_INLINE void zip_weights(int8x16_t (&wz)[8], const int8_t* w, bool seco
 }
 
 #define ENCRT_MM(acc, a, b) "usmmla v" #acc ".4s, v" #a ".16b, v" #b ".16b\n"
+// A step's row-pair operands: 16 bytes of each of the 4 rows (post-indexed), their 64-bit halves
+// zipped into v28 (rows 0-1, groups g, g+1), v29 (rows 0-1, g+2, g+3), v30, v31 (rows 2-3).
+#define ENCRT_ROW_PAIRS                                                                             \
+  "ldr q20, [%[a0]], #16\n ldr q21, [%[a1]], #16\n ldr q22, [%[a2]], #16\n ldr q23, [%[a3]], #16\n"     \
+  "zip1 v28.2d, v20.2d, v21.2d\n zip2 v29.2d, v20.2d, v21.2d\n"                                      \
+  "zip1 v30.2d, v22.2d, v23.2d\n zip2 v31.2d, v22.2d, v23.2d\n"
 // Columns 4q..4q+7 (two column quads) of one 16-k step: the panel bytes of the quads q, q+1 of
 // groups g..g+3 (ldp at `off`, 64 + off, ...), zipped into v16-v25 as in zip_weights, times the
 // row-pair operands v28 (rows 0-1, groups g, g+1), v29 (rows 0-1, g+2, g+3), v30, v31 (rows 2-3).
@@ -76,14 +82,7 @@ ENCRT_ARM_INLINE void zip_weights(int8x16_t (&wz)[8], const int8_t* w, bool seco
 ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
                                   const uint8_t* a3, const int8_t* w, size_t steps) {
   ENCRT_ASM_U8S8_4ROW_STEPS("",
-      "ldr q20, [%[a0]], #16\n"
-      "ldr q21, [%[a1]], #16\n"
-      "ldr q22, [%[a2]], #16\n"
-      "ldr q23, [%[a3]], #16\n"
-      "zip1 v28.2d, v20.2d, v21.2d\n"
-      "zip2 v29.2d, v20.2d, v21.2d\n"
-      "zip1 v30.2d, v22.2d, v23.2d\n"
-      "zip2 v31.2d, v22.2d, v23.2d\n"
+      ENCRT_ROW_PAIRS
       ENCRT_QUADS(0, 0, 1, 2, 3, 8, 9, 10, 11)
       ENCRT_QUADS(32, 4, 5, 6, 7, 12, 13, 14, 15));
 }
@@ -104,20 +103,14 @@ ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[2][8], const uint8_t* a0, con
 ENCRT_ARM_INLINE void steps_4rows_zipped(int32x4_t (&acc)[2][8], const uint8_t* a0, const uint8_t* a1,
                                          const uint8_t* a2, const uint8_t* a3, const int8_t* w, size_t steps) {
   ENCRT_ASM_U8S8_4ROW_STEPS("",
-      "ldr q20, [%[a0]], #16\n"
-      "ldr q21, [%[a1]], #16\n"
-      "ldr q22, [%[a2]], #16\n"
-      "ldr q23, [%[a3]], #16\n"
-      "zip1 v28.2d, v20.2d, v21.2d\n"
-      "zip2 v29.2d, v20.2d, v21.2d\n"
-      "zip1 v30.2d, v22.2d, v23.2d\n"
-      "zip2 v31.2d, v22.2d, v23.2d\n"
+      ENCRT_ROW_PAIRS
       ENCRT_ZIPPED_QUAD(0, 16, 17, 18, 19, 0, 1, 8, 9)
       ENCRT_ZIPPED_QUAD(64, 24, 25, 26, 27, 2, 3, 10, 11)
       ENCRT_ZIPPED_QUAD(128, 16, 17, 18, 19, 4, 5, 12, 13)
       ENCRT_ZIPPED_QUAD(192, 24, 25, 26, 27, 6, 7, 14, 15));
 }
 #undef ENCRT_ZIPPED_QUAD
+#undef ENCRT_ROW_PAIRS
 #undef ENCRT_MM
 
 // Zipping a panel costs about three instructions per weight register (load, zip, store), 48 a
