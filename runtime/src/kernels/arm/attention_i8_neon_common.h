@@ -63,6 +63,8 @@ struct I8AttentionScratch {
   int32_t* dots2;  // [S16]: its Q·K by list position
   int8_t* qpair;   // [2·D16]: the two rows' operand (the hook's layout)
   int8_t* kpairs;  // [S4][D16]: the listed keys' K in the hook's layout
+  uint8_t* upair;  // [2·S16]: the two rows' u (the hook's layout)
+  int8_t* vpairs;  // [S16][D16]: the listed keys' V in the hook's layout
 };
 
 inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
@@ -72,7 +74,7 @@ inline size_t i8_attention_scratch_bytes(int seq, int head_dim) {
          align64(sizeof(float) * s16) + align64(sizeof(int32_t) * s16) + align64(sizeof(int32_t) * d16) +
          align64(sizeof(int32_t) * seq) + 3 * align64(sizeof(float) * s4) + align64(s4 * d16) + align64(s16 * d16) +
          align64(sizeof(int32_t) * d16) + align64(s16) + align64(d16) + align64(sizeof(int32_t) * s16) +
-         align64(2 * d16) + align64(s4 * d16);
+         align64(2 * d16) + align64(s4 * d16) + align64(2 * s16) + align64(s16 * d16);
 }
 
 inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
@@ -99,7 +101,9 @@ inline I8AttentionScratch carve_i8_attention(void* scratch, int S, int D16) {
   s.q2 = reinterpret_cast<int8_t*>(base + off), off += align64(static_cast<size_t>(D16));
   s.dots2 = reinterpret_cast<int32_t*>(base + off), off += align64(sizeof(int32_t) * S16);
   s.qpair = reinterpret_cast<int8_t*>(base + off), off += align64(2 * static_cast<size_t>(D16));
-  s.kpairs = reinterpret_cast<int8_t*>(base + off);
+  s.kpairs = reinterpret_cast<int8_t*>(base + off), off += align64(S4 * D16);
+  s.upair = reinterpret_cast<uint8_t*>(base + off), off += align64(2 * S16);
+  s.vpairs = reinterpret_cast<int8_t*>(base + off);
   return s;
 }
 
@@ -281,8 +285,9 @@ inline float base2_value_factors(const I8AttentionScratch& t, const float* sv, i
 // j < n, and dense.pv(t, n, D, D16, sp, out) writes out_d = float(Σ_j u_j · v_keys[j],d) · sp from
 // the u_j in t.dots (0 past n, up to the next multiple of 4). A hook with kQueryPairs also has
 // dense.dots2(t, n, D16): the same for two rows at once, t.q into t.dots and t.q2 into t.dots2
-// (0 from n up to the next multiple of 4 in both); the rows then go in pairs, an odd last one
-// through dense.dots.
+// (0 from n up to the next multiple of 4 in both), and dense.pv2(t, n, D, D16, sp0, out0, sp1,
+// out1): P·V of both rows, u in t.dots and t.dots2; the rows then go in pairs, an odd last one
+// through dense.dots and a pair with a non-finite row through dense.pv.
 template <typename Dense>
 void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& t, int n, bool v_finite,
                 float inv_scale_up, Dense& dense) {
@@ -292,9 +297,10 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
   const size_t row0 = static_cast<size_t>(b) * S;
   dense.prepare(t, n, D16);
   const int n4 = n & ~3, vecs = (n + 3) / 4;
-  // The rest of query row i from its Q·K in r.dots (r: t, or t with the pair's second row's dots):
-  // the exponents, the softmax into u (in r.dots) and P·V.
-  auto finish_row = [&](int i, const I8AttentionScratch& r, float sq) ENCRT_ARM_INLINE_LAMBDA {
+  // Query row i from its Q·K in r.dots (r: t, or t with the pair's second row's dots) up to P·V:
+  // the exponents and the softmax into u (in r.dots); returns P·V's scale, or -1 for a row
+  // whose outputs are already the reference's NaN (non-finite scores).
+  auto softmax_row = [&](int i, const I8AttentionScratch& r, float sq) ENCRT_ARM_INLINE_LAMBDA -> float {
     float* out = a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D;
     float* probs = a.probs ? a.probs + ((static_cast<size_t>(b) * a.heads + h) * S + i) * S : nullptr;
     const float q_scale = sq * a.scale * kLog2e;  // (s_q · scale) as the reference, then · log2 e
@@ -324,7 +330,7 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
       for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
       if (probs)
         for (int j = 0; j < S; ++j) probs[j] = (mask && mask[j] == 0) ? 0.0f : kQuietNaN;
-      return;
+      return -1.0f;
     }
     // One pass: t_j = 255 · 2^(y_j - W), u_j = rint(t_j) into r.dots, Σ t_j · v_inv_j (two
     // chains), and with probabilities t_j · v_inv_j (scaled by 1/Σ below).
@@ -349,26 +355,33 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
     const float inv_sum = 1.0f / vaddvq_f32(vaddq_f32(sum0, sum1));
     if (probs)
       for (int j = 0; j < n; ++j) probs[r.keys[j]] *= inv_sum;
-    dense.pv(r, n, D, D16, inv_sum * inv_scale_up, out);
+    return inv_sum * inv_scale_up;
   };
   auto q_row = [&](int i) { return a.qkv + (row0 + i) * a.ld_qkv + static_cast<size_t>(h) * D; };
+  auto out_row = [&](int i) { return a.out + (row0 + i) * a.ld_out + static_cast<size_t>(h) * D; };
   for (int i = 0; i < S; ++i) {
     if constexpr (Dense::kQueryPairs) {
       if (i + 1 < S) {  // rows i and i + 1: dense.dots2 sets t.dots and t.dots2
         const float sq0 = quantize_symmetric(q_row(i), D, D16, t.q);
         const float sq1 = quantize_symmetric(q_row(i + 1), D, D16, t.q2);
         dense.dots2(t, n, D16);
-        finish_row(i, t, sq0);
         I8AttentionScratch second = t;
         second.dots = t.dots2;
-        finish_row(i + 1, second, sq1);
+        const float sp0 = softmax_row(i, t, sq0), sp1 = softmax_row(i + 1, second, sq1);
+        if (!(sp0 < 0.0f) && !(sp1 < 0.0f)) {  // (a NaN scale, as before, still runs P·V)
+          dense.pv2(t, n, D, D16, sp0, out_row(i), sp1, out_row(i + 1));
+        } else {
+          if (!(sp0 < 0.0f)) dense.pv(t, n, D, D16, sp0, out_row(i));
+          if (!(sp1 < 0.0f)) dense.pv(second, n, D, D16, sp1, out_row(i + 1));
+        }
         ++i;
         continue;
       }
     }
     const float sq = quantize_symmetric(q_row(i), D, D16, t.q);
     dense.dots(t, n, D16);
-    finish_row(i, t, sq);
+    const float sp = softmax_row(i, t, sq);
+    if (!(sp < 0.0f)) dense.pv(t, n, D, D16, sp, out_row(i));
   }
 }
 
