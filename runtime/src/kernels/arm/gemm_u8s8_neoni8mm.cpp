@@ -11,9 +11,9 @@
 // and 4 column quads' zipped weights at a time), the rest in intrinsics. Where a call has at least
 // kMinZipTiles 4-row tiles and its workspace (qu8s8_i8mm_workspace(K) bytes, arm_kernels.h), each
 // panel's whole steps are zipped once into it (ZipPanelHook) and every 4-row tile reads them
-// as they are (steps_4rows_zipped: 51 instructions a step instead of 67). The 2 × 2 blocks are unzipped by 64-bit lanes in
-// the epilogue, which then follows the reference's order: float(acc - zp[m]·w_sum[n]) · scale[m] ·
-// w_scale[n], + bias, activation, + residual.
+// as they are (steps_4rows_zipped: 51 instructions a step instead of 67). The 2 × 2 blocks are
+// unzipped by 64-bit lanes in the epilogue, which then follows the reference's order:
+// float(acc - zp[m]·w_sum[n]) · scale[m] · w_scale[n], + bias, activation, + residual.
 #include <cstring>
 
 #include "kernels/arm/arm_kernels.h"
