@@ -62,6 +62,15 @@ size_t qs8_attention_scratch__neoni8mm(int seq, int head_dim);
 // error at most x86::exp2_coefficients::kExp2MaxRelError where the result is a normal float.
 void f32_exp2_x255__neon(int n, const float* t, float* y);
 
+// The smull and sdot int8 GEMMs flip their uint8 activations to signed bytes; with
+// QuantizedRows::workspace they flip blocks of kEncodedBlockRows rows once into it
+// (u8s8_gemm_encoded_rows, gemm_u8s8_neon_common.h) instead of every row once per 16-column
+// panel. A row there takes encoded_row_bytes(K) bytes; the workspace, one block
+// (encoded_rows.cpp, built without ISA flags): 64 rows, 96 KiB at K = 1536.
+constexpr int kEncodedBlockRows = 64;
+inline size_t encoded_row_bytes(int K) { return K > 0 ? (static_cast<size_t>(K) + 15) / 16 * 16 : 0; }
+size_t qu8s8_encoded_rows_workspace(int K);
+
 // int8 GEMM (GemmU8S8Fn) with ARMv8.0 instructions only (no dot product): 2 rows × 16 columns of
 // smull / smlsl into int16 and sadalp into int32. The activations are flipped to q - 128 in even
 // k-groups and 127 - q in odd ones (one eor each), which keeps two products in an int16 lane for

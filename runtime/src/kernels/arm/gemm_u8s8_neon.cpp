@@ -72,12 +72,34 @@ struct OddGroupSums {
 };
 
 // A row's 4 bytes of group g broadcast and flipped to q - 128 (a), and of group g + 1 flipped to
-// 127 - q (b). Rows hold at least 4·K4 readable bytes, so both groups are inside the row.
+// 127 - q (b); kEncoded: the row's bytes are flipped already (kFlips, u8s8_gemm_encoded_rows). Rows
+// hold at least 4·K4 readable bytes, so both groups are inside the row.
+template <bool kEncoded>
 ENCRT_ARM_INLINE void load_pair(const uint8_t* row, int8x16_t& a, int8x16_t& b) {
   const uint32x4x2_t d = vld2q_dup_u32(reinterpret_cast<const uint32_t*>(row));
-  a = flip(d.val[0], 0x80808080u);
-  b = flip(d.val[1], 0x7f7f7f7fu);
+  if constexpr (kEncoded) {
+    a = vreinterpretq_s8_u32(d.val[0]);
+    b = vreinterpretq_s8_u32(d.val[1]);
+  } else {
+    a = flip(d.val[0], 0x80808080u);
+    b = flip(d.val[1], 0x7f7f7f7fu);
+  }
 }
+
+// A last, single (even) group's 4 bytes broadcast as q - 128.
+template <bool kEncoded>
+ENCRT_ARM_INLINE int8x16_t load_single(const uint8_t* row) {
+  const uint32x4_t d = vld1q_dup_u32(reinterpret_cast<const uint32_t*>(row));
+  return kEncoded ? vreinterpretq_s8_u32(d) : flip(d, 0x80808080u);
+}
+
+// The flips of u8s8_gemm_encoded_rows: 16 bytes = groups 4i..4i+3, even ones ^ 0x80, odd ones ^ 0x7f.
+ENCRT_ARM_INLINE uint8x16_t flip_pattern() {
+  return vreinterpretq_u8_u64(vdupq_n_u64(0x7f7f7f7f80808080ull));
+}
+// Encoding the rows once pays from the first panel on (4 eor per row and 16 k saved per panel,
+// about as many instructions spent once); two, to be clear of it.
+constexpr int kMinEncodedPanels = 2;
 
 // Columns 4j..4j+3 of one row += a·w0 - b·w1 (w0, w1: the 16 bytes of the columns in groups g, g + 1):
 // lo_acc holds columns 4j, 4j+1 (two lanes each: k 0+1, k 2+3), hi_acc 4j+2, 4j+3.
@@ -97,7 +119,7 @@ ENCRT_ARM_INLINE void mac_quad_single(int8x16_t a, int8x16_t w0, int32x4_t& lo_a
 // stores it on every step of the loop (as it does for the sdot kernel's acc[4][4]). The weights
 // are loaded half a panel at a time (4 registers live, not 8); with g++'s pre-allocation scheduler
 // off for this file (runtime/CMakeLists.txt), the loop has no spills.
-template <int MR>
+template <int MR, bool kEncoded>
 __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   int32x4_t vacc0x0 = vdupq_n_s32(0), vacc0x1 = vacc0x0, vacc0x2 = vacc0x0, vacc0x3 = vacc0x0, vacc0x4 = vacc0x0,
             vacc0x5 = vacc0x0, vacc0x6 = vacc0x0, vacc0x7 = vacc0x0;
@@ -111,8 +133,8 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
 #pragma GCC unroll 2
   for (; g + 2 <= t.K4; g += 2, w += 128, a0 += 8, a1 += 8) {
     int8x16_t va0, vb0, va1, vb1;
-    load_pair(a0, va0, vb0);
-    if constexpr (MR == 2) load_pair(a1, va1, vb1);
+    load_pair<kEncoded>(a0, va0, vb0);
+    if constexpr (MR == 2) load_pair<kEncoded>(a1, va1, vb1);
     const int8x16x2_t w0lo = {{vld1q_s8(w), vld1q_s8(w + 16)}}, w1lo = {{vld1q_s8(w + 64), vld1q_s8(w + 80)}};
     mac_quad(va0, vb0, w0lo.val[0], w1lo.val[0], vacc0x0, vacc0x1);
     mac_quad(va0, vb0, w0lo.val[1], w1lo.val[1], vacc0x2, vacc0x3);
@@ -129,14 +151,14 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
     }
   }
   if (g < t.K4) {
-    const int8x16_t va0 = flip(vld1q_dup_u32(reinterpret_cast<const uint32_t*>(a0)), 0x80808080u);
+    const int8x16_t va0 = load_single<kEncoded>(a0);
     const int8x16x4_t w0 = vld1q_s8_x4(w);
     mac_quad_single(va0, w0.val[0], vacc0x0, vacc0x1);
     mac_quad_single(va0, w0.val[1], vacc0x2, vacc0x3);
     mac_quad_single(va0, w0.val[2], vacc0x4, vacc0x5);
     mac_quad_single(va0, w0.val[3], vacc0x6, vacc0x7);
     if constexpr (MR == 2) {
-      const int8x16_t va1 = flip(vld1q_dup_u32(reinterpret_cast<const uint32_t*>(a1)), 0x80808080u);
+      const int8x16_t va1 = load_single<kEncoded>(a1);
       mac_quad_single(va1, w0.val[0], vacc1x0, vacc1x1);
       mac_quad_single(va1, w0.val[1], vacc1x2, vacc1x3);
       mac_quad_single(va1, w0.val[2], vacc1x4, vacc1x5);
@@ -158,8 +180,10 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
 
 void qu8s8_gemm_2x16__neon(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                            const float* w_scale, float* C, int ldc, const GemmEpilogue& ep) {
-  static const U8S8TileFn tiles[kMR] = {tile<1>, tile<2>};
-  u8s8_gemm_panels<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, tiles, OddGroupSums{});
+  static const U8S8TileFn plain[kMR] = {tile<1, false>, tile<2, false>};
+  static const U8S8TileFn encoded[kMR] = {tile<1, true>, tile<2, true>};
+  u8s8_gemm_encoded_rows<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, plain, encoded, flip_pattern(),
+                              kMinEncodedPanels, OddGroupSums{});
 }
 
 }  // namespace encrt::kernels::arm

@@ -3,6 +3,7 @@
 // reference's float order. Internal linkage, as neon_common.h.
 #pragma once
 
+#include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/neon_common.h"
 #include "kernels/tiling.h"
 
@@ -65,6 +66,60 @@ void u8s8_gemm_panels(int M, int N, int K, const QuantizedRows& A, const int8_t*
       tiles[mr - 1](t);
       m0 += mr;
     }
+  }
+}
+
+// Rows [m0, m0 + rows) of A re-encoded into dst (stride ld, a multiple of 16): each byte XOR the
+// pattern of its k-group, `pattern` holding the patterns of groups 4i..4i+3 (16 bytes). Only the
+// 4·K4 bytes of a row are read (the rows' readable length) and written.
+inline void u8s8_encode_rows(const QuantizedRows& A, int m0, int rows, int K4, uint8x16_t pattern, uint8_t* dst,
+                             size_t ld) {
+  const int bytes = 4 * K4, whole = bytes & ~15;
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* src = A.data + static_cast<size_t>(m0 + r) * static_cast<size_t>(A.ld);
+    uint8_t* out = dst + static_cast<size_t>(r) * ld;
+    int k = 0;
+    for (; k < whole; k += 16) vst1q_u8(out + k, veorq_u8(vld1q_u8(src + k), pattern));
+    if (k < bytes) {
+      alignas(16) uint8_t tail[16] = {};
+      for (int i = 0; i < bytes - k; ++i) tail[i] = src[k + i];
+      vst1q_u8(tail, veorq_u8(vld1q_u8(tail), pattern));
+      for (int i = 0; i < bytes - k; ++i) out[k + i] = tail[i];
+    }
+  }
+}
+
+// u8s8_gemm_panels for kernels that flip their activation bytes before multiplying them (the
+// smull and sdot kernels: signed × signed): with A.workspace (qu8s8_encoded_rows_workspace(K)
+// bytes) and at least min_panels panels, blocks of kEncodedBlockRows rows are flipped once into
+// the workspace (u8s8_encode_rows) and `encoded` tiles, which multiply the bytes as they are, run
+// on them: the flips are done once per row instead of once per row and panel. Otherwise `plain`
+// tiles flip as they go. Either way the same integers, so the same outputs.
+template <int MR, typename PanelHook = U8S8NoPanelHook>
+void u8s8_gemm_encoded_rows(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
+                            const float* w_scale, float* C, int ldc, const GemmEpilogue& ep,
+                            const U8S8TileFn (&plain)[MR], const U8S8TileFn (&encoded)[MR], uint8x16_t pattern,
+                            int min_panels, PanelHook&& hook = PanelHook{}) {
+  if (M <= 0 || N <= 0) return;
+  const int panels = (N + kPanelN - 1) / kPanelN;
+  if (!A.workspace || panels < min_panels) {
+    u8s8_gemm_panels<MR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, plain, hook);
+    return;
+  }
+  const int K4 = (K + kPanelK - 1) / kPanelK;
+  const size_t ld = encoded_row_bytes(K);
+  for (int m0 = 0; m0 < M; m0 += kEncodedBlockRows) {
+    const int rows = M - m0 < kEncodedBlockRows ? M - m0 : kEncodedBlockRows;
+    u8s8_encode_rows(A, m0, rows, K4, pattern, A.workspace, ld);
+    QuantizedRows block = A;
+    block.data = A.workspace;
+    block.ld = static_cast<int>(ld);
+    block.scale = A.scale + m0;
+    block.zero_point = A.zero_point + m0;
+    GemmEpilogue block_ep = ep;
+    if (ep.residual) block_ep.residual = ep.residual + static_cast<size_t>(m0) * static_cast<size_t>(ep.ldr);
+    u8s8_gemm_panels<MR>(rows, N, K, block, W, w_sum, w_scale, C + static_cast<size_t>(m0) * static_cast<size_t>(ldc),
+                         ldc, block_ep, encoded, hook);
   }
 }
 

@@ -19,10 +19,14 @@ namespace {
 
 constexpr int kMR = 4;
 
-// 16 bytes of a row from k-group g on, as q - 128; past the row's last group the bytes are zero
-// (their weights are never used).
-ENCRT_ARM_INLINE int8x16_t load_row(const uint8_t* row, int g, int K4) {
-  const uint8x16_t flip = vdupq_n_u8(0x80);
+// Rows flipped once per block (u8s8_gemm_encoded_rows) when a GEMM has at least this many panels:
+// the encoding costs about 3 instructions per row and 16 k, and saves one eor per row, 16 k and
+// panel.
+constexpr int kMinEncodedPanels = 4;
+
+// 16 bytes of a row from k-group g on, as q - 128 (`flip`: 0x80 bytes, or zero for rows encoded
+// already); past the row's last group the bytes are zero (their weights are never used).
+ENCRT_ARM_INLINE int8x16_t load_row(const uint8_t* row, int g, int K4, uint8x16_t flip) {
   if (K4 - g >= 4) return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + 4 * g), flip));
   uint8_t tail[16] = {};
   std::memcpy(tail, row + 4 * g, static_cast<size_t>(4 * (K4 - g)));
@@ -58,23 +62,34 @@ ENCRT_ARM_INLINE void sdot_lanes(int32x4_t (&acc)[MR][4], const int8x16_t (&a)[M
 // The whole 4-group steps of a 4-row tile in assembly, acc[r][j] in v(4r + j), in the loop frame
 // ENCRT_ASM_U8S8_4ROW_STEPS (asm_accumulators.h). g++ (12) copied accumulators between registers
 // on every step (97 instructions per step of 1024 MACs); here 83: 4 row loads and 4 flips, 8 ldp,
-// 64 sdot, the loop's 3. `steps` >= 1.
+// 64 sdot, the loop's 3; 79 on rows flipped already (kEncoded). `steps` >= 1.
+#define ENCRT_ROW_LOADS                 \
+  "ldr q16, [%[a0]], #16\n"             \
+  "ldr q17, [%[a1]], #16\n"             \
+  "ldr q18, [%[a2]], #16\n"             \
+  "ldr q19, [%[a3]], #16\n"
+#define ENCRT_PANEL_GROUPS              \
+  ENCRT_GROUP(0, 0, 20, 21, 22, 23)     \
+  ENCRT_GROUP(64, 1, 24, 25, 26, 27)    \
+  ENCRT_GROUP(128, 2, 20, 21, 22, 23)   \
+  ENCRT_GROUP(192, 3, 24, 25, 26, 27)
+template <bool kEncoded>
 ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[4][4], const uint8_t* a0, const uint8_t* a1, const uint8_t* a2,
                                   const uint8_t* a3, const int8_t* w, size_t steps) {
-  ENCRT_ASM_U8S8_4ROW_STEPS("movi v28.16b, #0x80\n",
-      "ldr q16, [%[a0]], #16\n"
-      "ldr q17, [%[a1]], #16\n"
-      "ldr q18, [%[a2]], #16\n"
-      "ldr q19, [%[a3]], #16\n"
-      "eor v16.16b, v16.16b, v28.16b\n"
-      "eor v17.16b, v17.16b, v28.16b\n"
-      "eor v18.16b, v18.16b, v28.16b\n"
-      "eor v19.16b, v19.16b, v28.16b\n"
-      ENCRT_GROUP(0, 0, 20, 21, 22, 23)
-      ENCRT_GROUP(64, 1, 24, 25, 26, 27)
-      ENCRT_GROUP(128, 2, 20, 21, 22, 23)
-      ENCRT_GROUP(192, 3, 24, 25, 26, 27));
+  if constexpr (kEncoded) {
+    ENCRT_ASM_U8S8_4ROW_STEPS("", ENCRT_ROW_LOADS ENCRT_PANEL_GROUPS);
+  } else {
+    ENCRT_ASM_U8S8_4ROW_STEPS("movi v28.16b, #0x80\n",
+        ENCRT_ROW_LOADS
+        "eor v16.16b, v16.16b, v28.16b\n"
+        "eor v17.16b, v17.16b, v28.16b\n"
+        "eor v18.16b, v18.16b, v28.16b\n"
+        "eor v19.16b, v19.16b, v28.16b\n"
+        ENCRT_PANEL_GROUPS);
+  }
 }
+#undef ENCRT_PANEL_GROUPS
+#undef ENCRT_ROW_LOADS
 #undef ENCRT_GROUP
 #undef ENCRT_SDOT
 
@@ -82,14 +97,14 @@ ENCRT_ARM_INLINE void steps_4rows(int32x4_t (&acc)[4][4], const uint8_t* a0, con
 // the 1-3 groups left. The sums go to the epilogue through a copy: a lambda holding a reference to
 // the accumulators themselves makes g++ keep them in memory, stored on every step (38 stp in the
 // loop of the version before, 48 sdot; now none).
-template <int MR>
+template <int MR, bool kEncoded>
 __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   int32x4_t acc[MR][4];
   for (int r = 0; r < MR; ++r)
     for (int j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
-  const uint8x16_t flip = vdupq_n_u8(0x80);
+  const uint8x16_t flip = vdupq_n_u8(kEncoded ? 0 : 0x80);
   const int full = t.K4 & ~3;
-  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto... args) { steps_4rows(acc, args...); });
+  const int g0 = u8s8_asm_whole_steps<MR>(t, full, [&](auto... args) { steps_4rows<kEncoded>(acc, args...); });
   for (int g = g0; g < full; g += 4) {
     int8x16_t a[MR];
     for (int r = 0; r < MR; ++r) a[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(t.a + r * t.lda + 4 * g), flip));
@@ -97,7 +112,7 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
   }
   if (full < t.K4) {
     int8x16_t a[MR];
-    for (int r = 0; r < MR; ++r) a[r] = load_row(t.a + r * t.lda, full, t.K4);
+    for (int r = 0; r < MR; ++r) a[r] = load_row(t.a + r * t.lda, full, t.K4, flip);
     const int8_t* w = t.w + static_cast<size_t>(full) * 64;
     switch (t.K4 - full) {
       case 1: sdot_lanes<MR, 1>(acc, a, w); break;
@@ -115,8 +130,10 @@ __attribute__((noinline)) void tile(const U8S8TileArgs& t) {
 
 void qu8s8_gemm_4x16__neondot(int M, int N, int K, const QuantizedRows& A, const int8_t* W, const int32_t* w_sum,
                               const float* w_scale, float* C, int ldc, const GemmEpilogue& ep) {
-  static const U8S8TileFn tiles[kMR] = {tile<1>, tile<2>, tile<3>, tile<4>};
-  u8s8_gemm_panels<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, tiles);
+  static const U8S8TileFn plain[kMR] = {tile<1, false>, tile<2, false>, tile<3, false>, tile<4, false>};
+  static const U8S8TileFn encoded[kMR] = {tile<1, true>, tile<2, true>, tile<3, true>, tile<4, true>};
+  u8s8_gemm_encoded_rows<kMR>(M, N, K, A, W, w_sum, w_scale, C, ldc, ep, plain, encoded, vdupq_n_u8(0x80),
+                              kMinEncodedPanels);
 }
 
 }  // namespace encrt::kernels::arm

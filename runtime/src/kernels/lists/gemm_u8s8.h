@@ -34,8 +34,9 @@ ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni, x86::qu8s8_gemm_8
 ENCRT_GEMM_U8S8_KERNEL(kIsaAvx2 | kIsaAvx512 | kIsaAvx512Vnni | kIsaAmxInt8, x86::qu8s8_gemm_32x32__amx, kAnyWeights,
                        nullptr, 64, 16)
 #elif defined(ENCRT_ARCH_ARM64)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, nullptr, 0, 0)
-ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights, nullptr, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon, arm::qu8s8_gemm_2x16__neon, kAnyWeights, arm::qu8s8_encoded_rows_workspace, 0, 0)
+ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot, arm::qu8s8_gemm_4x16__neondot, kAnyWeights,
+                       arm::qu8s8_encoded_rows_workspace, 0, 0)
 ENCRT_GEMM_U8S8_KERNEL(kIsaNeon | kIsaNeonDot | kIsaNeonFp16 | kIsaNeonI8mm, arm::qu8s8_gemm_4x16__neoni8mm, kAnyWeights,
                        arm::qu8s8_i8mm_workspace, 0, 0)
 #endif
