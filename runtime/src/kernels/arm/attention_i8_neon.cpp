@@ -1,9 +1,7 @@
 // qs8_attention__neon: int8 attention for one (sequence, head) with ARMv8.0 Advanced SIMD only (no
 // dot product: Cortex-A53/A72, Raspberry Pi 3/4), bit for bit what ref::attention_i8 computes
 // (kernels/ref/attention_i8_ref.cpp). Everything but the products is shared with the sdot kernel
-// (attention_i8_neon_common.h: quantization, the float steps in the reference's order); P·V here is
-// the shared widening one (widened_pv: the 8-bit probabilities times the int8 V rows in int16,
-// summed in int32 registers).
+// (attention_i8_neon_common.h: quantization, the float steps in the reference's order).
 //
 // Q·K with smull / smlal2 into int16 and sadalp into int32: the quantized Q and K values lie in
 // [-127, 127] (the symmetric quantization clamps to ±127, NaN → 0, and this kernel quantizes them
@@ -12,10 +10,18 @@
 // each 16-byte load of the query row serves four keys, and the four sums are reduced together
 // (two addp); the dense path takes the listed keys' rows four at a time the same way.
 //
-// Work per call, counted under qemu (instructions, not time: benchmarks/qemu_instructions/
-// arm_attention.sh; no ARM hardware has timed this kernel), seq 128, head_dim 32: 1.26 M
-// instructions, 77 per (query, key) pair, about 30 of them in the C library's expf; 1.86 M before
-// the dense path.
+// P·V the same way round on the V panels the sdot kernel uses (prepare_value_panels, once per
+// head) with u - 128 as signed bytes (smull_pv_chunk): 69 instructions per 8 keys at head_dim 32,
+// every key. It replaced a P·V that widened each V row to int16 against u (21 instructions per key
+// with u != 0, 3 per key to skip the others): MiniLM int8 (seq 128, under qemu -cpu cortex-a53)
+// 64.9 M → 53.7 M instructions per run in the attention, 76% of its u being nonzero there. On the
+// count test's random heads (benchmarks/qemu_instructions/arm_attention.sh), whose u are sparser,
+// 0.744 M → 0.758 M per call; choosing per row by the count of nonzero u cost more than it saved
+// on both (the count alone: 2 M per MiniLM run).
+//
+// Work per call, counted under qemu (instructions, not time; no ARM hardware has timed this
+// kernel), seq 128, head_dim 32: 0.758 M instructions, 46 per (query, key) pair; 1.86 M before the
+// dense path.
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/attention_i8_neon_common.h"
 
@@ -58,17 +64,54 @@ void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t
     if (!mask || mask[j] != 0) t.dots[j] = dot1(t.q, k(j), D16);
 }
 
-// The dense path's hooks (attention_i8_neon_common.h): the rows of the listed keys, four at a time.
+// P·V of one query row, dims [d0, d0 + 4·kVecs), from u - 128 in t.u8 (store_u_minus_128) and the
+// V panels (prepare_value_panels) of `groups` 16-key groups. Two 4-key blocks at a time: per 4 dims,
+// smull of one block's 16 bytes (4 dims × 4 keys) with its keys' 4 bytes of u - 128 (repeated per
+// dim), smlal of the next block's, sadalp into int32 pairs. Each int16 lane adds two products of
+// |u - 128| <= 128 and |v| <= 127 (the symmetric quantization's range): at most 32512, no wrap.
+// lo[c] gathers dims 4c, 4c+1 (two lanes each), hi[c] dims 4c+2, 4c+3; one addp per 4 dims and
+// 128 · colsum give the exact Σ_j u_j v_j,d.
+template <int kVecs>
+ENCRT_ARM_INLINE void smull_pv_chunk(const I8AttentionScratch& t, int groups, int D, int D16, int d0, float sp, float* out) {
+  int32x4_t lo[kVecs], hi[kVecs];
+  for (int c = 0; c < kVecs; ++c) lo[c] = hi[c] = vdupq_n_s32(0);
+  const size_t block_bytes = static_cast<size_t>(D16) * 4;
+  // Pairs of 4-key blocks (8 keys, their u - 128 broadcast per block by ld1r), 4 pairs per 16-key group.
+  for (int pair = 0; pair < 2 * groups; ++pair) {
+    const int8_t* u = t.u8 + 8 * pair;
+    const int8x16_t u0 = vreinterpretq_s8_u32(vld1q_dup_u32(reinterpret_cast<const uint32_t*>(u)));
+    const int8x16_t u1 = vreinterpretq_s8_u32(vld1q_dup_u32(reinterpret_cast<const uint32_t*>(u + 4)));
+    const int8_t* v0 = t.vpanel + static_cast<size_t>(2 * pair) * block_bytes + 4 * d0;
+    const int8_t* v1 = v0 + block_bytes;
+    for (int c = 0; c < kVecs; ++c) {
+      const int8x16_t a = vld1q_s8(v0 + 16 * c), b = vld1q_s8(v1 + 16 * c);
+      lo[c] = vpadalq_s16(lo[c], vmlal_s8(vmull_s8(vget_low_s8(a), vget_low_s8(u0)), vget_low_s8(b), vget_low_s8(u1)));
+      hi[c] = vpadalq_s16(hi[c], vmlal_high_s8(vmull_high_s8(a, u0), b, u1));
+    }
+  }
+  int32x4_t acc[kVecs];
+  for (int c = 0; c < kVecs; ++c)
+    acc[c] = vaddq_s32(vpaddq_s32(lo[c], hi[c]), vshlq_n_s32(vld1q_s32(t.colsum + d0 + 4 * c), 7));
+  store_scaled_sums<kVecs>(acc, D, d0, sp, out);
+}
+
+// The dense path's hooks (attention_i8_neon_common.h): Q·K on the rows of the listed keys, four
+// at a time; P·V on the V panels.
 struct DenseDots {
   static constexpr bool kQueryPairs = false;  // one query row at a time
-  void prepare(const I8AttentionScratch&, int, int) {}
+  void prepare(const I8AttentionScratch& t, int n, int D16) { prepare_value_panels(t, n, D16); }
   void dots(const I8AttentionScratch& t, int n, int D16) {
     auto k = [&](int j) { return t.k + static_cast<size_t>(t.keys[j]) * D16; };
     int j = 0;
     for (; j + 4 <= n; j += 4) vst1q_s32(t.dots + j, dots4(t.q, k(j), k(j + 1), k(j + 2), k(j + 3), D16));
     for (; j < n; ++j) t.dots[j] = dot1(t.q, k(j), D16);
   }
-  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) { widened_pv(t, n, D, D16, sp, out); }
+  void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
+    const int groups = store_u_minus_128(t, n);
+    int d0 = 0;
+    for (; d0 + 32 <= D16; d0 += 32) smull_pv_chunk<8>(t, groups, D, D16, d0, sp, out);
+    if (d0 < D16) smull_pv_chunk<4>(t, groups, D, D16, d0, sp, out);
+  }
 };
 
 }  // namespace

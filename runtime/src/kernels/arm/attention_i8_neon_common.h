@@ -224,36 +224,48 @@ ENCRT_ARM_INLINE void store_scaled_sums(const int32x4_t* acc, int D, int d0, flo
   }
 }
 
-// The dense path's P·V with widening multiply-adds, dims [d0, d0 + 4·kVecs): out_d = float(Σ_j u_j ·
-// v_keys[j],d) · sp over the list positions j < n, u_j in t.dots (0 <= u_j <= 255, widened to int16
-// against the int8 V bytes), the int32 sums in registers. Keys with u = 0 add nothing and are
-// skipped, as in accumulate_pv.
-template <int kVecs>
-ENCRT_ARM_INLINE void dense_pv_chunk(const I8AttentionScratch& t, int n, int D, int D16, int d0, float sp, float* out) {
-  int32x4_t acc[kVecs];
-  for (int i = 0; i < kVecs; ++i) acc[i] = vdupq_n_s32(0);
-  for (int j = 0; j < n; ++j) {
-    const int32_t u = t.dots[j];
-    if (u == 0) continue;
-    const int16_t u16 = static_cast<int16_t>(u);
-    const int8_t* v = t.v + static_cast<size_t>(t.keys[j]) * D16 + d0;
-    for (int c = 0; c < kVecs / 4; ++c) {
-      const int8x16_t bytes = vld1q_s8(v + 16 * c);
-      const int16x8_t lo = vmovl_s8(vget_low_s8(bytes)), hi = vmovl_high_s8(bytes);
-      acc[4 * c + 0] = vmlal_n_s16(acc[4 * c + 0], vget_low_s16(lo), u16);
-      acc[4 * c + 1] = vmlal_high_n_s16(acc[4 * c + 1], lo, u16);
-      acc[4 * c + 2] = vmlal_n_s16(acc[4 * c + 2], vget_low_s16(hi), u16);
-      acc[4 * c + 3] = vmlal_high_n_s16(acc[4 * c + 3], hi, u16);
+// The listed keys' quantized V regrouped once per head for the dense path's P·V (the sdot and the
+// smull hooks): t.vpanel = [key block of 4][D16 dims][4 keys] bytes, byte d of key 4kb + kk at
+// kb·4·D16 + 4d + kk, up to a multiple of 16 key slots (zero V past n); t.colsum[d] = Σ_j v_j,d over
+// the n listed keys. Four keys' rows are interleaved by st4, 16 dims per store.
+inline void prepare_value_panels(const I8AttentionScratch& t, int n, int D16) {
+  for (int kb = 0; kb < (n + 15) / 16 * 4; ++kb) {
+    int8_t* dst = t.vpanel + static_cast<size_t>(kb) * D16 * 4;
+    const int8_t* src[4];
+    for (int kk = 0; kk < 4; ++kk) {
+      const int j = 4 * kb + kk;
+      src[kk] = j < n ? t.v + static_cast<size_t>(t.keys[j]) * D16 : nullptr;
+    }
+    for (int d = 0; d < D16; d += 16) {
+      int8x16x4_t rows;
+      rows.val[0] = src[0] ? vld1q_s8(src[0] + d) : vdupq_n_s8(0);
+      rows.val[1] = src[1] ? vld1q_s8(src[1] + d) : vdupq_n_s8(0);
+      rows.val[2] = src[2] ? vld1q_s8(src[2] + d) : vdupq_n_s8(0);
+      rows.val[3] = src[3] ? vld1q_s8(src[3] + d) : vdupq_n_s8(0);
+      vst4q_s8(dst + 4 * d, rows);
     }
   }
-  store_scaled_sums<kVecs>(acc, D, d0, sp, out);
+  for (int d = 0; d < D16; ++d) t.colsum[d] = 0;
+  for (int j = 0; j < n; ++j) {
+    const int8_t* src = t.v + static_cast<size_t>(t.keys[j]) * D16;
+    for (int d = 0; d < D16; ++d) t.colsum[d] += src[d];
+  }
 }
 
-// P·V of the dense path with widening multiply-adds (dense_pv_chunk), u in t.dots, 32 dims at a time.
-inline void widened_pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
-  int d0 = 0;
-  for (; d0 + 32 <= D16; d0 += 32) dense_pv_chunk<8>(t, n, D, D16, d0, sp, out);
-  if (d0 < D16) dense_pv_chunk<4>(t, n, D, D16, d0, sp, out);
+// The row's u_j (t.dots, 0..255) as the signed bytes u_j - 128 in t.u8, 16 keys at a time; returns
+// the number of 16-key groups. Slots from the next multiple of 4 after n on hold whatever t.dots
+// holds there: they meet zero V. Since Σ_j u_j v_j,d = Σ_j (u_j - 128) v_j,d + 128 · colsum[d],
+// the P·V hooks multiply signed bytes and add 128 · colsum back (exact in int32).
+inline int store_u_minus_128(const I8AttentionScratch& t, int n) {
+  const int groups = (n + 15) / 16;
+  const int16x8_t offset = vdupq_n_s16(128);
+  for (int g = 0; g < groups; ++g) {
+    const int32_t* u = t.dots + 16 * g;
+    const int16x8_t lo = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u)), vmovn_s32(vld1q_s32(u + 4))), offset);
+    const int16x8_t hi = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u + 8)), vmovn_s32(vld1q_s32(u + 12))), offset);
+    vst1q_s8(t.u8 + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
+  }
+  return groups;
 }
 
 constexpr float kNoKey = -1.0e30f;  // the exponent of the slots past the listed keys: 2^(y - W) = 0

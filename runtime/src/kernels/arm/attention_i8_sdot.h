@@ -39,31 +39,10 @@ ENCRT_ARM_INLINE void pv_chunk(const I8AttentionScratch& t, int groups, int D, i
 
 struct DensePanels {
   static constexpr bool kQueryPairs = false;  // one query row at a time
-  // t.panel from the K rows of t.keys[0..n), key slots past n zero; t.vpanel from their V rows, up
-  // to a multiple of 16 key slots (zero past n); t.colsum.
+  // t.panel from the K rows of t.keys[0..n), key slots past n zero; t.vpanel and t.colsum
+  // (prepare_value_panels).
   void prepare(const I8AttentionScratch& t, int n, int D16) {
-    // Four keys' V rows interleaved by st4: byte d of key kk to 4d + kk, 16 dims per store.
-    for (int kb = 0; kb < (n + 15) / 16 * 4; ++kb) {
-      int8_t* dst = t.vpanel + static_cast<size_t>(kb) * D16 * 4;
-      const int8_t* src[4];
-      for (int kk = 0; kk < 4; ++kk) {
-        const int j = 4 * kb + kk;
-        src[kk] = j < n ? t.v + static_cast<size_t>(t.keys[j]) * D16 : nullptr;
-      }
-      for (int d = 0; d < D16; d += 16) {
-        int8x16x4_t rows;
-        rows.val[0] = src[0] ? vld1q_s8(src[0] + d) : vdupq_n_s8(0);
-        rows.val[1] = src[1] ? vld1q_s8(src[1] + d) : vdupq_n_s8(0);
-        rows.val[2] = src[2] ? vld1q_s8(src[2] + d) : vdupq_n_s8(0);
-        rows.val[3] = src[3] ? vld1q_s8(src[3] + d) : vdupq_n_s8(0);
-        vst4q_s8(dst + 4 * d, rows);
-      }
-    }
-    for (int d = 0; d < D16; ++d) t.colsum[d] = 0;
-    for (int j = 0; j < n; ++j) {
-      const int8_t* src = t.v + static_cast<size_t>(t.keys[j]) * D16;
-      for (int d = 0; d < D16; ++d) t.colsum[d] += src[d];
-    }
+    prepare_value_panels(t, n, D16);
     const int groups = D16 / 4;
     for (int kb = 0; kb < (n + 3) / 4; ++kb)
       for (int kk = 0; kk < 4; ++kk) {
@@ -116,17 +95,9 @@ struct DensePanels {
       vst1q_s32(t.dots + 4 * kb, acc0);
     }
   }
-  // u_j - 128 from t.dots as bytes, 16 keys at a time (the slots past the next multiple of 4 after
-  // n: whatever t.dots holds there, against zero V), then P·V 32 dims at a time.
+  // u_j - 128 as bytes (store_u_minus_128), then P·V 32 dims at a time.
   void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
-    const int groups = (n + 15) / 16;
-    const int16x8_t offset = vdupq_n_s16(128);
-    for (int g = 0; g < groups; ++g) {
-      const int32_t* u = t.dots + 16 * g;
-      const int16x8_t lo = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u)), vmovn_s32(vld1q_s32(u + 4))), offset);
-      const int16x8_t hi = vsubq_s16(vcombine_s16(vmovn_s32(vld1q_s32(u + 8)), vmovn_s32(vld1q_s32(u + 12))), offset);
-      vst1q_s8(t.u8 + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
-    }
+    const int groups = store_u_minus_128(t, n);
     int d0 = 0;
     for (; d0 + 32 <= D16; d0 += 32) pv_chunk<8>(t, groups, D, D16, d0, sp, out);
     if (d0 < D16) pv_chunk<4>(t, groups, D, D16, d0, sp, out);
