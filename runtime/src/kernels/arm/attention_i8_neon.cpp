@@ -3,25 +3,25 @@
 // (kernels/ref/attention_i8_ref.cpp). Everything but the products is shared with the sdot kernel
 // (attention_i8_neon_common.h: quantization, the float steps in the reference's order).
 //
-// Q·K with smull / smlal2 into int16 and sadalp into int32: the quantized Q and K values lie in
-// [-127, 127] (the symmetric quantization clamps to ±127, NaN → 0, and this kernel quantizes them
-// itself), so two products fit an int16 lane (2 · 127² = 32258 < 32767): per 16 depth bytes, smull
-// of the low halves, smlal2 of the high halves, sadalp of the 8 sums. Keys go four at a time, so
-// each 16-byte load of the query row serves four keys, and the four sums are reduced together
-// (two addp); the dense path takes the listed keys' rows four at a time the same way.
+// The products with smull / smlal into int16 and sadalp into int32, on the panels the sdot kernel
+// uses, built once per head (prepare_key_panels, prepare_value_panels):
+//   Q·K (panel_dots)  the quantized Q and K values lie in [-127, 127] (the symmetric quantization
+//     clamps to ±127, NaN → 0), so two products fit an int16 lane (2 · 127² = 32258 < 32767): per
+//     4-key block and pair of depth groups, smull of one group's 16 panel bytes with the query's 4
+//     bytes of it (repeated per key, in registers for the whole row at head_dim 32 and 64), smlal of
+//     the next group's, sadalp; one addp per block gives its 4 scores.
+//   P·V (smull_pv_chunk)  the same way round with u - 128 as signed bytes (|u - 128| <= 128, so
+//     two products stay within ±32512) on the V panels, and 128 · Σ v added back.
+// The masked path (pair masks, windows) keeps the key-by-key Q·K on the K rows (scores, dots4).
 //
-// P·V the same way round on the V panels the sdot kernel uses (prepare_value_panels, once per
-// head) with u - 128 as signed bytes (smull_pv_chunk): 69 instructions per 8 keys at head_dim 32,
-// every key. It replaced a P·V that widened each V row to int16 against u (21 instructions per key
-// with u != 0, 3 per key to skip the others): MiniLM int8 (seq 128, under qemu -cpu cortex-a53)
-// 64.9 M → 53.7 M instructions per run in the attention, 76% of its u being nonzero there. On the
-// count test's random heads (benchmarks/qemu_instructions/arm_attention.sh), whose u are sparser,
-// 0.744 M → 0.758 M per call; choosing per row by the count of nonzero u cost more than it saved
-// on both (the count alone: 2 M per MiniLM run).
-//
-// Work per call, counted under qemu (instructions, not time; no ARM hardware has timed this
-// kernel), seq 128, head_dim 32: 0.758 M instructions, 46 per (query, key) pair; 1.86 M before the
-// dense path.
+// Work, counted under qemu (instructions, not time; no ARM hardware has timed this kernel), seq 128,
+// head_dim 32, benchmarks/qemu_instructions/arm_attention.sh: 0.661 M instructions per call, 40.3
+// per (query, key) pair. Before the panels, Q·K took the listed keys' K rows four at a time (16
+// instructions per pair in MiniLM) and P·V widened each V row to int16 against u (21 instructions
+// per key with u != 0, 3 to skip a key with u = 0): 0.744 M per call. MiniLM int8 under qemu
+// -cpu cortex-a53: the attention 64.9 M → 46.7 M instructions per run (76% of its u are nonzero; a
+// per-row choice of the old P·V where u is sparse, by a count of the nonzero u, cost more than it
+// saved, the count alone 2 M per run).
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/arm/attention_i8_neon_common.h"
 
@@ -64,6 +64,42 @@ void scores(const I8AttentionScratch& t, int j_lo, int S, int D16, const int32_t
     if (!mask || mask[j] != 0) t.dots[j] = dot1(t.q, k(j), D16);
 }
 
+// acc_lo, acc_hi += the products of one 4-key block's depth groups g, g + 1 (16 panel bytes each:
+// 4 keys × 4 depth bytes) with the query's bytes of those groups (q0, q1: 4 bytes repeated per key):
+// smull + smlal into int16 (two products of |q|, |k| <= 127: at most 32258), sadalp into int32;
+// acc_lo gathers keys 0 and 1 (two lanes each), acc_hi keys 2 and 3.
+ENCRT_ARM_INLINE void block_groups(int32x4_t& acc_lo, int32x4_t& acc_hi, const int8_t* panel, int8x16_t q0, int8x16_t q1) {
+  const int8x16_t a = vld1q_s8(panel), b = vld1q_s8(panel + 16);
+  acc_lo = vpadalq_s16(acc_lo, vmlal_s8(vmull_s8(vget_low_s8(a), vget_low_s8(q0)), vget_low_s8(b), vget_low_s8(q1)));
+  acc_hi = vpadalq_s16(acc_hi, vmlal_high_s8(vmull_high_s8(a, q0), b, q1));
+}
+
+ENCRT_ARM_INLINE int8x16_t query_group(const int8_t* q, int g) {
+  return vreinterpretq_s8_u32(vld1q_dup_u32(reinterpret_cast<const uint32_t*>(q + 4 * g)));
+}
+
+// Q·K of the query row (t.q) with the K panels (prepare_key_panels), t.dots[4kb .. 4kb + 4) per key
+// block (0 past n). kGroups: D16 / 4 when known (8 for head_dim 32, 16 for 64; the query's groups
+// then stay in registers for the whole row), 0 for any.
+template <int kGroups>
+void panel_dots(const I8AttentionScratch& t, int n, int D16) {
+  const int groups = kGroups ? kGroups : D16 / 4;  // even: D16 is a multiple of 16
+  const size_t block_bytes = static_cast<size_t>(D16) * 4;
+  int8x16_t q[kGroups ? kGroups : 1];
+  if constexpr (kGroups > 0)
+    for (int g = 0; g < kGroups; ++g) q[g] = query_group(t.q, g);
+  for (int kb = 0; kb < (n + 3) / 4; ++kb) {
+    const int8_t* p = t.panel + static_cast<size_t>(kb) * block_bytes;
+    int32x4_t lo = vdupq_n_s32(0), hi = lo;
+    if constexpr (kGroups > 0) {
+      for (int g = 0; g < kGroups; g += 2) block_groups(lo, hi, p + 16 * g, q[g], q[g + 1]);
+    } else {
+      for (int g = 0; g < groups; g += 2) block_groups(lo, hi, p + 16 * g, query_group(t.q, g), query_group(t.q, g + 1));
+    }
+    vst1q_s32(t.dots + 4 * kb, vpaddq_s32(lo, hi));
+  }
+}
+
 // P·V of one query row, dims [d0, d0 + 4·kVecs), from u - 128 in t.u8 (store_u_minus_128) and the
 // V panels (prepare_value_panels) of `groups` 16-key groups. Two 4-key blocks at a time: per 4 dims,
 // smull of one block's 16 bytes (4 dims × 4 keys) with its keys' 4 bytes of u - 128 (repeated per
@@ -99,12 +135,17 @@ ENCRT_ARM_INLINE void smull_pv_chunk(const I8AttentionScratch& t, int groups, in
 // at a time; P·V on the V panels.
 struct DenseDots {
   static constexpr bool kQueryPairs = false;  // one query row at a time
-  void prepare(const I8AttentionScratch& t, int n, int D16) { prepare_value_panels(t, n, D16); }
+  void prepare(const I8AttentionScratch& t, int n, int D16) {
+    prepare_key_panels(t, n, D16);
+    prepare_value_panels(t, n, D16);
+  }
   void dots(const I8AttentionScratch& t, int n, int D16) {
-    auto k = [&](int j) { return t.k + static_cast<size_t>(t.keys[j]) * D16; };
-    int j = 0;
-    for (; j + 4 <= n; j += 4) vst1q_s32(t.dots + j, dots4(t.q, k(j), k(j + 1), k(j + 2), k(j + 3), D16));
-    for (; j < n; ++j) t.dots[j] = dot1(t.q, k(j), D16);
+    if (D16 == 32)
+      panel_dots<8>(t, n, D16);
+    else if (D16 == 64)
+      panel_dots<16>(t, n, D16);
+    else
+      panel_dots<0>(t, n, D16);
   }
   void pv(const I8AttentionScratch& t, int n, int D, int D16, float sp, float* out) {
     const int groups = store_u_minus_128(t, n);

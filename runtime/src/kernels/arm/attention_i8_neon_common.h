@@ -252,6 +252,24 @@ inline void prepare_value_panels(const I8AttentionScratch& t, int n, int D16) {
   }
 }
 
+// The listed keys' quantized K regrouped once per head for the dense path's Q·K (the sdot and the
+// smull hooks): t.panel = [key block of 4][depth group of 4][4 keys][4 bytes], key slots past n
+// zero (up to the next multiple of 4).
+inline void prepare_key_panels(const I8AttentionScratch& t, int n, int D16) {
+  const int groups = D16 / 4;
+  for (int kb = 0; kb < (n + 3) / 4; ++kb)
+    for (int kk = 0; kk < 4; ++kk) {
+      const int j = 4 * kb + kk;
+      int8_t* dst = t.panel + static_cast<size_t>(kb) * groups * 16 + 4 * kk;
+      if (j >= n) {
+        for (int g = 0; g < groups; ++g) std::memset(dst + 16 * g, 0, 4);
+        continue;
+      }
+      const int8_t* src = t.k + static_cast<size_t>(t.keys[j]) * D16;
+      for (int g = 0; g < groups; ++g) std::memcpy(dst + 16 * g, src + 4 * g, 4);
+    }
+}
+
 // The row's u_j (t.dots, 0..255) as the signed bytes u_j - 128 in t.u8, 16 keys at a time; returns
 // the number of 16-key groups. Slots from the next multiple of 4 after n on hold whatever t.dots
 // holds there: they meet zero V. Since Σ_j u_j v_j,d = Σ_j (u_j - 128) v_j,d + 128 · colsum[d],

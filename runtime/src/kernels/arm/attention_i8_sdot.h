@@ -39,22 +39,10 @@ ENCRT_ARM_INLINE void pv_chunk(const I8AttentionScratch& t, int groups, int D, i
 
 struct DensePanels {
   static constexpr bool kQueryPairs = false;  // one query row at a time
-  // t.panel from the K rows of t.keys[0..n), key slots past n zero; t.vpanel and t.colsum
-  // (prepare_value_panels).
+  // t.panel (prepare_key_panels), t.vpanel and t.colsum (prepare_value_panels).
   void prepare(const I8AttentionScratch& t, int n, int D16) {
     prepare_value_panels(t, n, D16);
-    const int groups = D16 / 4;
-    for (int kb = 0; kb < (n + 3) / 4; ++kb)
-      for (int kk = 0; kk < 4; ++kk) {
-        const int j = 4 * kb + kk;
-        int8_t* dst = t.panel + static_cast<size_t>(kb) * groups * 16 + 4 * kk;
-        if (j >= n) {
-          for (int g = 0; g < groups; ++g) std::memset(dst + 16 * g, 0, 4);
-          continue;
-        }
-        const int8_t* src = t.k + static_cast<size_t>(t.keys[j]) * D16;
-        for (int g = 0; g < groups; ++g) std::memcpy(dst + 16 * g, src + 4 * g, 4);
-      }
+    prepare_key_panels(t, n, D16);
   }
   // t.dots[4kb .. 4kb + 4) for every key group (past n: the zero slots' 0).
   void dots(const I8AttentionScratch& t, int n, int D16) {
