@@ -345,7 +345,7 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
       vmin = vminq_f32(vmin, y);
     }
     float w = vmaxvq_f32(vmax);
-    const float lowest = vminvq_f32(vmin);
+    float lowest = vminvq_f32(vmin);
     bool finite = v_finite && (n4 == 0 || (w <= kFloatMax && lowest >= -kFloatMax));
     for (int j = n4; j < 4 * vecs; ++j) {
       if (j >= n) {
@@ -355,6 +355,7 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
       r.p[j] = std::fma(static_cast<float>(r.dots[j]) * q_scale, r.sk_list[j], r.v_log2[j]);
       finite &= std::fabs(r.p[j]) <= kFloatMax;
       w = w < r.p[j] ? r.p[j] : w;
+      lowest = lowest > r.p[j] ? r.p[j] : lowest;
     }
     if (!finite) {  // the reference's non-finite rule: NaN outputs and NaN probabilities of the real keys
       for (int d = 0; d < D; ++d) out[d] = kQuietNaN;
@@ -364,24 +365,32 @@ void dense_rows(const AttentionArgs& a, int b, int h, const I8AttentionScratch& 
     }
     // One pass: t_j = 255 · 2^(y_j - W), u_j = rint(t_j) into r.dots, Σ t_j · v_inv_j (two
     // chains), and with probabilities t_j · v_inv_j (scaled by 1/Σ below).
+    // Where every y - W of the vectors wholly inside the listed keys is at least -125 (they are
+    // then all normal floats), those take exp2_x255_neon_normal, the same bits for less work; the
+    // last vector's slots past n (y = kNoKey) always take exp2_x255_neon.
     if (probs) std::memset(probs, 0, sizeof(float) * S);
     const float32x4_t vw = vdupq_n_f32(w);
+    const int normal_vecs = lowest - w >= -125.0f ? n / 4 : 0;
     float32x4_t sum0 = vdupq_n_f32(0.0f), sum1 = sum0;
-    for (int c = 0; c < vecs; ++c) {
+    // Keys 4c..4c+3 from their t: u into r.dots, t · v_inv into `sum` (vector c even: sum0, odd: sum1).
+    auto key_vector = [&](int c, float32x4_t tj, float32x4_t& sum) ENCRT_ARM_INLINE_LAMBDA {
       const int j = 4 * c;
-      const float32x4_t tj = exp2_x255_neon(vsubq_f32(vld1q_f32(r.p + j), vw));
       const float32x4_t vinv = vld1q_f32(r.v_inv + j);
-      if (c & 1)
-        sum1 = vfmaq_f32(sum1, tj, vinv);
-      else
-        sum0 = vfmaq_f32(sum0, tj, vinv);
+      sum = vfmaq_f32(sum, tj, vinv);
       vst1q_s32(r.dots + j, vcvtnq_s32_f32(tj));  // rint, half to even: tj <= 255
       if (probs) {
         float lanes[4];
         vst1q_f32(lanes, vmulq_f32(tj, vinv));
         for (int l = 0; l < 4 && j + l < n; ++l) probs[r.keys[j + l]] = lanes[l];
       }
+    };
+    auto y_w = [&](int c) ENCRT_ARM_INLINE_LAMBDA { return vsubq_f32(vld1q_f32(r.p + 4 * c), vw); };
+    int c = 0;
+    for (; c + 2 <= normal_vecs; c += 2) {
+      key_vector(c, exp2_x255_neon_normal(y_w(c)), sum0);
+      key_vector(c + 1, exp2_x255_neon_normal(y_w(c + 1)), sum1);
     }
+    for (; c < vecs; ++c) key_vector(c, exp2_x255_neon(y_w(c)), (c & 1) ? sum1 : sum0);
     const float inv_sum = 1.0f / vaddvq_f32(vaddq_f32(sum0, sum1));
     if (probs)
       for (int j = 0; j < n; ++j) probs[r.keys[j]] *= inv_sum;
