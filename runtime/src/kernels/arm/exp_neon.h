@@ -43,6 +43,20 @@ ENCRT_ARM_INLINE float32x4_t exp_neon(float32x4_t x) {
   return vbslq_f32(is_nan, x, y);  // the clamp would have turned NaN into a number
 }
 
+// The common part of exp2_x255_neon and exp2_x255_neon_normal: n = round(t) (to *n_out) and
+// p = 255 · 2^(t - n) by the x86 kernels' polynomial, p in [180, 361].
+ENCRT_ARM_INLINE float32x4_t exp2_x255_reduced(float32x4_t t, float32x4_t* n_out) {
+  using namespace x86::exp2_coefficients;
+  const float32x4_t n = vrndnq_f32(t);
+  const float32x4_t f = vsubq_f32(t, n);  // exact: |f| <= 1/2
+  float32x4_t p = vfmaq_f32(vdupq_n_f32(kC3), vdupq_n_f32(kC4), f);
+  p = vfmaq_f32(vdupq_n_f32(kC2), p, f);
+  p = vfmaq_f32(vdupq_n_f32(kC1), p, f);
+  p = vfmaq_f32(vdupq_n_f32(kC0), p, f);
+  *n_out = n;
+  return p;
+}
+
 // 255 · 2^t per lane for t <= 0 (the base-2 softmax of the int8 attention's dense path,
 // attention_i8_neon_common.h): the polynomial and operations of the x86 kernels' exp2_x255_avx2
 // (x86/exp_coefficients.h), so the same relative error kExp2MaxRelError while the result is a
@@ -50,14 +64,8 @@ ENCRT_ARM_INLINE float32x4_t exp_neon(float32x4_t x) {
 // a subnormal result is rounded once and t <= -160 gives +0. Lanes with t > 0 give unspecified
 // values.
 ENCRT_ARM_INLINE float32x4_t exp2_x255_neon(float32x4_t t) {
-  using namespace x86::exp2_coefficients;
-  t = vmaxq_f32(vdupq_n_f32(-160.0f), t);
-  const float32x4_t n = vrndnq_f32(t);
-  const float32x4_t f = vsubq_f32(t, n);  // exact: |f| <= 1/2
-  float32x4_t p = vfmaq_f32(vdupq_n_f32(kC3), vdupq_n_f32(kC4), f);
-  p = vfmaq_f32(vdupq_n_f32(kC2), p, f);
-  p = vfmaq_f32(vdupq_n_f32(kC1), p, f);
-  p = vfmaq_f32(vdupq_n_f32(kC0), p, f);
+  float32x4_t n;
+  const float32x4_t p = exp2_x255_reduced(vmaxq_f32(vdupq_n_f32(-160.0f), t), &n);
   return scale_pow2_neon(p, n);
 }
 
@@ -66,13 +74,8 @@ ENCRT_ARM_INLINE float32x4_t exp2_x255_neon(float32x4_t t) {
 // [180, 361], so p · 2^n is a normal float, which scale_pow2_neon's two multiplications give
 // exactly; here n is added to p's exponent field instead (3 instructions instead of 9, and no clamp).
 ENCRT_ARM_INLINE float32x4_t exp2_x255_neon_normal(float32x4_t t) {
-  using namespace x86::exp2_coefficients;
-  const float32x4_t n = vrndnq_f32(t);
-  const float32x4_t f = vsubq_f32(t, n);  // exact: |f| <= 1/2
-  float32x4_t p = vfmaq_f32(vdupq_n_f32(kC3), vdupq_n_f32(kC4), f);
-  p = vfmaq_f32(vdupq_n_f32(kC2), p, f);
-  p = vfmaq_f32(vdupq_n_f32(kC1), p, f);
-  p = vfmaq_f32(vdupq_n_f32(kC0), p, f);
+  float32x4_t n;
+  const float32x4_t p = exp2_x255_reduced(t, &n);
   return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtnq_s32_f32(n), 23)));
 }
 
