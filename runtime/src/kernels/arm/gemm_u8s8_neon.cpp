@@ -27,7 +27,9 @@
 // of this file's object (g++ 12.2 -O3, -fno-schedule-insns: runtime/CMakeLists.txt). tile<2>'s loop,
 // two pairs of k-groups per step (16 k × 2 rows × 16 columns = 512 MACs), is 123 instructions:
 // 32 smull/smull2 + 32 smlsl/smlsl2 + 32 sadalp, 8 ldp (weights), 4 ld2r + 8 eor (activations),
-// 5 add, cmp, b.ne: 4.16 MACs per instruction (tile<1>, the last odd row: 256 in 67, 3.82). The
+// 5 add, cmp, b.ne: 4.16 MACs per instruction (tile<1>, the last odd row: 256 in 67, 3.82); on
+// rows flipped once per block (u8s8_gemm_encoded_rows, the usual case) 115 without the 8 eor: 4.45
+// (MiniLM int8 under qemu -cpu cortex-a53: the tiles 332.4 M → 310.8 M instructions per run). The
 // panel hook adds 8 instructions per odd k-group and panel, shared by all rows. For comparison,
 // counted the same way in Debian's arm64 libXNNPACK.so.0 (README.md, "Kernel levels"): the kernels
 // XNNPACK's init picks without the dot product, xnn_qs8_gemm_minmax_fp32_ukernel_2x8c8__aarch64_
@@ -72,7 +74,7 @@ struct OddGroupSums {
 };
 
 // A row's 4 bytes of group g broadcast and flipped to q - 128 (a), and of group g + 1 flipped to
-// 127 - q (b); kEncoded: the row's bytes are flipped already (kFlips, u8s8_gemm_encoded_rows). Rows
+// 127 - q (b); kEncoded: the row's bytes are flipped already (flip_pattern, u8s8_gemm_encoded_rows). Rows
 // hold at least 4·K4 readable bytes, so both groups are inside the row.
 template <bool kEncoded>
 ENCRT_ARM_INLINE void load_pair(const uint8_t* row, int8x16_t& a, int8x16_t& b) {
