@@ -30,6 +30,13 @@ done
 # The benchmark links libencrt.so (the CLI and the suite are static); its build-tree RPATH does not
 # exist there, so device_check.sh sets LD_LIBRARY_PATH to this.
 strip -o "$bundle/lib/libencrt.so.0" "$build/lib/libencrt.so.0"
+# The shared libraries of Debian's packages that the programs load (XNNPACK and its cpuinfo and
+# pthreadpool, libpng for heat-map images) are not on the GPU machine's image: they travel too.
+for b in "$build/bin/encrt" "$build/bin/encrt_conformance" "$build/lib/libencrt.so.0" "$build/bin/encrt_packed_vs_padded"; do
+  ldd "$b" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | grep -E 'libXNNPACK|libcpuinfo|libpthreadpool|libpng16' | while read -r lib; do
+  cp -L "$lib" "$bundle/lib/"
+done
 # The reference embeddings and ids (the models it converts are not kept: see above).
 HF_HUB_OFFLINE=1 "$python" tests/e2e/minilm_check.py --encrt "$build/bin/encrt" --dtypes fp16 --save "$bundle/minilm"
 rm -f "$bundle"/minilm/pooled.*.npy "$bundle"/minilm/minilm.*.encrt

@@ -45,6 +45,8 @@ cp "$source_bundle/commit" "$bundle/commit"
 mkdir -p "$bundle/minilm"
 cp "$source_bundle"/minilm/*.npy "$source_bundle/minilm/sentences.txt" "$bundle/minilm/"
 encrt=$bundle/bin/encrt
+# The bundle's shared libraries (libencrt and Debian's XNNPACK, cpuinfo, pthreadpool, libpng).
+export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 minilm=$bundle/minilm
 src=$source_bundle/minilm/source
 echo "bundle of commit $(cat "$bundle/commit" 2>/dev/null), checked on $(hostname), results in $results"
@@ -201,7 +203,7 @@ fi
 # 6. Packed vs padded, real sentence lengths.
 if want packed; then
 for dtype in fp16 int8; do
-  LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 180 "$bundle/bin/encrt_packed_vs_padded" \
+  timeout 180 "$bundle/bin/encrt_packed_vs_padded" \
     "$minilm/minilm.$dtype.encrt" --sentences "$minilm/sentences.txt" --batch 32 --backends cuda,cpu \
     --threads "$(nproc)" --rounds 3 --iters 20 --warmup 3 >"$results/packed_$dtype.txt" 2>&1
   note "packed vs padded $dtype: $(grep -i "packed / padded\|skipped" "$results/packed_$dtype.txt" | tr '\n' ';')"
