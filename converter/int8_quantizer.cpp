@@ -66,6 +66,11 @@ Status observe(const SourceModel& src, const ConvertOptions& options, const Cali
   opt.max_batch = std::min(kCalibrationBatch, cal.count);
   opt.max_seq = cal.seq;
   opt.threads = threads;
+  // The CPU backend, whatever else the machine has: the observer reads every op's rows on the host
+  // and the pooled output below is read in place. Under "auto" a GPU machine would place them in
+  // device memory (Session::pooled() is then null: the crash the first GPU run of the conformance
+  // suite met).
+  opt.backend = "cpu";
   std::unique_ptr<Session> session;
   if (Status s = Session::create(*model, opt, &session); !s) return s;
 
@@ -101,10 +106,12 @@ Status observe(const SourceModel& src, const ConvertOptions& options, const Cali
       for (int r = 0; r < batch * cal.seq; ++r)
         if (mask[r]) rows.insert(rows.end(), o.begin() + static_cast<ptrdiff_t>(r) * H, o.begin() + static_cast<ptrdiff_t>(r + 1) * H);
     }
+    if (!session->pooled()) return internal_error("calibration: the pooled output is not in host memory");
     out->pooled.insert(out->pooled.end(), session->pooled(), session->pooled() + static_cast<size_t>(batch) * H);
     if (model->has_head()) {
       OutputInfo logits;
       if (Status s = session->output("logits", &logits); !s) return s;
+      if (logits.device != "host") return internal_error("calibration: the logits are not in host memory");
       const float* z = static_cast<const float*>(logits.data);
       const size_t n = static_cast<size_t>(logits.shape.back());
       if (logits.shape.size() == 2) {
