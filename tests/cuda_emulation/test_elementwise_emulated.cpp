@@ -104,10 +104,15 @@ TEST_CASE("activation and tanh (emulated): ReLU, GELU, residual, fp32 and fp16, 
 
 TEST_CASE("pool (emulated): mean and first token, padded with a mask and packed", "[cuda_emulation]") {
   using namespace encrt::cuda::elementwise_kernels;
-  constexpr int kBatch = 3, kSeq = 6, kWidth = 200;  // wider than a block: two columns for some threads
-  // Padded: sequence 0 all real, 1 with holes, 2 without a real token. Packed: 6, 2 and 0 tokens.
-  const std::vector<int32_t> mask = {1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0};
-  const std::vector<int32_t> offsets = {0, 6, 8, 8};
+  // Not a multiple of a block's 32 columns; more rows than the kernel's 8 warps, and not a multiple.
+  constexpr int kBatch = 3, kSeq = 19, kWidth = 200;
+  // Padded: sequence 0 all real, 1 with holes, 2 without a real token. Packed: 19, 11 and 0 tokens.
+  std::vector<int32_t> mask(kBatch * kSeq, 0);
+  for (int t = 0; t < kSeq; ++t) {
+    mask[static_cast<size_t>(t)] = 1;
+    mask[static_cast<size_t>(kSeq + t)] = t % 3 == 1 || t == 0 ? 0 : 1;
+  }
+  const std::vector<int32_t> offsets = {0, 19, 30, 30};
   for (bool packed : {false, true})
     for (bool mean : {false, true})
       for (Elem type : {Elem::kF32, Elem::kF16}) {
@@ -125,19 +130,23 @@ TEST_CASE("pool (emulated): mean and first token, padded with a mask and packed"
         a.out = out.data();
         a.out_type = out.type;
         a.offsets = packed ? offsets.data() : nullptr;
-        encrt::emulation::launch_blocks({kBatch, 1, 1}, kPoolThreads, [&] { pool_kernel(a); });
+        encrt::emulation::launch_blocks({pool_blocks(kBatch, kWidth), 1, 1}, kPoolThreads, [&] { pool_kernel(a); });
         int bad = 0;
         for (int b = 0; b < kBatch; ++b) {
           const int first = packed ? offsets[static_cast<size_t>(b)] : b * kSeq;
           const int count = packed ? offsets[static_cast<size_t>(b) + 1] - first : kSeq;
           for (int c = 0; c < kWidth; ++c) {
             float v = 0.0f;
-            if (mean) {
+            if (mean) {  // the kernel's order: kPoolWarps partial sums of every kPoolWarps-th row, then their sum
               int real = 0;
-              for (int t = 0; t < count; ++t) {
-                if (!packed && mask[static_cast<size_t>(first + t)] == 0) continue;
-                v += x.at(static_cast<size_t>(first + t) * kWidth + c);
-                ++real;
+              for (int g = 0; g < kPoolWarps; ++g) {
+                float part = 0.0f;
+                for (int t = g; t < count; t += kPoolWarps) {
+                  if (!packed && mask[static_cast<size_t>(first + t)] == 0) continue;
+                  part += x.at(static_cast<size_t>(first + t) * kWidth + c);
+                  ++real;
+                }
+                v += part;
               }
               if (real > 0) v *= 1.0f / static_cast<float>(real);
             } else if (count > 0) {

@@ -1,6 +1,6 @@
 // layer_norm.cu's kernels (layer_norm_kernel.cuh: the embedding gather with its LayerNorm, and
 // LayerNorm after a bias and residual) run on the host under warp_emulation.h, with the
-// launchers' grid (one block of kThreads per row), against the CPU backend's arithmetic: the
+// launchers' grid (a warp per row up to kWarpRowWidth, a block beyond: row_layout.cuh), against the CPU backend's arithmetic: the
 // embedding sum as cpu_executor.cpp's embed (fp32, word · scale, then + position, + token type)
 // and kernels::ref::layer_norm.
 //
@@ -58,23 +58,39 @@ uint32_t bits(float f) {
   return b;
 }
 
-void run_layer_norm(const LayerNormArgs& a) {
+// As layer_norm.cu launches them: a warp per row up to kWarpRowWidth, a block per row beyond.
+template <class L>
+void run_layer_norm_as(const LayerNormArgs& a) {
   using namespace encrt::cuda::layer_norm_kernels;
-  encrt::emulation::launch_blocks({static_cast<unsigned>(a.rows), 1, 1}, kThreads, [&] { layer_norm_kernel(a); });
+  encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { layer_norm_kernel<L>(a); });
+}
+void run_layer_norm(const LayerNormArgs& a) {
+  if (a.width <= encrt::cuda::kWarpRowWidth)
+    run_layer_norm_as<encrt::cuda::WarpRows>(a);
+  else
+    run_layer_norm_as<encrt::cuda::BlockRows>(a);
 }
 
-void run_embed(const EmbedArgs& a) {
+template <class L>
+void run_embed_as(const EmbedArgs& a) {
   using namespace encrt::cuda::layer_norm_kernels;
-  encrt::emulation::launch_blocks({static_cast<unsigned>(a.rows), 1, 1}, kThreads, [&] { embed_kernel(a); });
+  encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { embed_kernel<L>(a); });
+}
+void run_embed(const EmbedArgs& a) {
+  if (a.width <= encrt::cuda::kWarpRowWidth)
+    run_embed_as<encrt::cuda::WarpRows>(a);
+  else
+    run_embed_as<encrt::cuda::BlockRows>(a);
 }
 
 }  // namespace
 
 TEST_CASE("layer_norm (emulated): bias and residual, fp32 and fp16 rows, widths 1 to 4096", "[cuda_emulation]") {
-  for (int width : {1, 37, 384, 4096})
+  // 1024: the widest row a warp holds; 1025: the narrowest a block does.
+  for (int width : {1, 37, 384, 1024, 1025, 4096})
     for (Elem type : {Elem::kF32, Elem::kF16})
       for (bool with_bias_residual : {false, true}) {
-        const int rows = width == 4096 ? 2 : 3;
+        const int rows = width > 1024 ? 2 : 11;  // 11: a block of 8 warp rows and a part of one
         const size_t n = static_cast<size_t>(rows) * width;
         std::mt19937 rng(static_cast<uint32_t>(width * 4 + (type == Elem::kF16 ? 2 : 0) + (with_bias_residual ? 1 : 0)));
         const Values x = random_values(type, n, rng, -1.0f, 2.0f);  // a mean away from 0

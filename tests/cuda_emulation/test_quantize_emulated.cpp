@@ -8,6 +8,7 @@
 // reference's quantization of exactly those rows.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -113,18 +114,28 @@ TEST_CASE("quantize (emulated): the reference's bytes, padding, scales and zero 
       a.shifted = shifted;
       a.scale = scale.data();
       a.zero_point = zp.data();
-      encrt::emulation::launch_blocks({static_cast<unsigned>(rows), 1, 1}, encrt::cuda::quantize_kernels::kThreads,
-                                      [&] { encrt::cuda::quantize_kernels::quantize_kernel(a); });
+      using encrt::cuda::BlockRows;
+      using encrt::cuda::WarpRows;
+      using encrt::cuda::quantize_kernels::quantize_kernel;
+      // The launcher's warp per row, then the block layout the template also takes.
+      encrt::emulation::launch_blocks({encrt::cuda::row_blocks<WarpRows>(rows), 1, 1}, WarpRows::kBlockThreads,
+                                      [&] { quantize_kernel<WarpRows>(a); });
       INFO("K " << K << (with_multipliers ? " with multipliers" : "") << (shifted ? " shifted" : " unshifted"));
+      CHECK(quantization_mismatches(x, rows, K, a.multipliers, shifted, q, scale, zp) == 0);
+      std::fill(q.begin(), q.end(), uint8_t{0xee});
+      std::fill(scale.begin(), scale.end(), -1.0f);
+      std::fill(zp.begin(), zp.end(), -1);
+      encrt::emulation::launch_blocks({encrt::cuda::row_blocks<BlockRows>(rows), 1, 1}, BlockRows::kBlockThreads,
+                                      [&] { quantize_kernel<BlockRows>(a); });
       CHECK(quantization_mismatches(x, rows, K, a.multipliers, shifted, q, scale, zp) == 0);
     }
 }
 
 TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, their bytes the reference's", "[cuda_emulation]") {
-  for (int width : {1, 37, 384})
+  for (int width : {1, 37, 384, 1100})  // 1100: past a warp's 1024, so a block per row
     for (int variant = 0; variant < 4; ++variant) {
       const bool with_multipliers = variant & 1, shifted = variant & 2, with_bias_residual = variant != 1;
-      const int rows = 3;
+      const int rows = width > encrt::cuda::kWarpRowWidth ? 3 : 11;  // 11: a block of 8 warp rows and a part of one
       const size_t n = static_cast<size_t>(rows) * width;
       std::mt19937 rng(static_cast<uint32_t>(width * 8 + variant));
       std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -156,8 +167,19 @@ TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, thei
       a.shifted = shifted;
       a.scale = scale.data();
       a.zero_point = zp.data();
-      using namespace encrt::cuda::layer_norm_quantize_kernels;
-      encrt::emulation::launch_blocks({static_cast<unsigned>(rows), 1, 1}, kThreads, [&] { layer_norm_quantize_kernel(a); });
+      // As layer_norm_quantize.cu launches it.
+      const auto launch = [&] {
+        using namespace encrt::cuda::layer_norm_quantize_kernels;
+        using encrt::cuda::BlockRows;
+        using encrt::cuda::WarpRows;
+        if (width <= encrt::cuda::kWarpRowWidth)
+          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<WarpRows>(rows), 1, 1}, WarpRows::kBlockThreads,
+                                          [&] { layer_norm_quantize_kernel<WarpRows>(a); });
+        else
+          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<BlockRows>(rows), 1, 1}, BlockRows::kBlockThreads,
+                                          [&] { layer_norm_quantize_kernel<BlockRows>(a); });
+      };
+      launch();
       INFO("width " << width << (with_multipliers ? " with multipliers" : "") << (shifted ? " shifted" : " unshifted")
                     << (with_bias_residual ? " with bias and residual" : ""));
       std::vector<float> in(n);
@@ -172,7 +194,7 @@ TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, thei
       std::vector<uint8_t> q2(q.size(), 0xee);
       a.norm.y = nullptr;
       a.q = q2.data();
-      encrt::emulation::launch_blocks({static_cast<unsigned>(rows), 1, 1}, kThreads, [&] { layer_norm_quantize_kernel(a); });
+      launch();
       CHECK(q2 == q);
     }
 }

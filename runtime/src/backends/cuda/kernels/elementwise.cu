@@ -19,7 +19,8 @@ cudaError_t tanh_in_place(size_t n, void* y, Elem type, cudaStream_t stream) {
 
 cudaError_t pool(const PoolArgs& a, cudaStream_t stream) {
   if (a.batch == 0) return cudaSuccess;
-  pool_kernel<<<a.batch, kPoolThreads, 0, stream>>>(a);
+  if (a.width <= 0) return cudaErrorInvalidValue;
+  pool_kernel<<<pool_blocks(a.batch, a.width), kPoolThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -1,54 +1,57 @@
 // LayerNorm, alone or fused with what precedes it: the embedding gather (word * scale + position
-// + token type, padded or packed rows) or a linear layer's bias and residual. One block of 256 threads per row; the row
-// stays in registers (at most kMaxRowWidth values), and the statistics are fp32 two-pass, as the
-// x86 kernels compute them: mean, then the mean of (x - mean)^2.
+// + token type, padded or packed rows) or a linear layer's bias and residual. A warp per row for
+// rows up to kWarpRowWidth wide, a block of 256 threads per row beyond (row_layout.cuh); the row
+// stays in registers, and the statistics are fp32 two-pass, as the x86 kernels compute them:
+// mean, then the mean of (x - mean)^2.
 //
 // The device code of layer_norm.cu (which launches it), also compiled for the host by
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
-#include "backends/cuda/kernels/cuda_common.cuh"
+#include "backends/cuda/kernels/row_layout.cuh"
 
 namespace encrt::cuda::layer_norm_kernels {
 
-constexpr int kThreads = 256;
-constexpr int kPerThread = kMaxRowWidth / kThreads;
-
-// Normalizes the row held in v (columns threadIdx.x + k * kThreads) and stores it.
-__device__ __forceinline__ void normalize_row(float (&v)[kPerThread], int width, const float* gamma, const float* beta,
+// Normalizes the row held in v (columns L::lane() + k * L::kRowThreads) and stores it.
+template <class L>
+__device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, const float* gamma, const float* beta,
                                               float eps, void* y, Elem y_type, size_t row) {
-  __shared__ float scratch[kThreads / 32];
+  __shared__ float scratch[L::kBlockThreads / 32];
+  const int lane = L::lane();
   float sum = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c < width) sum += v[k];
   }
-  const float mean = block_sum(sum, scratch) / static_cast<float>(width);
+  const float mean = L::sum(sum, scratch) / static_cast<float>(width);
   float sq = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c < width) sq += (v[k] - mean) * (v[k] - mean);
   }
-  const float var = block_sum(sq, scratch) / static_cast<float>(width);
+  const float var = L::sum(sq, scratch) / static_cast<float>(width);
   const float inv = 1.0f / sqrtf(var + eps);
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c < width) store(y, y_type, row * width + c, (v[k] - mean) * inv * gamma[c] + beta[c]);
   }
 }
 
+template <class L>
 __global__ void embed_kernel(EmbedArgs a) {
-  const size_t row = blockIdx.x;
+  const size_t row = L::row();
+  if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
+  const int lane = L::lane();
   size_t at = row;  // the token's place in the [batch, seq] inputs
   if (a.source) {
     // A packed run: rows past the real tokens (up to the graph's bucket) become zeros (defined
-    // values, though no result reads them: cuda_backend.cpp, bucket_rows); the block returns as a
-    // whole, before the LayerNorm's barriers.
+    // values, though no result reads them: cuda_backend.cpp, bucket_rows); the row's threads
+    // return together, before the LayerNorm's reductions.
     if (row >= static_cast<size_t>(a.offsets[a.batch])) {
-      for (int c = threadIdx.x; c < a.width; c += kThreads) store(a.out, a.out_type, row * a.width + c, 0.0f);
+      for (int c = lane; c < a.width; c += L::kRowThreads) store(a.out, a.out_type, row * a.width + c, 0.0f);
       return;
     }
     at = static_cast<size_t>(a.source[row]);
@@ -56,10 +59,10 @@ __global__ void embed_kernel(EmbedArgs a) {
   const int id = a.ids[at];
   const int position = static_cast<int>(at % static_cast<size_t>(a.seq));
   const int type = a.token_types ? a.token_types[at] : 0;
-  float v[kPerThread];
+  float v[L::kPer];
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     v[k] = 0.0f;
     if (c >= a.width) continue;
     const size_t word_at = static_cast<size_t>(id) * a.width + c;
@@ -71,22 +74,25 @@ __global__ void embed_kernel(EmbedArgs a) {
     v[k] = x;
   }
   if (a.gamma) {
-    normalize_row(v, a.width, a.gamma, a.beta, a.eps, a.out, a.out_type, row);
+    normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.out, a.out_type, row);
     return;
   }
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c < a.width) store(a.out, a.out_type, row * a.width + c, v[k]);
   }
 }
 
+template <class L>
 __global__ void layer_norm_kernel(LayerNormArgs a) {
-  const size_t row = blockIdx.x;
-  float v[kPerThread];
+  const size_t row = L::row();
+  if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
+  const int lane = L::lane();
+  float v[L::kPer];
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     v[k] = 0.0f;
     if (c >= a.width) continue;
     const size_t i = row * a.width + c;
@@ -95,7 +101,7 @@ __global__ void layer_norm_kernel(LayerNormArgs a) {
     if (a.residual) x += load(a.residual, a.residual_type, i);
     v[k] = x;
   }
-  normalize_row(v, a.width, a.gamma, a.beta, a.eps, a.y, a.y_type, row);
+  normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.y, a.y_type, row);
 }
 
 }  // namespace encrt::cuda::layer_norm_kernels

@@ -11,7 +11,10 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
   if (n.width <= 0 || n.width > kMaxRowWidth || n.x_type != Elem::kF32 || n.y_type != Elem::kF32 ||
       (n.residual && n.residual_type != Elem::kF32) || !a.q || !a.scale || !a.zero_point)
     return cudaErrorInvalidValue;
-  layer_norm_quantize_kernel<<<n.rows, kThreads, 0, stream>>>(a);
+  if (n.width <= kWarpRowWidth)
+    layer_norm_quantize_kernel<WarpRows><<<row_blocks<WarpRows>(n.rows), WarpRows::kBlockThreads, 0, stream>>>(a);
+  else
+    layer_norm_quantize_kernel<BlockRows><<<row_blocks<BlockRows>(n.rows), BlockRows::kBlockThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

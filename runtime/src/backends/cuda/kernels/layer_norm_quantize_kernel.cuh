@@ -1,30 +1,32 @@
 // LayerNorm (after a linear's bias and residual, as layer_norm.cu) fused with the next int8
-// layer's quantization of the normalized row: one block of 256 threads per row, the row in
-// registers. The LayerNorm arithmetic is layer_norm.cu's normalize_row, operation for operation
-// (fp32 two-pass statistics, the same block sums), so the fp32 rows are those the unfused kernel
-// writes; the quantization is quantize_row.cuh's (the reference's rule).
+// layer's quantization of the normalized row: a warp per row up to kWarpRowWidth, else a block of
+// 256 threads (row_layout.cuh), the row in registers. The LayerNorm arithmetic is layer_norm.cu's
+// normalize_row, operation for operation (fp32 two-pass statistics, the same sums in the same
+// layout), so the fp32 rows are those the unfused kernel writes; the quantization is
+// quantize_row.cuh's (the reference's rule).
 //
 // The device code of layer_norm_quantize.cu (which launches it), also compiled for the host by
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
 #include "backends/cuda/kernels/quantize_row.cuh"
+#include "backends/cuda/kernels/row_layout.cuh"
 
 namespace encrt::cuda::layer_norm_quantize_kernels {
 
-constexpr int kThreads = 256;
-constexpr int kPerThread = kMaxRowWidth / kThreads;
-
+template <class L>
 __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
-  __shared__ float sums[kThreads / 32];
+  __shared__ float sums[L::kBlockThreads / 32];
   __shared__ float ranges[kRangeScratch];
   const LayerNormArgs& n = a.norm;
-  const size_t row = blockIdx.x;
-  float v[kPerThread];
+  const size_t row = L::row();
+  if (row >= static_cast<size_t>(n.rows)) return;  // a warp's row past the end (never a block's)
+  const int lane = L::lane();
+  float v[L::kPer];
   float sum = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     v[k] = 0.0f;
     if (c >= n.width) continue;
     const size_t i = row * n.width + c;
@@ -34,19 +36,19 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
     v[k] = x;
     sum += x;
   }
-  const float mean = block_sum(sum, sums) / static_cast<float>(n.width);
+  const float mean = L::sum(sum, sums) / static_cast<float>(n.width);
   float sq = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c < n.width) sq += (v[k] - mean) * (v[k] - mean);
   }
-  const float var = block_sum(sq, sums) / static_cast<float>(n.width);
+  const float var = L::sum(sq, sums) / static_cast<float>(n.width);
   const float inv = 1.0f / sqrtf(var + n.eps);
   float lo = 0.0f, hi = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
     if (c >= n.width) continue;
     const float y = (v[k] - mean) * inv * n.gamma[c] + n.beta[c];
     if (n.y) static_cast<float*>(n.y)[row * n.width + c] = y;
@@ -54,7 +56,7 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
     lo = int8::range_min(lo, v[k]);
     hi = int8::range_max(hi, v[k]);
   }
-  store_quantized_row<kPerThread, kThreads>(v, n.width, lo, hi, ranges, a.shifted, a.q, row, a.scale, a.zero_point);
+  store_quantized_row<L::kPer, L::kRowThreads>(v, n.width, lo, hi, ranges, a.shifted, a.q, row, a.scale, a.zero_point);
 }
 
 }  // namespace encrt::cuda::layer_norm_quantize_kernels

@@ -8,7 +8,7 @@ using namespace quantize_kernels;
 cudaError_t quantize_rows(const QuantizeArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return cudaSuccess;
   if (a.K <= 0 || reinterpret_cast<uintptr_t>(a.q) % 4 != 0) return cudaErrorInvalidValue;
-  quantize_kernel<<<a.rows, kThreads, 0, stream>>>(a);
+  quantize_kernel<WarpRows><<<row_blocks<WarpRows>(a.rows), WarpRows::kBlockThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -13,14 +13,20 @@ constexpr int kRangeScratch = 64;
 
 // lo = min(0, lo of every thread), hi = max(0, hi of every thread), for every thread of the block.
 // The values are never NaN (the running min/max skip NaN and start at 0), and min/max are exact in
-// any order, so the result is the reference's. Every thread of the block must call it.
-__device__ __forceinline__ void block_range(float* lo, float* hi, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+// any order, so the result is the reference's. Every thread of the block must call block_range;
+// warp_range is the same over one warp (a row held by a warp: row_layout.cuh), with no barrier.
+__device__ __forceinline__ void warp_range(float* lo, float* hi) {
   float l = *lo, h = *hi;
   for (int o = 16; o > 0; o >>= 1) {
     l = int8::range_min(l, __shfl_xor_sync(0xffffffffu, l, o));
     h = int8::range_max(h, __shfl_xor_sync(0xffffffffu, h, o));
   }
+  *lo = l, *hi = h;
+}
+__device__ __forceinline__ void block_range(float* lo, float* hi, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  warp_range(lo, hi);
+  float l = *lo, h = *hi;
   __syncthreads();  // scratch may still be read by a previous call
   if (lane == 0) {
     scratch[warp] = l;
@@ -46,26 +52,31 @@ __device__ __forceinline__ uint8_t padding_byte(const int8::RowQuantization& r, 
   return static_cast<uint8_t>(static_cast<uint8_t>(r.zero_point) ^ flip);
 }
 
-// The end of a kernel that holds one row per block, kPer values per thread (column
-// threadIdx.x + k · kThreads of x[k]), with the row's running range in lo/hi: the block's range,
-// then the row's bytes at q_rows + row · Kp (Kp = width rounded up to 4, padding included), its
-// scale and its zero point, as the quantize kernel writes them.
+// The end of a kernel that holds a row in kThreads threads (the whole block, or a warp when
+// kThreads is 32: row_layout.cuh), kPer values per thread (column lane + k · kThreads of x[k]),
+// with the row's running range in lo/hi: the row's range, then the row's bytes at
+// q_rows + row · Kp (Kp = width rounded up to 4, padding included), its scale and its zero point,
+// as the quantize kernel writes them.
 template <int kPer, int kThreads>
 __device__ __forceinline__ void store_quantized_row(const float (&x)[kPer], int width, float lo, float hi, float* scratch,
                                                     bool shifted, void* q_rows, size_t row, float* scale,
                                                     int32_t* zero_point) {
-  block_range(&lo, &hi, scratch);
+  const int lane = static_cast<int>(threadIdx.x) % kThreads;
+  if (kThreads == 32)
+    warp_range(&lo, &hi);
+  else
+    block_range(&lo, &hi, scratch);
   const int8::RowQuantization r = int8::row_quantization(lo, hi);
   const uint8_t flip = shifted ? int8::kSignFlip : uint8_t{0};
   const int Kp = (width + 3) / 4 * 4;
   uint8_t* q = static_cast<uint8_t*>(q_rows) + row * static_cast<size_t>(Kp);
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    const int c = threadIdx.x + k * kThreads;
+    const int c = lane + k * kThreads;
     if (c < width) q[c] = stored_byte(x[k], r, flip);
   }
-  for (int c = width + static_cast<int>(threadIdx.x); c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
-  if (threadIdx.x == 0) {
+  for (int c = width + lane; c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
+  if (lane == 0) {
     scale[row] = r.scale;
     zero_point[row] = r.zero_point;
   }
