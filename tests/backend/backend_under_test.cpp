@@ -59,15 +59,12 @@ bool cuda_attention_mma(const BackendUnderTest& b) {
 //     tensor cores at head_dim 16, 32 and 64 (attention_mma_kernel.cuh: q, k, v and p rounded to
 //     bf16, ≤ 2^-8 relative each; the kernel's own source under emulation, against fp32 attention
 //     on [-2, 2] values as these problems': 0.027 normalized at most, head_dim 16 to 64, seq 7 to
-//     200) and as fp32 attention elsewhere, so it differs from the reference's int8 attention by
-//     that one's quantization error (measured on the CPU, reference int8 against reference fp32
-//     attention, this suite's problems: 0.012 to 0.031) plus bf16's: 0.058 at most, allowed 0.1;
-//     an fp32 model's attention under attention=mma (bf16 tensor cores, the user's choice): the
-//     0.027 of bf16 alone, allowed 0.1 as well; int8 models: the same attention difference
-//     carried through the layers, measured on the CPU (the fixtures converted with int8 and with
-//     float attention) 0.003 to 0.085 on the hidden state, bf16's per op no larger than int8's
-//     own (0.027 against 0.031), so at most twice that, 0.17, plus the 3e-2 of a requantization
-//     step moved by a last-bit difference: 0.25.
+//     200) and as fp32 attention elsewhere, so the tests hold it to the reference's fp32
+//     attention (test_ops.cpp: the first GPU run, held to the reference's int8 attention, failed
+//     at seq 128-200 by that one's own rounding: 0.100-0.154, the SIMT fp32 kernel's too), allowed
+//     0.1; under attention=int8 the int8 kernel's integers are the reference's: against the int8
+//     reference, 0.1; an fp32 model's attention under attention=mma (bf16 tensor cores, the
+//     user's choice): the 0.027 of bf16 alone, allowed 0.1 as well; int8 models: model_tolerance.
 double op_tolerance(const BackendUnderTest& b, plan::OpKind kind, DType weights, bool int8_attention) {
   if (b.backend == "mock_device") return 0.0;
   if (b.backend == "cuda" && int8_attention) return 0.1;
@@ -81,7 +78,13 @@ double op_tolerance(const BackendUnderTest& b, plan::OpKind kind, DType weights,
 
 double model_tolerance(const BackendUnderTest& b, DType weights) {
   if (b.backend == "mock_device") return 0.0;
-  if (b.backend == "cuda") return weights == DType::kI8 ? 0.25 : weights == DType::kF16 ? 0.1 : 1e-3;
+  // cuda int8: the first GPU run measured 0.385 on MiniLM (tests/backend/test_models.cpp's input)
+  // where the guess was 0.25. On that input the CPU's own int8 paths are as far apart: int8 against
+  // the fp32 model 0.503 (scalar kernels), avx512vnni against scalar int8 0.293 (a different
+  // attention rounding moves per-row quantized values by a step, carried through the layers).
+  // 0.6 is 1.2x the int8 error itself; a wrong kernel gives errors of 10 and more (MiniLM's
+  // hidden max is ~28x its RMS). Sentence accuracy is minilm_check.py's (cosine to PyTorch).
+  if (b.backend == "cuda") return weights == DType::kI8 ? 0.6 : weights == DType::kF16 ? 0.1 : 1e-3;
   if (weights == DType::kI8) return 3e-2;  // int8 layers run on the CPU backend (cuda's: above)
   if (weights == DType::kF16 && b.backend == "xnnpack" && xnnpack_half(b)) return 0.1;
   if (weights == DType::kF16 && cpu_f16_arith(b)) return 5e-2;

@@ -303,8 +303,9 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
 // An int8 model (the device check's second run) compares bf16 tensor cores (q, k, v, p rounded to
 // bf16: ≤ 2^-8 relative each) with fp32 attention on the same fp32 QKV rows; a context's change
 // then moves some of the next linear's per-row quantized values by a step, carried through the
-// layers. Held to the int8 model's 0.25 against the CPU (backend_under_test.cpp), whose largest
-// part is an attention difference of this size carried the same way.
+// layers. Held to the int8 model's tolerance against the CPU (0.6, backend_under_test.cpp, which
+// gives the measurements behind it), whose largest part is an attention difference of this size
+// carried the same way; the first GPU run measured 0.451 here.
 TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT_CONFORMANCE_MODEL)",
           "[conformance][models][f16_attention][bf16_attention]") {
   const BackendUnderTest& b = backend_under_test();
@@ -320,7 +321,7 @@ TEST_CASE("conformance: MiniLM attention=mma against attention=simt (cuda, ENCRT
     WARN(path << " is neither an fp16 nor an int8 model: attention=auto and mma differ there only in precision lost on purpose");
     return;
   }
-  const double tol = weights == DType::kF16 ? 3e-2 : 0.25;
+  const double tol = weights == DType::kF16 ? 3e-2 : model_tolerance(b, DType::kI8);
   const int batch = 8, seq = 128, vocab = m->impl.spec.vocab_size;
   std::vector<int32_t> ids(static_cast<size_t>(batch) * seq), mask(ids.size(), 1);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(1000 + (i * 7919) % static_cast<size_t>(vocab - 1000));
