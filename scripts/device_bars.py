@@ -109,7 +109,8 @@ def main():
             v = ms(f"{dtype}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {dtype}: " + (f"{t / v:.2f}x (PyTorch {t * 1000:.1f} us, encrt {v * 1000:.1f} us)"
                                                      if t and v else "not measured"))
-        for mode in ("fp16_nographs", "fp16_simt", "int8_cublaslt", "int8_att_int8", "int8_simt"):
+        for mode in ("fp16_nographs", "fp16_simt", "int8_cublaslt", "int8_att_int8", "int8_simt", "fp16_rows_warp",
+                     "fp16_rows_block", "int8_rows_warp", "int8_rows_block"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     # Issue 12: "int8 attention on the GPU where it pays; keep the faster". The whole model's GPU

@@ -24,6 +24,7 @@ namespace {
 using encrt::cuda::Elem;
 using encrt::cuda::EmbedArgs;
 using encrt::cuda::LayerNormArgs;
+using encrt::cuda::RowKernels;
 using encrt::emulation::layer_norm_outside_bound;
 using encrt::emulation::Values;
 
@@ -58,17 +59,26 @@ uint32_t bits(float f) {
   return b;
 }
 
-// As layer_norm.cu launches them: a warp per row up to kWarpRowWidth, a block per row beyond.
+// As layer_norm.cu launches them for a.layout: a block per row, or a warp per row (16 values per
+// lane up to 512 wide, 32 up to kWarpRowWidth) under rows=warp or from kWarpRowsFrom rows.
+template <class Args>
+bool warp_rows(const Args& a) {
+  if (a.width > encrt::cuda::kWarpRowWidth || a.layout == encrt::cuda::RowKernels::kBlock) return false;
+  return a.layout == encrt::cuda::RowKernels::kWarp || a.rows >= encrt::cuda::kWarpRowsFrom;
+}
+
 template <class L>
 void run_layer_norm_as(const LayerNormArgs& a) {
   using namespace encrt::cuda::layer_norm_kernels;
   encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { layer_norm_kernel<L>(a); });
 }
 void run_layer_norm(const LayerNormArgs& a) {
-  if (a.width <= encrt::cuda::kWarpRowWidth)
-    run_layer_norm_as<encrt::cuda::WarpRows>(a);
-  else
+  if (!warp_rows(a))
     run_layer_norm_as<encrt::cuda::BlockRows>(a);
+  else if (a.width <= encrt::cuda::NarrowWarpRows::kMaxWidth)
+    run_layer_norm_as<encrt::cuda::NarrowWarpRows>(a);
+  else
+    run_layer_norm_as<encrt::cuda::WarpRows>(a);
 }
 
 template <class L>
@@ -77,19 +87,23 @@ void run_embed_as(const EmbedArgs& a) {
   encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { embed_kernel<L>(a); });
 }
 void run_embed(const EmbedArgs& a) {
-  if (a.width <= encrt::cuda::kWarpRowWidth)
-    run_embed_as<encrt::cuda::WarpRows>(a);
-  else
+  if (!warp_rows(a))
     run_embed_as<encrt::cuda::BlockRows>(a);
+  else if (a.width <= encrt::cuda::NarrowWarpRows::kMaxWidth)
+    run_embed_as<encrt::cuda::NarrowWarpRows>(a);
+  else
+    run_embed_as<encrt::cuda::WarpRows>(a);
 }
 
 }  // namespace
 
 TEST_CASE("layer_norm (emulated): bias and residual, fp32 and fp16 rows, widths 1 to 4096", "[cuda_emulation]") {
   // 1024: the widest row a warp holds; 1025: the narrowest a block does.
-  for (int width : {1, 37, 384, 1024, 1025, 4096})
+  // 512 and 1024: the widest rows a warp holds in 16 and 32 values per lane; 1025: a block's.
+  for (int width : {1, 37, 384, 512, 1024, 1025, 4096})
     for (Elem type : {Elem::kF32, Elem::kF16})
-      for (bool with_bias_residual : {false, true}) {
+      for (bool with_bias_residual : {false, true})
+        for (RowKernels layout : {RowKernels::kWarp, RowKernels::kBlock}) {
         const int rows = width > 1024 ? 2 : 11;  // 11: a block of 8 warp rows and a part of one
         const size_t n = static_cast<size_t>(rows) * width;
         std::mt19937 rng(static_cast<uint32_t>(width * 4 + (type == Elem::kF16 ? 2 : 0) + (with_bias_residual ? 1 : 0)));
@@ -114,6 +128,7 @@ TEST_CASE("layer_norm (emulated): bias and residual, fp32 and fp16 rows, widths 
         a.eps = 1e-5f;
         a.y = y.data();
         a.y_type = y.type;
+        a.layout = layout;
         run_layer_norm(a);
         // The reference's input: x + bias + residual in fp32, in the kernel's order.
         std::vector<float> in(n);
@@ -122,7 +137,8 @@ TEST_CASE("layer_norm (emulated): bias and residual, fp32 and fp16 rows, widths 
           if (with_bias_residual) v += bias[i % static_cast<size_t>(width)], v += residual.at(i);
           in[i] = v;
         }
-        INFO("width " << width << " " << name(type) << (with_bias_residual ? " with bias and residual" : ""));
+        INFO("width " << width << " " << name(type) << (with_bias_residual ? " with bias and residual" : "")
+                      << (warp_rows(a) ? ", a warp per row" : ", a block per row"));
         CHECK(layer_norm_outside_bound(in, rows, width, gamma, beta, a.eps, y) == 0);
       }
 }
@@ -134,10 +150,12 @@ struct EmbedCase {
   bool word_i8 = false, token_types = false, packed = false, norm = false;
   Elem out = Elem::kF32;
   int width = 37;
+  RowKernels layout = RowKernels::kBlock;
   std::string describe() const {
     std::ostringstream s;
     s << "word " << (word_i8 ? "i8" : name(word)) << (token_types ? " token types" : " no token types")
-      << (packed ? " packed" : " padded") << (norm ? " + LayerNorm" : "") << " out " << name(out) << " width " << width;
+      << (packed ? " packed" : " padded") << (norm ? " + LayerNorm" : "") << " out " << name(out) << " width " << width
+      << (layout == RowKernels::kWarp ? ", rows=warp" : ", rows=block");
     return s.str();
   }
 };
@@ -195,6 +213,7 @@ void check_embed(const EmbedCase& c) {
   a.offsets = c.packed ? offsets.data() : nullptr;
   a.source = c.packed ? source.data() : nullptr;
   a.batch = kBatch;
+  a.layout = c.layout;
   run_embed(a);
 
   // cpu_executor.cpp's embed: zeros, + word · scale (an int8 row: q · (row scale · scale)),
@@ -242,10 +261,17 @@ TEST_CASE("embed (emulated): fp32, fp16 and int8 word tables, token types or non
       c.packed = packed;
       c.norm = norm;
       c.out = (word + (packed ? 1 : 0)) % 2 ? Elem::kF16 : Elem::kF32;
-      check_embed(c);
+      for (RowKernels layout : {RowKernels::kWarp, RowKernels::kBlock}) {
+        c.layout = layout;
+        check_embed(c);
+      }
     }
-  // A row wider than a block (each thread holds two columns).
-  EmbedCase wide;
-  wide.word = Elem::kF16, wide.token_types = true, wide.packed = true, wide.norm = true, wide.width = 300;
-  check_embed(wide);
+  // Rows wider than a block (each thread holds two columns), and than a warp's 16 values per lane.
+  for (int width : {300, 700})
+    for (RowKernels layout : {RowKernels::kWarp, RowKernels::kBlock}) {
+      EmbedCase wide;
+      wide.word = Elem::kF16, wide.token_types = true, wide.packed = true, wide.norm = true, wide.width = width;
+      wide.layout = layout;
+      check_embed(wide);
+    }
 }

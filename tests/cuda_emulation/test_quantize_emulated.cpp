@@ -114,10 +114,10 @@ TEST_CASE("quantize (emulated): the reference's bytes, padding, scales and zero 
       a.shifted = shifted;
       a.scale = scale.data();
       a.zero_point = zp.data();
-      using encrt::cuda::BlockRows;
+      using encrt::cuda::QuantizeBlockRows;
       using encrt::cuda::WarpRows;
       using encrt::cuda::quantize_kernels::quantize_kernel;
-      // The launcher's warp per row, then the block layout the template also takes.
+      // A warp per row (rows=warp), then the launcher's default, a block of 128 threads per row.
       encrt::emulation::launch_blocks({encrt::cuda::row_blocks<WarpRows>(rows), 1, 1}, WarpRows::kBlockThreads,
                                       [&] { quantize_kernel<WarpRows>(a); });
       INFO("K " << K << (with_multipliers ? " with multipliers" : "") << (shifted ? " shifted" : " unshifted"));
@@ -125,17 +125,19 @@ TEST_CASE("quantize (emulated): the reference's bytes, padding, scales and zero 
       std::fill(q.begin(), q.end(), uint8_t{0xee});
       std::fill(scale.begin(), scale.end(), -1.0f);
       std::fill(zp.begin(), zp.end(), -1);
-      encrt::emulation::launch_blocks({encrt::cuda::row_blocks<BlockRows>(rows), 1, 1}, BlockRows::kBlockThreads,
-                                      [&] { quantize_kernel<BlockRows>(a); });
+      encrt::emulation::launch_blocks({encrt::cuda::row_blocks<QuantizeBlockRows>(rows), 1, 1}, QuantizeBlockRows::kBlockThreads,
+                                      [&] { quantize_kernel<QuantizeBlockRows>(a); });
       CHECK(quantization_mismatches(x, rows, K, a.multipliers, shifted, q, scale, zp) == 0);
     }
 }
 
 TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, their bytes the reference's", "[cuda_emulation]") {
-  for (int width : {1, 37, 384, 1100})  // 1100: past a warp's 1024, so a block per row
-    for (int variant = 0; variant < 4; ++variant) {
-      const bool with_multipliers = variant & 1, shifted = variant & 2, with_bias_residual = variant != 1;
-      const int rows = width > encrt::cuda::kWarpRowWidth ? 3 : 11;  // 11: a block of 8 warp rows and a part of one
+  for (int width : {1, 37, 384, 700, 1100})  // 700: 32 values per lane; 1100: past a warp's 1024, a block per row
+    for (int variant = 0; variant < 8; ++variant) {
+      // Variants 4-7: rows=warp (the launcher's default is a block per row).
+      const bool warp = variant >= 4 && width <= encrt::cuda::kWarpRowWidth;
+      const bool with_multipliers = variant & 1, shifted = variant & 2, with_bias_residual = (variant & 3) != 1;
+      const int rows = warp ? 11 : 3;  // 11: a block of 8 warp rows and a part of one
       const size_t n = static_cast<size_t>(rows) * width;
       std::mt19937 rng(static_cast<uint32_t>(width * 8 + variant));
       std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -171,8 +173,12 @@ TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, thei
       const auto launch = [&] {
         using namespace encrt::cuda::layer_norm_quantize_kernels;
         using encrt::cuda::BlockRows;
+        using encrt::cuda::NarrowWarpRows;
         using encrt::cuda::WarpRows;
-        if (width <= encrt::cuda::kWarpRowWidth)
+        if (warp && width <= NarrowWarpRows::kMaxWidth)
+          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<NarrowWarpRows>(rows), 1, 1}, NarrowWarpRows::kBlockThreads,
+                                          [&] { layer_norm_quantize_kernel<NarrowWarpRows>(a); });
+        else if (warp)
           encrt::emulation::launch_blocks({encrt::cuda::row_blocks<WarpRows>(rows), 1, 1}, WarpRows::kBlockThreads,
                                           [&] { layer_norm_quantize_kernel<WarpRows>(a); });
         else
@@ -181,7 +187,7 @@ TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, thei
       };
       launch();
       INFO("width " << width << (with_multipliers ? " with multipliers" : "") << (shifted ? " shifted" : " unshifted")
-                    << (with_bias_residual ? " with bias and residual" : ""));
+                    << (with_bias_residual ? " with bias and residual" : "") << (warp ? ", rows=warp" : ""));
       std::vector<float> in(n);
       for (size_t i = 0; i < n; ++i) {
         float v = x[i];

@@ -104,6 +104,7 @@ struct CudaContext {
   bool mapped_weights = false;
   AttentionKernel attention = AttentionKernel::kAuto;
   Int8Gemm int8_gemm = Int8Gemm::kAuto;
+  RowKernels row_kernels = RowKernels::kAuto;
   HostMapping mapping;
   size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
@@ -230,6 +231,16 @@ Status create(const backend::Options& options, int, void** out) {
       c->int8_gemm = Int8Gemm::kCublasLt;
     else
       return invalid_argument("option int8_gemm of backend cuda must be auto, mma or cublaslt, got '" + it->second + "'");
+  }
+  if (auto it = options.find("rows"); it != options.end()) {
+    if (it->second == "auto")
+      c->row_kernels = RowKernels::kAuto;
+    else if (it->second == "warp")
+      c->row_kernels = RowKernels::kWarp;
+    else if (it->second == "block")
+      c->row_kernels = RowKernels::kBlock;
+    else
+      return invalid_argument("option rows of backend cuda must be auto, warp or block, got '" + it->second + "'");
   }
   int count = 0;
   cudaGetDeviceCount(&count);
@@ -954,6 +965,7 @@ Status enqueue_quantize(CudaContext& c, const backend::RunArgs& a, int i) {
   k.shifted = a.graph->buffers[static_cast<size_t>(op.out(0))].dtype == DType::kI8;
   k.scale = static_cast<float*>(ptr(a, op.out(plan::slot::kQuantizeScale)));
   k.zero_point = static_cast<int32_t*>(ptr(a, op.out(plan::slot::kQuantizeZeroPoint)));
+  k.layout = c.row_kernels;
   return cuda_status(quantize_rows(k, c.stream), "quantize kernel");
 }
 
@@ -1046,6 +1058,7 @@ Status enqueue_layer_norm_quantize(CudaContext& c, const backend::RunArgs& a, in
   k.shifted = true;
   k.scale = out.scale;
   k.zero_point = out.zero_point;
+  k.norm.layout = c.row_kernels;
   return cuda_status(layer_norm_quantize(k, c.stream), "LayerNorm + quantize kernel");
 }
 
@@ -1103,6 +1116,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
         k.source = device_source(c);
         k.batch = a.shape.batch;
       }
+      k.layout = c.row_kernels;
       return cuda_status(embed_layer_norm(k, s), "embeddings kernel");
     }
     case OpKind::kLayerNorm: {
@@ -1125,6 +1139,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.eps = n.eps;
       k.y = ptr(a, op.out(0));
       k.y_type = elem_of(a, op.out(0));
+      k.layout = c.row_kernels;
       return cuda_status(layer_norm(k, s), "LayerNorm kernel");
     }
     case OpKind::kLinear: {
@@ -1468,7 +1483,7 @@ std::string summary(const void* cv) {
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto");
 }
 
-const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", nullptr};
+const char* const kOptionKeys[] = {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", "rows", nullptr};
 
 }  // namespace
 

@@ -18,6 +18,12 @@ inline size_t elem_size(Elem e) { return e == Elem::kF16 ? 2 : 4; }
 
 // The widest row the LayerNorm and embedding kernels hold in registers (256 threads x 16).
 constexpr int kMaxRowWidth = 4096;
+
+// How the row kernels (embedding + LayerNorm, LayerNorm, LayerNorm + quantize, quantize) hold a
+// row: a warp per row (rows up to kWarpRowWidth wide) or a block per row (row_layout.cuh). kAuto
+// is the launchers' choice from what the H200 measured (row_layout.cuh); the backend option
+// rows=warp|block forces one, for measuring both.
+enum class RowKernels : uint8_t { kAuto, kWarp, kBlock };
 // Head sizes the attention kernel takes (it is built for 32, 64 and 128 and runs any size up to
 // those: MiniLM's 32, BERT's 64, the fixtures' 8 and 16).
 inline bool attention_head_dim_supported(int d) { return d >= 1 && d <= 128; }
@@ -50,6 +56,7 @@ struct EmbedArgs {
   const int32_t* offsets = nullptr;
   const int32_t* source = nullptr;
   int batch = 0;
+  RowKernels layout = RowKernels::kAuto;
 };
 cudaError_t embed_layer_norm(const EmbedArgs& a, cudaStream_t stream);
 
@@ -66,6 +73,7 @@ struct LayerNormArgs {
   float eps = 0.0f;
   void* y = nullptr;
   Elem y_type = Elem::kF32;
+  RowKernels layout = RowKernels::kAuto;  // also layer_norm_quantize's
 };
 cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream);
 
@@ -134,6 +142,7 @@ struct QuantizeArgs {
   bool shifted = true;
   float* scale = nullptr;
   int32_t* zero_point = nullptr;
+  RowKernels layout = RowKernels::kAuto;
 };
 cudaError_t quantize_rows(const QuantizeArgs& a, cudaStream_t stream);
 

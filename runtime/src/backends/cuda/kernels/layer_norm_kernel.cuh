@@ -1,7 +1,7 @@
 // LayerNorm, alone or fused with what precedes it: the embedding gather (word * scale + position
-// + token type, padded or packed rows) or a linear layer's bias and residual. A warp per row for
-// rows up to kWarpRowWidth wide, a block of 256 threads per row beyond (row_layout.cuh); the row
-// stays in registers, and the statistics are fp32 two-pass, as the x86 kernels compute them:
+// + token type, padded or packed rows) or a linear layer's bias and residual. A warp or a block
+// per row (row_layout.cuh: which, and why); the row stays in registers, every value of it loaded
+// before any is added, and the statistics are fp32 two-pass, as the x86 kernels compute them:
 // mean, then the mean of (x - mean)^2.
 //
 // The device code of layer_norm.cu (which launches it), also compiled for the host by
@@ -12,12 +12,16 @@
 
 namespace encrt::cuda::layer_norm_kernels {
 
-// Normalizes the row held in v (columns L::lane() + k * L::kRowThreads) and stores it.
+// Normalizes the row held in v (columns L::lane() + k * L::kRowThreads) and stores it; gamma and
+// beta are loaded before the statistics, so their loads overlap the reductions.
 template <class L>
 __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, const float* gamma, const float* beta,
                                               float eps, void* y, Elem y_type, size_t row) {
   __shared__ float scratch[L::kBlockThreads / 32];
   const int lane = L::lane();
+  float g[L::kPer], b[L::kPer];
+  load_row_as<L>(g, gamma, width, lane);
+  load_row_as<L>(b, beta, width, lane);
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
@@ -36,7 +40,7 @@ __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, co
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
     const int c = lane + k * L::kRowThreads;
-    if (c < width) store(y, y_type, row * width + c, (v[k] - mean) * inv * gamma[c] + beta[c]);
+    if (c < width) store(y, y_type, row * width + c, (v[k] - mean) * inv * g[k] + b[k]);
   }
 }
 
@@ -59,18 +63,32 @@ __global__ void embed_kernel(EmbedArgs a) {
   const int id = a.ids[at];
   const int position = static_cast<int>(at % static_cast<size_t>(a.seq));
   const int type = a.token_types ? a.token_types[at] : 0;
-  float v[L::kPer];
+  const size_t word_row = static_cast<size_t>(id) * a.width;
+  float v[L::kPer], p[L::kPer], t[L::kPer];
+  if (a.word_row_scales) {
+    const int8_t* w = static_cast<const int8_t*>(a.word) + word_row;
+#pragma unroll
+    for (int k = 0; k < L::kPer; ++k) {
+      const int c = lane + k * L::kRowThreads;
+      v[k] = c < a.width ? static_cast<float>(w[c]) : 0.0f;
+    }
+  } else {
+    load_row<L>(v, a.word, a.word_type, word_row, a.width, lane);
+  }
+  load_row<L>(p, a.position, a.position_type, static_cast<size_t>(position) * a.width, a.width, lane);
+  if (a.token_type_table) load_row<L>(t, a.token_type_table, a.token_type_type, static_cast<size_t>(type) * a.width, a.width, lane);
+  const float word_scale = a.word_row_scales ? a.word_row_scales[id] * a.scale : a.scale;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
     const int c = lane + k * L::kRowThreads;
-    v[k] = 0.0f;
-    if (c >= a.width) continue;
-    const size_t word_at = static_cast<size_t>(id) * a.width + c;
-    float x = a.word_row_scales
-                  ? 0.0f + static_cast<float>(static_cast<const int8_t*>(a.word)[word_at]) * (a.word_row_scales[id] * a.scale)
-                  : 0.0f + load(a.word, a.word_type, word_at) * a.scale;
-    x += load(a.position, a.position_type, static_cast<size_t>(position) * a.width + c);
-    if (a.token_type_table) x += load(a.token_type_table, a.token_type_type, static_cast<size_t>(type) * a.width + c);
+    if (c >= a.width) {
+      v[k] = 0.0f;
+      continue;
+    }
+    // cpu_executor.cpp's order: 0 + word · scale (int8: q · (row scale · scale)), + position, + type.
+    float x = 0.0f + v[k] * word_scale;
+    x += p[k];
+    if (a.token_type_table) x += t[k];
     v[k] = x;
   }
   if (a.gamma) {
@@ -89,17 +107,15 @@ __global__ void layer_norm_kernel(LayerNormArgs a) {
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
-  float v[L::kPer];
+  const size_t first = row * a.width;
+  float v[L::kPer], b[L::kPer], r[L::kPer];
+  load_row<L>(v, a.x, a.x_type, first, a.width, lane);
+  if (a.bias) load_row_as<L>(b, a.bias, a.width, lane);
+  if (a.residual) load_row<L>(r, a.residual, a.residual_type, first, a.width, lane);
 #pragma unroll
-  for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
-    v[k] = 0.0f;
-    if (c >= a.width) continue;
-    const size_t i = row * a.width + c;
-    float x = load(a.x, a.x_type, i);
-    if (a.bias) x += a.bias[c];
-    if (a.residual) x += load(a.residual, a.residual_type, i);
-    v[k] = x;
+  for (int k = 0; k < L::kPer; ++k) {  // x + bias, then + residual (the reference's order); 0 past the row
+    if (a.bias) v[k] += b[k];
+    if (a.residual) v[k] += r[k];
   }
   normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.y, a.y_type, row);
 }

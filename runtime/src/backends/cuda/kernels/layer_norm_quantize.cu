@@ -5,16 +5,26 @@ namespace encrt::cuda {
 
 using namespace layer_norm_quantize_kernels;
 
+namespace {
+template <class L>
+void launch(const LayerNormQuantizeArgs& a, cudaStream_t stream) {
+  layer_norm_quantize_kernel<L><<<row_blocks<L>(a.norm.rows), L::kBlockThreads, 0, stream>>>(a);
+}
+}  // namespace
+
 cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t stream) {
   const LayerNormArgs& n = a.norm;
   if (n.rows == 0) return cudaSuccess;
   if (n.width <= 0 || n.width > kMaxRowWidth || n.x_type != Elem::kF32 || n.y_type != Elem::kF32 ||
       (n.residual && n.residual_type != Elem::kF32) || !a.q || !a.scale || !a.zero_point)
     return cudaErrorInvalidValue;
-  if (n.width <= kWarpRowWidth)
-    layer_norm_quantize_kernel<WarpRows><<<row_blocks<WarpRows>(n.rows), WarpRows::kBlockThreads, 0, stream>>>(a);
+  // A warp per row only when asked (rows=warp): under auto a block per row (row_layout.cuh).
+  if (n.layout != RowKernels::kWarp || n.width > kWarpRowWidth)
+    launch<BlockRows>(a, stream);
+  else if (n.width <= NarrowWarpRows::kMaxWidth)
+    launch<NarrowWarpRows>(a, stream);
   else
-    layer_norm_quantize_kernel<BlockRows><<<row_blocks<BlockRows>(n.rows), BlockRows::kBlockThreads, 0, stream>>>(a);
+    launch<WarpRows>(a, stream);
   return cudaGetLastError();
 }
 

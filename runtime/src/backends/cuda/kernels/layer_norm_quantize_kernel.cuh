@@ -1,9 +1,9 @@
 // LayerNorm (after a linear's bias and residual, as layer_norm.cu) fused with the next int8
-// layer's quantization of the normalized row: a warp per row up to kWarpRowWidth, else a block of
-// 256 threads (row_layout.cuh), the row in registers. The LayerNorm arithmetic is layer_norm.cu's
-// normalize_row, operation for operation (fp32 two-pass statistics, the same sums in the same
-// layout), so the fp32 rows are those the unfused kernel writes; the quantization is
-// quantize_row.cuh's (the reference's rule).
+// layer's quantization of the normalized row: a warp or a block per row (row_layout.cuh: which,
+// and why), the row in registers, every value loaded before any is used. The LayerNorm
+// arithmetic is layer_norm.cu's normalize_row, operation for operation (fp32 two-pass
+// statistics, the same sums in the same layout), so the fp32 rows are those the unfused kernel
+// writes in that layout; the quantization is quantize_row.cuh's (the reference's rule).
 //
 // The device code of layer_norm_quantize.cu (which launches it), also compiled for the host by
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
@@ -22,19 +22,21 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   const size_t row = L::row();
   if (row >= static_cast<size_t>(n.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
-  float v[L::kPer];
+  const size_t first = row * n.width;
+  float v[L::kPer], b[L::kPer], r[L::kPer], g[L::kPer], be[L::kPer], m[L::kPer];
+  load_row_as<L>(v, static_cast<const float*>(n.x) + first, n.width, lane);
+  if (n.bias) load_row_as<L>(b, n.bias, n.width, lane);
+  if (n.residual) load_row_as<L>(r, static_cast<const float*>(n.residual) + first, n.width, lane);
+  load_row_as<L>(g, n.gamma, n.width, lane);
+  load_row_as<L>(be, n.beta, n.width, lane);
+  if (a.multipliers) load_row_as<L>(m, a.multipliers, n.width, lane);
   float sum = 0.0f;
 #pragma unroll
-  for (int k = 0; k < L::kPer; ++k) {
+  for (int k = 0; k < L::kPer; ++k) {  // x + bias, then + residual (the reference's order); 0 past the row
+    if (n.bias) v[k] += b[k];
+    if (n.residual) v[k] += r[k];
     const int c = lane + k * L::kRowThreads;
-    v[k] = 0.0f;
-    if (c >= n.width) continue;
-    const size_t i = row * n.width + c;
-    float x = static_cast<const float*>(n.x)[i];
-    if (n.bias) x += n.bias[c];
-    if (n.residual) x += static_cast<const float*>(n.residual)[i];
-    v[k] = x;
-    sum += x;
+    if (c < n.width) sum += v[k];
   }
   const float mean = L::sum(sum, sums) / static_cast<float>(n.width);
   float sq = 0.0f;
@@ -50,9 +52,9 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   for (int k = 0; k < L::kPer; ++k) {
     const int c = lane + k * L::kRowThreads;
     if (c >= n.width) continue;
-    const float y = (v[k] - mean) * inv * n.gamma[c] + n.beta[c];
-    if (n.y) static_cast<float*>(n.y)[row * n.width + c] = y;
-    v[k] = a.multipliers ? int8::mul_rn(y, a.multipliers[c]) : y;
+    const float y = (v[k] - mean) * inv * g[k] + be[k];
+    if (n.y) static_cast<float*>(n.y)[first + c] = y;
+    v[k] = a.multipliers ? int8::mul_rn(y, m[k]) : y;
     lo = int8::range_min(lo, v[k]);
     hi = int8::range_max(hi, v[k]);
   }

@@ -1,9 +1,8 @@
 // kQuantize: fp32 rows (times the optional SmoothQuant multipliers) to asymmetric 8-bit rows with a
 // per-row scale and zero point, exactly as kernels/ref/quantize_ref.cpp (kernel_types.h's rule).
-// A warp per row (eight rows per block: row_layout.cuh; a block per row took 11 µs over MiniLM's
-// 4096 rows at batch 32 on an H200, latency-bound): a pass for the range, a second (from L1/L2)
-// for the bytes, four bytes per thread and store. The layout is a template parameter so that the
-// emulation tests run the block layout too.
+// A block of 128 threads per row, or a warp per row under rows=warp (row_layout.cuh: which, and
+// why): a pass for the range, a second (from L1/L2) for the bytes, four bytes per thread and
+// store; both passes unrolled so that several loads are in flight.
 //
 // The device code of quantize.cu (which launches it), also compiled for the host by
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
@@ -26,6 +25,7 @@ __global__ void quantize_kernel(QuantizeArgs a) {
   const int lane = L::lane();
   const float* x = a.x + row * static_cast<size_t>(a.K);
   float lo = 0.0f, hi = 0.0f;
+#pragma unroll 4
   for (int k = lane; k < a.K; k += L::kRowThreads) {
     const float v = scaled(x, a.multipliers, k);
     lo = int8::range_min(lo, v);
@@ -40,6 +40,7 @@ __global__ void quantize_kernel(QuantizeArgs a) {
   const int groups = (a.K + 3) / 4;  // Kp / 4
   // Kp is a multiple of 4 and the buffer 4-byte aligned (arena alignment), so each row's words are.
   uint32_t* q = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(a.q) + row * static_cast<size_t>(groups) * 4);
+#pragma unroll 2
   for (int g = lane; g < groups; g += L::kRowThreads) {
     uint32_t word = 0;
 #pragma unroll

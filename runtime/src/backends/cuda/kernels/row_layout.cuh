@@ -1,14 +1,18 @@
 // How a row kernel's threads hold its rows: a warp per row (eight rows per block of 256 threads)
-// for rows up to kWarpRowWidth wide, or a block of 256 threads per row for wider ones. Each thread
-// of a row owns the columns lane, lane + kRowThreads, ... and the row's sums and ranges are taken
-// over those threads alone.
+// for rows up to kWarpRowWidth wide, or a block per row. Each thread of a row owns the columns
+// lane, lane + kRowThreads, ... and the row's sums and ranges are taken over those threads alone.
+// Row kernels load every value they hold before they use any (load_row), so that a thread's
+// loads are in flight together rather than one latency after another.
 //
-// Why both: a block per row leaves a row of MiniLM's 384 values 1.5 values per thread and pays two
-// block barriers per statistic; on an H200 the LayerNorm over 4096 such rows took 27 µs that way
-// (the first GPU run's profile) where the bytes take 2-3 µs. A warp per row needs no barrier (the
-// shuffles are the reduction), and a short run (batch 1: 128 rows) spreads over 16 blocks of 8
-// independent rows. The block layout stays for rows up to kMaxRowWidth (it holds 16 values per
-// thread where a warp would need 128).
+// Which is faster depends on the number of rows. On an H200 (MiniLM, hidden 384; per-op GPU
+// profiles of `encrt bench --profile`, the first GPU runs), with kernels that still loaded a
+// value, used it, then loaded the next: at batch 32 (4096 rows) the LayerNorm took 350 µs per run
+// (13 calls) a warp per row against 440 a block per row, but at batch 1 (128 rows) 198 against
+// 114: a block per row spreads 128 rows over 128 multiprocessors where eight warp rows per block
+// use 16. LayerNorm + quantize (4096 rows): 436 against 400; quantize: 220 against 216. So the
+// launchers' default (RowKernels::kAuto) is a warp per row for the LayerNorm and the embedding
+// from kWarpRowsFrom rows, and a block per row everywhere else; rows=warp|block (the backend
+// option) forces one, so that a GPU run measures both (scripts/device_check.sh).
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION).
 #pragma once
@@ -19,10 +23,14 @@ namespace encrt::cuda {
 
 // The widest row a warp holds in registers (32 values per lane).
 constexpr int kWarpRowWidth = 1024;
+// From how many rows kAuto gives the LayerNorm and embedding kernels a warp per row (between the
+// 128 rows where a block per row was faster and the 4096 where a warp per row was).
+constexpr int kWarpRowsFrom = 2048;
 
 template <int kThreadsPerRow, int kWidest>
 struct RowLayout {
-  static_assert(kThreadsPerRow == 32 || kThreadsPerRow == 256, "a warp or a block of 256 threads per row");
+  static_assert(kThreadsPerRow == 32 || kThreadsPerRow == 128 || kThreadsPerRow == 256,
+                "a warp, or a block of 128 or 256 threads, per row");
   static constexpr int kRowThreads = kThreadsPerRow;
   static constexpr int kPer = kWidest / kThreadsPerRow;  // values per thread
   static constexpr int kRowsPerBlock = kThreadsPerRow == 32 ? 8 : 1;
@@ -41,13 +49,36 @@ struct RowLayout {
   }
 };
 
+// A warp per row: rows up to 512 wide in 16 values per lane (MiniLM's 384), up to 1024 in 32.
+using NarrowWarpRows = RowLayout<32, 512>;
 using WarpRows = RowLayout<32, kWarpRowWidth>;
+// A block of 256 threads per row (up to kMaxRowWidth), and the quantize kernel's 128 (it loops
+// over the row, so its width has no bound).
 using BlockRows = RowLayout<256, kMaxRowWidth>;
+using QuantizeBlockRows = RowLayout<128, 128>;
 
 // The launch: blocks for `rows` rows.
 template <class L>
 inline unsigned row_blocks(int rows) {
   return static_cast<unsigned>((static_cast<size_t>(rows) + L::kRowsPerBlock - 1) / L::kRowsPerBlock);
+}
+
+// Columns lane + k · L::kRowThreads of a row at p (0 past width) into v, every load issued before
+// any value is used.
+template <class L, typename T>
+__device__ __forceinline__ void load_row_as(float (&v)[L::kPer], const T* p, int width, int lane) {
+#pragma unroll
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = lane + k * L::kRowThreads;
+    v[k] = c < width ? to_float(p[c]) : 0.0f;
+  }
+}
+template <class L>
+__device__ __forceinline__ void load_row(float (&v)[L::kPer], const void* p, Elem e, size_t first, int width, int lane) {
+  if (e == Elem::kF16)
+    load_row_as<L>(v, static_cast<const __half*>(p) + first, width, lane);
+  else
+    load_row_as<L>(v, static_cast<const float*>(p) + first, width, lane);
 }
 
 }  // namespace encrt::cuda
