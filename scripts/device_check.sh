@@ -19,6 +19,7 @@
 #    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt; int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
+# 5b. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py).
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
@@ -27,9 +28,9 @@ python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the 
 cd "$(dirname "$0")/.."
 source_bundle=${1:-build-gpu-bundle}
 # STEPS: which parts run (the models are always converted), for splitting the check over device
-# calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,packed,torch, then
+# calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,kernels,packed,torch, then
 # STEPS=conformance. Default: all.
-steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch}
+steps=${STEPS:-inspect,conformance,accuracy,bench,kernels,packed,torch}
 want() { [[ ,$steps, == *,$1,* ]]; }
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
 mkdir -p "$results"
@@ -218,6 +219,18 @@ done
 for dtype in fp16 int8; do
   "$encrt" bench "$minilm/minilm.$dtype.encrt" --backend cuda --batch 1 --seq 128 --iters 20 --warmup 5 --profile \
     >"$results/profile_${dtype}_b1.txt" 2>&1
+done
+fi
+
+# 5b. Each kernel's own GPU time (ncu, one eager forward pass), where the time above goes.
+if want kernels; then
+for dtype in fp16 int8; do
+  for batch in 1 32; do
+    timeout 120 "$python" scripts/kernel_times.py --csv-out "$results/ncu_${dtype}_b${batch}.csv" -- \
+      "$encrt" bench "$minilm/minilm.$dtype.encrt" --backend cuda --batch "$batch" --seq 128 --no-graphs --iters 1 --warmup 0 \
+      >"$results/kernels_${dtype}_b${batch}.txt" 2>&1
+    note "kernel times $dtype batch $batch (ncu): status $? ($(head -1 "$results/kernels_${dtype}_b${batch}.txt"))"
+  done
 done
 fi
 
