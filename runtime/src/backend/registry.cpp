@@ -27,7 +27,7 @@ const Entry kBuiltIn[] = {
     {"xnnpack", nullptr, "not built into this library (configure with XNNPACK installed: libxnnpack-dev)"},
 #endif
 #if defined(ENCRT_WITH_CUDA)
-    {"cuda", &cuda::kCudaBackend, "NVIDIA GPUs through CUDA and cuBLASLt: fp16 and fp32 models"},
+    {"cuda", &cuda::kCudaBackend, "NVIDIA GPUs through CUDA and cuBLASLt: fp32, fp16 and int8 models"},
 #else
     {"cuda", nullptr, "not built into this library (configure with the CUDA toolkit: -DENCRT_WITH_CUDA=ON)"},
 #endif
