@@ -59,40 +59,29 @@ uint32_t bits(float f) {
   return b;
 }
 
-// As layer_norm.cu launches them for a.layout: a block per row, or a warp per row (16 values per
-// lane up to 512 wide, 32 up to kWarpRowWidth) under rows=warp or from kWarpRowsFrom rows.
+// As layer_norm.cu launches them for a.layout (row_layout.cuh's with_row_layout picks the layout).
 template <class Args>
 bool warp_rows(const Args& a) {
-  if (a.width > encrt::cuda::kWarpRowWidth || a.layout == encrt::cuda::RowKernels::kBlock) return false;
-  return a.layout == encrt::cuda::RowKernels::kWarp || a.rows >= encrt::cuda::kWarpRowsFrom;
+  bool warp = false;
+  encrt::cuda::with_row_layout(a.layout, a.rows, a.width, encrt::cuda::kWarpRowsFrom,
+                               [&](auto layout) { warp = decltype(layout)::kWarp; });
+  return warp;
 }
 
-template <class L>
-void run_layer_norm_as(const LayerNormArgs& a) {
-  using namespace encrt::cuda::layer_norm_kernels;
-  encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { layer_norm_kernel<L>(a); });
-}
 void run_layer_norm(const LayerNormArgs& a) {
-  if (!warp_rows(a))
-    run_layer_norm_as<encrt::cuda::BlockRows>(a);
-  else if (a.width <= encrt::cuda::NarrowWarpRows::kMaxWidth)
-    run_layer_norm_as<encrt::cuda::NarrowWarpRows>(a);
-  else
-    run_layer_norm_as<encrt::cuda::WarpRows>(a);
+  using namespace encrt::cuda::layer_norm_kernels;
+  encrt::cuda::with_row_layout(a.layout, a.rows, a.width, encrt::cuda::kWarpRowsFrom, [&](auto layout) {
+    using L = decltype(layout);
+    encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { layer_norm_kernel<L>(a); });
+  });
 }
 
-template <class L>
-void run_embed_as(const EmbedArgs& a) {
-  using namespace encrt::cuda::layer_norm_kernels;
-  encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { embed_kernel<L>(a); });
-}
 void run_embed(const EmbedArgs& a) {
-  if (!warp_rows(a))
-    run_embed_as<encrt::cuda::BlockRows>(a);
-  else if (a.width <= encrt::cuda::NarrowWarpRows::kMaxWidth)
-    run_embed_as<encrt::cuda::NarrowWarpRows>(a);
-  else
-    run_embed_as<encrt::cuda::WarpRows>(a);
+  using namespace encrt::cuda::layer_norm_kernels;
+  encrt::cuda::with_row_layout(a.layout, a.rows, a.width, encrt::cuda::kWarpRowsFrom, [&](auto layout) {
+    using L = decltype(layout);
+    encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(a.rows), 1, 1}, L::kBlockThreads, [&] { embed_kernel<L>(a); });
+  });
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -169,21 +170,15 @@ TEST_CASE("layer_norm_quantize (emulated): LayerNorm rows within the bound, thei
       a.shifted = shifted;
       a.scale = scale.data();
       a.zero_point = zp.data();
-      // As layer_norm_quantize.cu launches it.
+      // As layer_norm_quantize.cu launches it (a block per row unless rows=warp).
+      a.norm.layout = warp ? encrt::cuda::RowKernels::kWarp : encrt::cuda::RowKernels::kAuto;
       const auto launch = [&] {
         using namespace encrt::cuda::layer_norm_quantize_kernels;
-        using encrt::cuda::BlockRows;
-        using encrt::cuda::NarrowWarpRows;
-        using encrt::cuda::WarpRows;
-        if (warp && width <= NarrowWarpRows::kMaxWidth)
-          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<NarrowWarpRows>(rows), 1, 1}, NarrowWarpRows::kBlockThreads,
-                                          [&] { layer_norm_quantize_kernel<NarrowWarpRows>(a); });
-        else if (warp)
-          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<WarpRows>(rows), 1, 1}, WarpRows::kBlockThreads,
-                                          [&] { layer_norm_quantize_kernel<WarpRows>(a); });
-        else
-          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<BlockRows>(rows), 1, 1}, BlockRows::kBlockThreads,
-                                          [&] { layer_norm_quantize_kernel<BlockRows>(a); });
+        encrt::cuda::with_row_layout(a.norm.layout, rows, width, INT_MAX, [&](auto layout) {
+          using L = decltype(layout);
+          encrt::emulation::launch_blocks({encrt::cuda::row_blocks<L>(rows), 1, 1}, L::kBlockThreads,
+                                          [&] { layer_norm_quantize_kernel<L>(a); });
+        });
       };
       launch();
       INFO("width " << width << (with_multipliers ? " with multipliers" : "") << (shifted ? " shifted" : " unshifted")

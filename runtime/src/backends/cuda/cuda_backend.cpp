@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cublaslt_library.h"
@@ -192,6 +193,23 @@ Status parse_switch(const backend::Options& o, const char* key, bool fallback, b
   return Status::ok();
 }
 
+// An option that names one of `choices` (its value in the key's order): *out keeps its default
+// when the option is absent; anything else is an error listing the choices.
+template <typename E, size_t N>
+Status parse_choice(const backend::Options& o, const char* key, const std::pair<const char*, E> (&choices)[N], E* out) {
+  const auto it = o.find(key);
+  if (it == o.end()) return Status::ok();
+  std::string names;
+  for (size_t i = 0; i < N; ++i) {
+    if (it->second == choices[i].first) {
+      *out = choices[i].second;
+      return Status::ok();
+    }
+    names += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + choices[i].first;
+  }
+  return invalid_argument(std::string("option ") + key + " of backend cuda must be " + names + ", got '" + it->second + "'");
+}
+
 Status create(const backend::Options& options, int, void** out) {
   std::string why;
   if (!available(&why)) return unsupported("backend 'cuda' is not available on this machine: " + why);
@@ -210,38 +228,24 @@ Status create(const backend::Options& options, int, void** out) {
       return invalid_argument("option weights of backend cuda must be device or mapped, got '" + it->second + "'");
     c->mapped_weights = it->second == "mapped";
   }
-  if (auto it = options.find("attention"); it != options.end()) {
-    if (it->second == "auto")
-      c->attention = AttentionKernel::kAuto;
-    else if (it->second == "mma")
-      c->attention = AttentionKernel::kMma;
-    else if (it->second == "simt")
-      c->attention = AttentionKernel::kSimt;
-    else if (it->second == "int8")
-      c->attention = AttentionKernel::kInt8;
-    else
-      return invalid_argument("option attention of backend cuda must be auto, mma, simt or int8, got '" + it->second + "'");
-  }
-  if (auto it = options.find("int8_gemm"); it != options.end()) {
-    if (it->second == "auto")
-      c->int8_gemm = Int8Gemm::kAuto;
-    else if (it->second == "mma")
-      c->int8_gemm = Int8Gemm::kMma;
-    else if (it->second == "cublaslt")
-      c->int8_gemm = Int8Gemm::kCublasLt;
-    else
-      return invalid_argument("option int8_gemm of backend cuda must be auto, mma or cublaslt, got '" + it->second + "'");
-  }
-  if (auto it = options.find("rows"); it != options.end()) {
-    if (it->second == "auto")
-      c->row_kernels = RowKernels::kAuto;
-    else if (it->second == "warp")
-      c->row_kernels = RowKernels::kWarp;
-    else if (it->second == "block")
-      c->row_kernels = RowKernels::kBlock;
-    else
-      return invalid_argument("option rows of backend cuda must be auto, warp or block, got '" + it->second + "'");
-  }
+  if (Status s = parse_choice(options, "attention",
+                              {std::pair{"auto", AttentionKernel::kAuto}, std::pair{"mma", AttentionKernel::kMma},
+                               std::pair{"simt", AttentionKernel::kSimt}, std::pair{"int8", AttentionKernel::kInt8}},
+                              &c->attention);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "int8_gemm",
+                              {std::pair{"auto", Int8Gemm::kAuto}, std::pair{"mma", Int8Gemm::kMma},
+                               std::pair{"cublaslt", Int8Gemm::kCublasLt}},
+                              &c->int8_gemm);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "rows",
+                              {std::pair{"auto", RowKernels::kAuto}, std::pair{"warp", RowKernels::kWarp},
+                               std::pair{"block", RowKernels::kBlock}},
+                              &c->row_kernels);
+      !s)
+    return s;
   int count = 0;
   cudaGetDeviceCount(&count);
   if (c->device >= count)

@@ -1,16 +1,11 @@
 // Launchers of the kernels in layer_norm_quantize_kernel.cuh (the design: its header comment).
+#include <climits>
+
 #include "backends/cuda/kernels/layer_norm_quantize_kernel.cuh"
 
 namespace encrt::cuda {
 
 using namespace layer_norm_quantize_kernels;
-
-namespace {
-template <class L>
-void launch(const LayerNormQuantizeArgs& a, cudaStream_t stream) {
-  layer_norm_quantize_kernel<L><<<row_blocks<L>(a.norm.rows), L::kBlockThreads, 0, stream>>>(a);
-}
-}  // namespace
 
 cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t stream) {
   const LayerNormArgs& n = a.norm;
@@ -19,12 +14,10 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
       (n.residual && n.residual_type != Elem::kF32) || !a.q || !a.scale || !a.zero_point)
     return cudaErrorInvalidValue;
   // A warp per row only when asked (rows=warp): under auto a block per row (row_layout.cuh).
-  if (n.layout != RowKernels::kWarp || n.width > kWarpRowWidth)
-    launch<BlockRows>(a, stream);
-  else if (n.width <= NarrowWarpRows::kMaxWidth)
-    launch<NarrowWarpRows>(a, stream);
-  else
-    launch<WarpRows>(a, stream);
+  with_row_layout(n.layout, n.rows, n.width, INT_MAX, [&](auto layout) {
+    using L = decltype(layout);
+    layer_norm_quantize_kernel<L><<<row_blocks<L>(n.rows), L::kBlockThreads, 0, stream>>>(a);
+  });
   return cudaGetLastError();
 }
 

@@ -17,6 +17,8 @@
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION).
 #pragma once
 
+#include <climits>
+
 #include "backends/cuda/kernels/cuda_common.cuh"
 
 namespace encrt::cuda {
@@ -61,6 +63,21 @@ using QuantizeBlockRows = RowLayout<128, 128>;
 template <class L>
 inline unsigned row_blocks(int rows) {
   return static_cast<unsigned>((static_cast<size_t>(rows) + L::kRowsPerBlock - 1) / L::kRowsPerBlock);
+}
+
+// Calls launch(L{}) with the layout L for `rows` rows `width` wide: a block per row (BlockRows), or
+// a warp per row (16 values per lane up to 512 wide, 32 up to kWarpRowWidth) under rows=warp, or
+// under rows=auto from warp_from_rows rows (INT_MAX: never).
+template <typename Launch>
+inline void with_row_layout(RowKernels choice, int rows, int width, int warp_from_rows, Launch&& launch) {
+  const bool warp = width <= kWarpRowWidth && choice != RowKernels::kBlock &&
+                    (choice == RowKernels::kWarp || rows >= warp_from_rows);
+  if (!warp)
+    launch(BlockRows{});
+  else if (width <= NarrowWarpRows::kMaxWidth)
+    launch(NarrowWarpRows{});
+  else
+    launch(WarpRows{});
 }
 
 // Columns lane + k · L::kRowThreads of a row at p (0 past width) into v, every load issued before
