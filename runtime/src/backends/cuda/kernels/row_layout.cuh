@@ -54,8 +54,13 @@ struct RowLayout {
 // A warp per row: rows up to 512 wide in 16 values per lane (MiniLM's 384), up to 1024 in 32.
 using NarrowWarpRows = RowLayout<32, 512>;
 using WarpRows = RowLayout<32, kWarpRowWidth>;
-// A block of 256 threads per row (up to kMaxRowWidth), and the quantize kernel's 128 (it loops
-// over the row, so its width has no bound).
+// A block of 256 threads per row: 2 values per thread up to 512 wide, 4 up to 1024, 16 up to
+// kMaxRowWidth (each a layout of its own so that a narrow row does not hold, and load into,
+// registers for 16: ptxas gives the 4096-wide LayerNorm + quantize 128 registers a thread, which
+// would leave two blocks per multiprocessor); and the quantize kernel's 128 (it loops over the
+// row, so its width has no bound).
+using NarrowBlockRows = RowLayout<256, 512>;
+using MidBlockRows = RowLayout<256, 1024>;
 using BlockRows = RowLayout<256, kMaxRowWidth>;
 using QuantizeBlockRows = RowLayout<128, 128>;
 
@@ -65,14 +70,19 @@ inline unsigned row_blocks(int rows) {
   return static_cast<unsigned>((static_cast<size_t>(rows) + L::kRowsPerBlock - 1) / L::kRowsPerBlock);
 }
 
-// Calls launch(L{}) with the layout L for `rows` rows `width` wide: a block per row (BlockRows), or
-// a warp per row (16 values per lane up to 512 wide, 32 up to kWarpRowWidth) under rows=warp, or
-// under rows=auto from warp_from_rows rows (INT_MAX: never).
+// Calls launch(L{}) with the layout L for `rows` rows `width` wide: a block per row (the narrowest
+// of the block layouts that holds the row), or a warp per row (16 values per lane up to 512 wide,
+// 32 up to kWarpRowWidth) under rows=warp, or under rows=auto from warp_from_rows rows (INT_MAX:
+// never).
 template <typename Launch>
 inline void with_row_layout(RowKernels choice, int rows, int width, int warp_from_rows, Launch&& launch) {
   const bool warp = width <= kWarpRowWidth && choice != RowKernels::kBlock &&
                     (choice == RowKernels::kWarp || rows >= warp_from_rows);
-  if (!warp)
+  if (!warp && width <= NarrowBlockRows::kMaxWidth)
+    launch(NarrowBlockRows{});
+  else if (!warp && width <= MidBlockRows::kMaxWidth)
+    launch(MidBlockRows{});
+  else if (!warp)
     launch(BlockRows{});
   else if (width <= NarrowWarpRows::kMaxWidth)
     launch(NarrowWarpRows{});
