@@ -19,9 +19,9 @@
 #    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt; int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
-# 5b. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
-# 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py).
+# 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
+# 8. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32.
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
 set -uo pipefail
 python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
@@ -222,18 +222,6 @@ for dtype in fp16 int8; do
 done
 fi
 
-# 5b. Each kernel's own GPU time (ncu, one eager forward pass), where the time above goes.
-if want kernels; then
-for dtype in fp16 int8; do
-  for batch in 1 32; do
-    timeout 120 "$python" scripts/kernel_times.py --csv-out "$results/ncu_${dtype}_b${batch}.csv" -- \
-      "$encrt" bench "$minilm/minilm.$dtype.encrt" --backend cuda --batch "$batch" --seq 128 --no-graphs --iters 1 --warmup 0 \
-      >"$results/kernels_${dtype}_b${batch}.txt" 2>&1
-    note "kernel times $dtype batch $batch (ncu): status $? ($(head -1 "$results/kernels_${dtype}_b${batch}.txt"))"
-  done
-done
-fi
-
 # 6. Packed vs padded, real sentence lengths.
 if want packed; then
 for dtype in fp16 int8; do
@@ -252,6 +240,19 @@ else
   note "torch_gpu_bench: $(echo "$tout" | tail -1)"
 fi
 fi
+# 8. Each kernel's own GPU time (ncu, one eager forward pass), where the time above goes; last,
+# since ncu's replays are the slowest step (60 s at most each).
+if want kernels; then
+for dtype in fp16 int8; do
+  for batch in 1 32; do
+    timeout 60 "$python" scripts/kernel_times.py --launch-count 200 --csv-out "$results/ncu_${dtype}_b${batch}.csv" -- \
+      "$encrt" bench "$minilm/minilm.$dtype.encrt" --backend cuda --batch "$batch" --seq 128 --no-graphs --iters 1 --warmup 0 \
+      >"$results/kernels_${dtype}_b${batch}.txt" 2>&1
+    note "kernel times $dtype batch $batch (ncu): status $? ($(head -1 "$results/kernels_${dtype}_b${batch}.txt"))"
+  done
+done
+fi
+
 echo
 echo "==== summary (device_check, $SECONDS s)"
 printf '%s\n' "${summary[@]}"
