@@ -21,7 +21,8 @@
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
-# 8. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32.
+# 8. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
+#    and PyTorch's at both batches.
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
 set -uo pipefail
 python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
@@ -250,6 +251,12 @@ for dtype in fp16 int8; do
       >"$results/kernels_${dtype}_b${batch}.txt" 2>&1
     note "kernel times $dtype batch $batch (ncu): status $? ($(head -1 "$results/kernels_${dtype}_b${batch}.txt"))"
   done
+done
+# The peer's kernels at the same shapes (its first eager passes; each kernel's mean is per call).
+for batch in 1 32; do
+  timeout 90 "$python" scripts/kernel_times.py --launch-count 160 --csv-out "$results/ncu_torch_b${batch}.csv" -- \
+    "$python" benchmarks/torch_gpu_bench.py --shapes "${batch}x128" --iters 1 >"$results/kernels_torch_b${batch}.txt" 2>&1
+  note "kernel times PyTorch fp16 batch $batch (ncu): status $? ($(head -1 "$results/kernels_torch_b${batch}.txt"))"
 done
 fi
 
