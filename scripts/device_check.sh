@@ -21,7 +21,9 @@
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
-# 8. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
+# 8. each kernel's duration in a graph replay and the gaps between them (scripts/kernel_trace.py),
+#    encrt fp16 and int8 and PyTorch fp16, batch 1 and 32;
+# 9. each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
 set -uo pipefail
@@ -31,7 +33,7 @@ source_bundle=${1:-build-gpu-bundle}
 # STEPS: which parts run (the models are always converted), for splitting the check over device
 # calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,kernels,packed,torch, then
 # STEPS=conformance. Default: all.
-steps=${STEPS:-inspect,conformance,accuracy,bench,kernels,packed,torch}
+steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch,trace,kernels}
 want() { [[ ,$steps, == *,$1,* ]]; }
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
 mkdir -p "$results"
@@ -169,8 +171,8 @@ accuracy() {  # label dtype backend [backend options] [timeout in seconds]
 accuracy fp16_cuda fp16 cuda
 accuracy fp16_cuda_simt fp16 cuda attention=simt
 # weights=mapped (for Jetson's shared memory): on the H200 VM of the first GPU runs the process
-# spent its time in the kernel (60 s of sys time, `encrt run`) without finishing; 30 s here.
-accuracy fp16_cuda_mapped fp16 cuda weights=mapped 30
+# spent its time in the kernel (60 s of sys time, `encrt run`) without finishing; 15 s here.
+accuracy fp16_cuda_mapped fp16 cuda weights=mapped 15
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
 accuracy int8_cuda_att_int8 int8 cuda attention=int8
@@ -241,7 +243,21 @@ else
   note "torch_gpu_bench: $(echo "$tout" | tail -1)"
 fi
 fi
-# 8. Each kernel's own GPU time (ncu, one eager forward pass), where the time above goes; last,
+# 8. Each kernel's duration inside a real run with CUDA graphs, and the gaps between kernels
+# (scripts/kernel_trace.py: PyTorch's profiler, CUPTI activity records, needs no counters),
+# encrt fp16 and int8 and PyTorch fp16, batch 1 and 32.
+if want trace; then
+for batch in 1 32; do
+  for dtype in fp16 int8; do
+    PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+      "$minilm/minilm.$dtype.encrt" --batch "$batch" --seq 128 >"$results/trace_${dtype}_b${batch}.txt" 2>&1
+    note "trace encrt $dtype batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_${dtype}_b${batch}.txt" || tail -1 "$results/trace_${dtype}_b${batch}.txt"))"
+  done
+  timeout 90 "$python" scripts/kernel_trace.py torch --batch "$batch" --seq 128 >"$results/trace_torch_b${batch}.txt" 2>&1
+  note "trace PyTorch fp16 graph batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_torch_b${batch}.txt" || tail -1 "$results/trace_torch_b${batch}.txt"))"
+done
+fi
+# 9. Each kernel's own GPU time (ncu, one eager forward pass), where the time above goes; last,
 # since ncu's replays are the slowest step (60 s at most each).
 if want kernels; then
 for dtype in fp16 int8; do
