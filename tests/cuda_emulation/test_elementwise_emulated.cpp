@@ -63,8 +63,10 @@ TEST_CASE("activation and tanh (emulated): ReLU, GELU, residual, fp32 and fp16, 
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (Elem type : {Elem::kF32, Elem::kF16})
     for (int activation : {0, 1, 2})
-      for (bool with_residual : {false, true}) {
-        const size_t n = 300;  // two blocks, the second partial
+      for (bool with_residual : {false, true})
+      for (bool chunked : {false, true}) {
+        // Two blocks, the second partial; the chunk kernels' n a multiple of their chunk.
+        const size_t n = chunked ? 304 : 300;
         std::vector<float> x = random_floats(n, static_cast<uint32_t>(activation * 2 + (with_residual ? 1 : 0)), -4.0f, 4.0f);
         x[7] = nan, x[8] = inf, x[9] = -inf, x[10] = 0.0f, x[11] = -0.0f;
         Buffer y(type, x);
@@ -77,14 +79,22 @@ TEST_CASE("activation and tanh (emulated): ReLU, GELU, residual, fp32 and fp16, 
         a.residual = with_residual ? const_cast<Buffer&>(residual).data() : nullptr;
         a.residual_type = residual.type;
         a.activation = activation;
-        encrt::emulation::launch_blocks({encrt::cuda::blocks_for(n, kThreads), 1, 1}, kThreads, [&] { activation_kernel(a); });
+        if (!chunked)
+          encrt::emulation::launch_blocks({encrt::cuda::blocks_for(n, kThreads), 1, 1}, kThreads, [&] { activation_kernel(a); });
+        else if (type == Elem::kF16)
+          encrt::emulation::launch_blocks({encrt::cuda::blocks_for(n / 8, kThreads), 1, 1}, kThreads,
+                                          [&] { activation_chunk_kernel<__half, 8>(a); });
+        else
+          encrt::emulation::launch_blocks({encrt::cuda::blocks_for(n / 4, kThreads), 1, 1}, kThreads,
+                                          [&] { activation_chunk_kernel<float, 4>(a); });
         int bad = 0;
         for (size_t i = 0; i < n; ++i) {
           float v = encrt::kernels::ref::apply_activation(before.at(i), static_cast<encrt::kernels::Activation>(activation));
           if (with_residual) v += residual.at(i);
           bad += same(y.at(i), y.stored(v)) ? 0 : 1;
         }
-        INFO((type == Elem::kF16 ? "f16" : "f32") << " activation " << activation << (with_residual ? " residual" : ""));
+        INFO((type == Elem::kF16 ? "f16" : "f32") << " activation " << activation << (with_residual ? " residual" : "")
+                                                   << (chunked ? " chunked" : ""));
         CHECK(bad == 0);
       }
   for (Elem type : {Elem::kF32, Elem::kF16}) {

@@ -7,7 +7,15 @@ using namespace elementwise_kernels;
 
 cudaError_t activation(const ActivationArgs& a, cudaStream_t stream) {
   if (a.n == 0) return cudaSuccess;
-  activation_kernel<<<blocks_for(a.n, kThreads), kThreads, 0, stream>>>(a);
+  const size_t chunk = 16 / elem_size(a.y_type);  // values per 16-byte access
+  if (a.n % chunk == 0 && reinterpret_cast<uintptr_t>(a.y) % 16 == 0) {
+    if (a.y_type == Elem::kF16)
+      activation_chunk_kernel<__half, 8><<<blocks_for(a.n / 8, kThreads), kThreads, 0, stream>>>(a);
+    else
+      activation_chunk_kernel<float, 4><<<blocks_for(a.n / 4, kThreads), kThreads, 0, stream>>>(a);
+  } else {
+    activation_kernel<<<blocks_for(a.n, kThreads), kThreads, 0, stream>>>(a);
+  }
   return cudaGetLastError();
 }
 

@@ -12,8 +12,8 @@
 
 namespace encrt::cuda::layer_norm_kernels {
 
-// Normalizes the row held in v (columns L::lane() + k * L::kRowThreads) and stores it; gamma and
-// beta are loaded before the statistics, so their loads overlap the reductions.
+// Normalizes the row held in v (columns L::column(L::lane(), k)) and stores it; gamma and beta are
+// loaded before the statistics, so their loads overlap the reductions.
 template <class L>
 __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, const float* gamma, const float* beta,
                                               float eps, void* y, Elem y_type, size_t row) {
@@ -25,23 +25,21 @@ __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, co
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c < width) sum += v[k];
   }
   const float mean = L::sum(sum, scratch) / static_cast<float>(width);
   float sq = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c < width) sq += (v[k] - mean) * (v[k] - mean);
   }
   const float var = L::sum(sq, scratch) / static_cast<float>(width);
   const float inv = 1.0f / sqrtf(var + eps);
 #pragma unroll
-  for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
-    if (c < width) store(y, y_type, row * width + c, (v[k] - mean) * inv * g[k] + b[k]);
-  }
+  for (int k = 0; k < L::kPer; ++k) v[k] = (v[k] - mean) * inv * g[k] + b[k];
+  store_row<L>(y, y_type, row * width, v, width, lane);
 }
 
 template <class L>
@@ -69,7 +67,7 @@ __global__ void embed_kernel(EmbedArgs a) {
     const int8_t* w = static_cast<const int8_t*>(a.word) + word_row;
 #pragma unroll
     for (int k = 0; k < L::kPer; ++k) {
-      const int c = lane + k * L::kRowThreads;
+      const int c = L::column(lane, k);
       v[k] = c < a.width ? static_cast<float>(w[c]) : 0.0f;
     }
   } else {
@@ -80,7 +78,7 @@ __global__ void embed_kernel(EmbedArgs a) {
   const float word_scale = a.word_row_scales ? a.word_row_scales[id] * a.scale : a.scale;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c >= a.width) {
       v[k] = 0.0f;
       continue;
@@ -95,11 +93,7 @@ __global__ void embed_kernel(EmbedArgs a) {
     normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.out, a.out_type, row);
     return;
   }
-#pragma unroll
-  for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
-    if (c < a.width) store(a.out, a.out_type, row * a.width + c, v[k]);
-  }
+  store_row<L>(a.out, a.out_type, row * a.width, v, a.width, lane);
 }
 
 template <class L>

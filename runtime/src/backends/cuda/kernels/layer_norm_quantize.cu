@@ -1,6 +1,4 @@
 // Launchers of the kernels in layer_norm_quantize_kernel.cuh (the design: its header comment).
-#include <climits>
-
 #include "backends/cuda/kernels/layer_norm_quantize_kernel.cuh"
 
 namespace encrt::cuda {
@@ -13,8 +11,7 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
   if (n.width <= 0 || n.width > kMaxRowWidth || n.x_type != Elem::kF32 || n.y_type != Elem::kF32 ||
       (n.residual && n.residual_type != Elem::kF32) || !a.q || !a.scale || !a.zero_point)
     return cudaErrorInvalidValue;
-  // A warp per row only when asked (rows=warp): under auto a block per row (row_layout.cuh).
-  with_row_layout(n.layout, n.rows, n.width, INT_MAX, [&](auto layout) {
+  with_row_layout(n.layout, n.rows, n.width, kWarpRowsFrom, [&](auto layout) {
     using L = decltype(layout);
     layer_norm_quantize_kernel<L><<<row_blocks<L>(n.rows), L::kBlockThreads, 0, stream>>>(a);
   });

@@ -35,14 +35,14 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   for (int k = 0; k < L::kPer; ++k) {  // x + bias, then + residual (the reference's order); 0 past the row
     if (n.bias) v[k] += b[k];
     if (n.residual) v[k] += r[k];
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c < n.width) sum += v[k];
   }
   const float mean = L::sum(sum, sums) / static_cast<float>(n.width);
   float sq = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c < n.width) sq += (v[k] - mean) * (v[k] - mean);
   }
   const float var = L::sum(sq, sums) / static_cast<float>(n.width);
@@ -50,7 +50,7 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   float lo = 0.0f, hi = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     if (c >= n.width) continue;
     const float y = (v[k] - mean) * inv * g[k] + be[k];
     if (n.y) static_cast<float*>(n.y)[first + c] = y;
@@ -58,7 +58,7 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
     lo = int8::range_min(lo, v[k]);
     hi = int8::range_max(hi, v[k]);
   }
-  store_quantized_row<L::kPer, L::kRowThreads>(v, n.width, lo, hi, ranges, a.shifted, a.q, row, a.scale, a.zero_point);
+  store_quantized_row<L::kPer, L::kRowThreads, L::kVec>(v, n.width, lo, hi, ranges, a.shifted, a.q, row, a.scale, a.zero_point);
 }
 
 }  // namespace encrt::cuda::layer_norm_quantize_kernels

@@ -8,9 +8,9 @@ using namespace quantize_kernels;
 cudaError_t quantize_rows(const QuantizeArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return cudaSuccess;
   if (a.K <= 0 || reinterpret_cast<uintptr_t>(a.q) % 4 != 0) return cudaErrorInvalidValue;
-  // A warp per row only when asked (rows=warp): under auto a block of 128 threads per row
-  // (row_layout.cuh).
-  if (a.layout == RowKernels::kWarp)
+  // A warp per row under rows=warp, and under auto from kWarpRowsFrom rows (row_layout.cuh); else
+  // a block of 128 threads per row.
+  if (a.layout == RowKernels::kWarp || (a.layout == RowKernels::kAuto && a.rows >= kWarpRowsFrom))
     quantize_kernel<WarpRows><<<row_blocks<WarpRows>(a.rows), WarpRows::kBlockThreads, 0, stream>>>(a);
   else
     quantize_kernel<QuantizeBlockRows><<<row_blocks<QuantizeBlockRows>(a.rows), QuantizeBlockRows::kBlockThreads, 0, stream>>>(a);

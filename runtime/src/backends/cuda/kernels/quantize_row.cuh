@@ -53,14 +53,16 @@ __device__ __forceinline__ uint8_t padding_byte(const int8::RowQuantization& r, 
 }
 
 // The end of a kernel that holds a row in kThreads threads (the whole block, or a warp when
-// kThreads is 32: row_layout.cuh), kPer values per thread (column lane + k · kThreads of x[k]),
-// with the row's running range in lo/hi: the row's range, then the row's bytes at
-// q_rows + row · Kp (Kp = width rounded up to 4, padding included), its scale and its zero point,
-// as the quantize kernel writes them.
-template <int kPer, int kThreads>
+// kThreads is 32: row_layout.cuh), kPer values per thread in chunks of kVec consecutive columns
+// (x[k] is column ((k / kVec) · kThreads + lane) · kVec + k % kVec: RowLayout::column), with the
+// row's running range in lo/hi: the row's range, then the row's bytes at q_rows + row · Kp
+// (Kp = width rounded up to 4, padding included; a chunk of 4 as one 4-byte store where the
+// width is a multiple of 4), its scale and its zero point, as the quantize kernel writes them.
+template <int kPer, int kThreads, int kVec = 1>
 __device__ __forceinline__ void store_quantized_row(const float (&x)[kPer], int width, float lo, float hi, float* scratch,
                                                     bool shifted, void* q_rows, size_t row, float* scale,
                                                     int32_t* zero_point) {
+  static_assert(kPer % kVec == 0, "whole chunks per thread");
   const int lane = static_cast<int>(threadIdx.x) % kThreads;
   if (kThreads == 32)
     warp_range(&lo, &hi);
@@ -70,10 +72,22 @@ __device__ __forceinline__ void store_quantized_row(const float (&x)[kPer], int 
   const uint8_t flip = shifted ? int8::kSignFlip : uint8_t{0};
   const int Kp = (width + 3) / 4 * 4;
   uint8_t* q = static_cast<uint8_t*>(q_rows) + row * static_cast<size_t>(Kp);
+  if (kVec == 4 && width % 4 == 0 && reinterpret_cast<uintptr_t>(q_rows) % 4 == 0) {  // Kp == width: whole words
 #pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int c = lane + k * kThreads;
-    if (c < width) q[c] = stored_byte(x[k], r, flip);
+    for (int j = 0; j < kPer / 4; ++j) {
+      const int c0 = (j * kThreads + lane) * 4;
+      if (c0 >= width) continue;
+      uint32_t word = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) word |= static_cast<uint32_t>(stored_byte(x[j * 4 + i], r, flip)) << (8 * i);
+      *reinterpret_cast<uint32_t*>(q + c0) = word;  // little-endian: column c0 + i is byte i
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int c = ((k / kVec) * kThreads + lane) * kVec + k % kVec;
+      if (c < width) q[c] = stored_byte(x[k], r, flip);
+    }
   }
   for (int c = width + lane; c < Kp; c += kThreads) q[c] = padding_byte(r, flip);
   if (lane == 0) {

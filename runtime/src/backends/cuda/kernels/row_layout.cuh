@@ -1,23 +1,27 @@
 // How a row kernel's threads hold its rows: a warp per row (eight rows per block of 256 threads)
-// for rows up to kWarpRowWidth wide, or a block per row. Each thread of a row owns the columns
-// lane, lane + kRowThreads, ... and the row's sums and ranges are taken over those threads alone.
-// Row kernels load every value they hold before they use any (load_row), so that a thread's
-// loads are in flight together rather than one latency after another.
+// for rows up to kWarpRowWidth wide, or a block per row. A thread holds its row's values in chunks
+// of kVec consecutive columns (4, or fewer where a thread holds fewer): value k of thread `lane`
+// is column column(lane, k) = ((k / kVec) · kRowThreads + lane) · kVec + k % kVec, so that each
+// chunk is one vector load or store (8 bytes of fp16, 16 of fp32) where the row's width and the
+// pointer allow, and the row's sums and ranges are taken over the row's threads alone. Row
+// kernels load every value they hold before they use any (load_row), so that a thread's loads
+// are in flight together rather than one latency after another.
 //
-// Which is faster depends on the number of rows. On an H200 (MiniLM, hidden 384; per-op GPU
-// profiles of `encrt bench --profile`, the first GPU runs), with kernels that still loaded a
-// value, used it, then loaded the next: at batch 32 (4096 rows) the LayerNorm took 350 µs per run
-// (13 calls) a warp per row against 440 a block per row, but at batch 1 (128 rows) 198 against
-// 114: a block per row spreads 128 rows over 128 multiprocessors where eight warp rows per block
-// use 16. LayerNorm + quantize (4096 rows): 436 against 400; quantize: 220 against 216. So the
-// launchers' default (RowKernels::kAuto) is a warp per row for the LayerNorm and the embedding
-// from kWarpRowsFrom rows, and a block per row everywhere else; rows=warp|block (the backend
-// option) forces one, so that a GPU run measures both (scripts/device_check.sh).
+// Which layout is faster depends on the number of rows. On an H200 (MiniLM, hidden 384; GPU time
+// of `encrt bench --backend cuda`, whole runs, median of 300), with one column per load, a warp
+// per row against a block per row: at batch 32 (4096 rows per row kernel) fp16 616 against
+// 658 µs, int8 1101 against 1208 µs; at batch 1 (128 rows) fp16 229 against 209 µs, int8 406
+// against 324 µs (a block per row spreads 128 rows over 128 multiprocessors where eight warp rows
+// per block use 16). So the launchers' default (RowKernels::kAuto) is a warp per row from
+// kWarpRowsFrom rows and a block per row below, for every row kernel; rows=warp|block (the
+// backend option) forces one, so that a GPU run measures both (scripts/device_check.sh).
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION).
 #pragma once
 
 #include <climits>
+#include <cstdint>
+#include <cstring>
 
 #include "backends/cuda/kernels/cuda_common.cuh"
 
@@ -25,8 +29,8 @@ namespace encrt::cuda {
 
 // The widest row a warp holds in registers (32 values per lane).
 constexpr int kWarpRowWidth = 1024;
-// From how many rows kAuto gives the LayerNorm and embedding kernels a warp per row (between the
-// 128 rows where a block per row was faster and the 4096 where a warp per row was).
+// From how many rows kAuto gives a row kernel a warp per row (between the 128 rows where a block
+// per row was faster and the 4096 where a warp per row was).
 constexpr int kWarpRowsFrom = 2048;
 
 template <int kThreadsPerRow, int kWidest>
@@ -39,6 +43,15 @@ struct RowLayout {
   static constexpr int kBlockThreads = kThreadsPerRow * kRowsPerBlock;
   static constexpr bool kWarp = kThreadsPerRow == 32;
   static constexpr int kMaxWidth = kWidest;
+  // Consecutive columns per chunk (one vector access).
+  static constexpr int kVec = kPer >= 4 ? 4 : kPer;
+  static_assert(kPer % kVec == 0, "whole chunks per thread");
+  static constexpr int kChunks = kPer / kVec;
+
+  // The column of value k of the row's thread `lane` (0 .. kRowThreads - 1).
+  __host__ __device__ static constexpr int column(int lane, int k) {
+    return ((k / kVec) * kRowThreads + lane) * kVec + k % kVec;
+  }
 
   __device__ static int lane() { return static_cast<int>(threadIdx.x) % kThreadsPerRow; }
   __device__ static size_t row() {
@@ -90,13 +103,61 @@ inline void with_row_layout(RowKernels choice, int rows, int width, int warp_fro
     launch(WarpRows{});
 }
 
-// Columns lane + k · L::kRowThreads of a row at p (0 past width) into v, every load issued before
-// any value is used.
+// The unsigned type of n bytes, for one vector load or store of a chunk.
+template <int kBytes>
+struct ChunkBits;
+template <>
+struct ChunkBits<16> {
+  using type = uint4;
+};
+template <>
+struct ChunkBits<8> {
+  using type = uint2;
+};
+template <>
+struct ChunkBits<4> {
+  using type = uint32_t;
+};
+template <>
+struct ChunkBits<2> {
+  using type = uint16_t;
+};
+template <>
+struct ChunkBits<1> {
+  using type = uint8_t;
+};
+
+// Whether a row at p, `width` wide, is read and written in whole chunks of kVec values of T: the
+// width a multiple of kVec and p aligned to a chunk (the row's first column; rows of the same
+// buffer then are too). Uniform over the row's threads.
+template <class L, typename T>
+__device__ __forceinline__ bool chunked(const T* p, int width) {
+  return width % L::kVec == 0 && reinterpret_cast<uintptr_t>(p) % (sizeof(T) * L::kVec) == 0;
+}
+
+// The row's values at p that thread `lane` holds (L::column; 0 past width) into v, every load
+// issued before any value is used: a vector load per chunk where chunked(), else one per value.
 template <class L, typename T>
 __device__ __forceinline__ void load_row_as(float (&v)[L::kPer], const T* p, int width, int lane) {
+  constexpr int V = L::kVec;
+  using Bits = typename ChunkBits<sizeof(T) * V>::type;
+  if (chunked<L>(p, width)) {
+#pragma unroll
+    for (int j = 0; j < L::kChunks; ++j) {
+      const int c0 = L::column(lane, j * V);
+      T e[V] = {};
+      if (c0 < width) {
+        const Bits bits = *reinterpret_cast<const Bits*>(p + c0);
+        memcpy(e, &bits, sizeof(bits));
+      }
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[j * V + i] = c0 < width ? to_float(e[i]) : 0.0f;
+    }
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
-    const int c = lane + k * L::kRowThreads;
+    const int c = L::column(lane, k);
     v[k] = c < width ? to_float(p[c]) : 0.0f;
   }
 }
@@ -106,6 +167,40 @@ __device__ __forceinline__ void load_row(float (&v)[L::kPer], const void* p, Ele
     load_row_as<L>(v, static_cast<const __half*>(p) + first, width, lane);
   else
     load_row_as<L>(v, static_cast<const float*>(p) + first, width, lane);
+}
+
+// The values thread `lane` holds (L::column) to the row at p, columns below width only: a vector
+// store per chunk where chunked(), else one per value; each value rounded once to T.
+template <class L, typename T>
+__device__ __forceinline__ void store_row_as(T* p, const float (&v)[L::kPer], int width, int lane) {
+  constexpr int V = L::kVec;
+  using Bits = typename ChunkBits<sizeof(T) * V>::type;
+  if (chunked<L>(p, width)) {
+#pragma unroll
+    for (int j = 0; j < L::kChunks; ++j) {
+      const int c0 = L::column(lane, j * V);
+      if (c0 >= width) continue;
+      T e[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) e[i] = from_float<T>(v[j * V + i]);
+      Bits bits;
+      memcpy(&bits, e, sizeof(bits));
+      *reinterpret_cast<Bits*>(p + c0) = bits;
+    }
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < L::kPer; ++k) {
+    const int c = L::column(lane, k);
+    if (c < width) p[c] = from_float<T>(v[k]);
+  }
+}
+template <class L>
+__device__ __forceinline__ void store_row(void* p, Elem e, size_t first, const float (&v)[L::kPer], int width, int lane) {
+  if (e == Elem::kF16)
+    store_row_as<L>(static_cast<__half*>(p) + first, v, width, lane);
+  else
+    store_row_as<L>(static_cast<float*>(p) + first, v, width, lane);
 }
 
 }  // namespace encrt::cuda
