@@ -11,12 +11,13 @@
 # 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
 #    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
 #    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt, MiniLM int8, the whole
-#    suite under rows=warp and rows=block;
+#    suite under rows=warp and rows=block, attention_split=on and off, gelu=cublaslt;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
-#    attention=simt, with weights=mapped; int8 on cuda and on the CPU from the same file (bars
+#    attention=simt, gelu=cublaslt, attention_split=on and off, with weights=mapped; int8 on cuda and on the CPU from the same file (bars
 #    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
-#    seq 128, with CUDA graphs; fp16 without graphs and with attention=simt; int8 with
+#    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=cublaslt, both
+#    models with attention_split=on and off (the tensor-core attention's warp layouts); int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
@@ -142,6 +143,12 @@ for rows in warp block; do
     >"$results/conformance_rows_$rows.log" 2>&1
   note "conformance --backend cuda:rows=$rows (MiniLM int8): status $? ($(tail -2 "$results/conformance_rows_$rows.log" | head -1))"
 done
+# The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
+# cuBLASLt's GELU epilogue.
+for option in attention_split=off attention_split=on gelu=cublaslt; do
+  timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option/=/_}.log" 2>&1
+  note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option/=/_}.log" | head -1))"
+done
 for gemm in mma cublaslt; do
   timeout 240 "$bundle/bin/encrt_conformance" --backend "cuda:int8_gemm=$gemm" "[int8_gemm]" \
     >"$results/conformance_int8_$gemm.log" 2>&1
@@ -170,6 +177,9 @@ accuracy() {  # label dtype backend [backend options] [timeout in seconds]
 }
 accuracy fp16_cuda fp16 cuda
 accuracy fp16_cuda_simt fp16 cuda attention=simt
+accuracy fp16_cuda_gelu_cublaslt fp16 cuda gelu=cublaslt
+accuracy fp16_cuda_split_on fp16 cuda attention_split=on
+accuracy fp16_cuda_split_off fp16 cuda attention_split=off
 # weights=mapped (for Jetson's shared memory): on the H200 VM of the first GPU runs the process
 # spent its time in the kernel (60 s of sys time, `encrt run`) without finishing; 15 s here.
 accuracy fp16_cuda_mapped fp16 cuda weights=mapped 15
@@ -201,6 +211,11 @@ for shape in 1x128 32x128; do
   bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
   bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
   bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
+  bench "fp16_gelu_cublaslt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gelu=cublaslt
+  for split in on off; do
+    bench "fp16_split_${split}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention_split=$split
+    bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
+  done
   bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
   # An int8 model's attention: bf16 tensor cores (auto, above), the int8 kernel, the SIMT fp32 one.
   bench "int8_att_int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=int8

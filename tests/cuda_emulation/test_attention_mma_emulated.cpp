@@ -38,17 +38,30 @@ using encrt::cuda::Elem;
 using Case = encrt::emulation::AttentionCase;
 using encrt::emulation::real_token;
 
+// Which instance the checks below run: each warp owning 16 query rows (1), or 4 warps splitting
+// the keys of 16 rows (4); every test case runs both (Catch2's GENERATE).
+int g_key_split = 1;
+
+template <typename Io, int kSplit>
+void run_split(const AttentionArgs& a) {
+  using namespace encrt::cuda::mma_attention;
+  constexpr int rows = kQueryTileOf<kSplit>;
+  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
+                                     static_cast<unsigned>(a.batch)};
+  switch (a.head_dim) {
+    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io, kSplit>(a); }); break;
+    case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<32, Io, kSplit>(a); }); break;
+    default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io, kSplit>(a); }); break;
+  }
+}
+
 // Io: the activations' type (__half: the fp16 instance, float: the bf16 one).
 template <typename Io>
 void run_kernel(const AttentionArgs& a) {
-  using namespace encrt::cuda::mma_attention;
-  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile),
-                                     static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)};
-  switch (a.head_dim) {
-    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io>(a); }); break;
-    case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<32, Io>(a); }); break;
-    default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io>(a); }); break;
-  }
+  if (g_key_split == 4)
+    run_split<Io, 4>(a);
+  else
+    run_split<Io, 1>(a);
 }
 
 // qkv: fp16 [rows, 3H]. Returns the kernel's output as floats [rows, H] (rows it did not write
@@ -188,6 +201,8 @@ void check(const Case& c, uint32_t seed, const std::vector<std::pair<size_t, flo
 }  // namespace
 
 TEST_CASE("attention_mma (emulated): padded, with and without the mask", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   for (int head_dim : {16, 32, 64})
     for (auto [batch, seq] : {std::pair{1, 1}, std::pair{1, 7}, std::pair{3, 64}, std::pair{2, 130}})
       for (bool masked : {false, true}) check({head_dim, batch, seq, 2, masked, false}, 11 + static_cast<uint32_t>(seq));
@@ -195,11 +210,15 @@ TEST_CASE("attention_mma (emulated): padded, with and without the mask", "[cuda_
 }
 
 TEST_CASE("attention_mma (emulated): packed layout", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   check({32, 3, 100, 2, false, true}, 21);  // sequences of 100, 63 and 26 tokens
   check({64, 2, 65, 1, false, true}, 22);   // 65 and 28: a second key tile of one key
 }
 
 TEST_CASE("attention_mma (emulated): NaN and Inf", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const int H = 2 * 32;
   // A NaN in a query: its row's scores are NaN (a NaN row). +Inf in a key: each query's score
@@ -301,6 +320,8 @@ void check_f32(const Case& c, uint32_t seed, Ranges r = {}, const std::vector<st
 }  // namespace
 
 TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, padded", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   for (int head_dim : {16, 32, 64})
     // batch 2 at seq 200: sequence 1's first key tile wholly padded (the online softmax starts
     // from a -inf max); batch 3: sequence 2 without a real token.
@@ -311,12 +332,16 @@ TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, padded", "[c
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, packed layout", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   check_f32({32, 3, 100, 2, false, true}, 51);  // sequences of 100, 63 and 26 tokens
   check_f32({64, 2, 65, 1, false, true}, 52);   // 65 and 28: a second key tile of one key
   check_f32({16, 3, 128, 2, false, true}, 53);
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV past fp16's range", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   // Q to 2e5 (fp16 overflows past 65504), K to 2e-5 (fp16 subnormal: 8 significant bits or
   // fewer), V to 1e6: scores of the usual size, outputs of 1e5 and more.
   check_f32({32, 3, 128, 2, true, false}, 61, {2e5f, 2e-5f, 1e6f});
@@ -325,6 +350,8 @@ TEST_CASE("attention_mma (emulated): fp32 QKV past fp16's range", "[cuda_emulati
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV, NaN and Inf", "[cuda_emulation]") {
+  g_key_split = GENERATE(1, 4);
+  INFO("key split " << g_key_split);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const int H = 2 * 32;
   check_f32({32, 2, 70, 2, true, false}, 71, {}, {{5 * 3 * H + 3, nan}});

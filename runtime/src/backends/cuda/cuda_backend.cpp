@@ -47,6 +47,7 @@ struct OpPlan {
   const void* gemm_bias = nullptr;  // [N] in the output's type, for cuBLASLt's epilogue
   const float* bias = nullptr;      // fp32 [N], for a LayerNorm fused after (fused_into_norm)
   int activation = 0;             // applied by encrt's kernel after cuBLASLt
+  bool gelu_in_gemm = false;      // GELU in cuBLASLt's epilogue instead (option gelu=cublaslt)
   bool residual_in_kernel = false;  // the residual is added by that kernel, not by cuBLASLt
   bool fused_into_norm = false;     // no bias or residual here: the next LayerNorm adds them
   // kLayerNorm, kEmbed
@@ -106,6 +107,12 @@ struct CudaContext {
   AttentionKernel attention = AttentionKernel::kAuto;
   Int8Gemm int8_gemm = Int8Gemm::kAuto;
   RowKernels row_kernels = RowKernels::kAuto;
+  // gelu=cublaslt: a float linear's GELU in cuBLASLt's epilogue (one kernel fewer per feed-forward
+  // block; cuBLASLt's formula, which NVIDIA does not document) instead of encrt's exact (erf) kernel.
+  bool gelu_in_gemm = false;
+  // attention_split=auto|off|on: the tensor-core attention kernel's warps split the keys of 16
+  // query rows (on: 4) or each own 16 rows (off: 1); auto (0) by the grid (AttentionArgs::key_split).
+  int attention_split = 0;
   HostMapping mapping;
   size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
@@ -244,6 +251,13 @@ Status create(const backend::Options& options, int, void** out) {
                               {std::pair{"auto", RowKernels::kAuto}, std::pair{"warp", RowKernels::kWarp},
                                std::pair{"block", RowKernels::kBlock}},
                               &c->row_kernels);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "attention_split", {std::pair{"auto", 0}, std::pair{"off", 1}, std::pair{"on", 4}},
+                              &c->attention_split);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "gelu", {std::pair{"kernel", false}, std::pair{"cublaslt", true}}, &c->gelu_in_gemm);
       !s)
     return s;
   int count = 0;
@@ -579,6 +593,10 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
   // cuBLASLt adds the residual as its C matrix when nothing comes between (act(x + b) + r needs
   // the activation first) and its type is the output's; else the activation kernel adds it.
   plan.residual_in_kernel = residual >= 0 && (plan.activation != 0 || g.buffers[static_cast<size_t>(residual)].dtype != y_type);
+  if (c.gelu_in_gemm && plan.activation == 2) {  // the activation kernel then only adds a residual, if any
+    plan.gelu_in_gemm = true;
+    plan.activation = 0;
+  }
   // cuBLASLt's epilogue bias, in the output's type.
   std::vector<unsigned char> bias(static_cast<size_t>(w.N) * dtype_size(y_type));
   if (y_type == DType::kF16)
@@ -635,6 +653,7 @@ Status make_gemm(CudaContext& c, const plan::Graph& g, int i, backend::Shape max
   spec.compute = c.tf32 && w.dtype == DType::kF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   spec.bias = plan.gemm_bias;
   spec.residual = op.in(plan::slot::kLinearResidual) >= 0 && !plan.fused_into_norm && !plan.residual_in_kernel;
+  spec.gelu = plan.gelu_in_gemm;
   spec.workspace_bytes = c.workspace_bytes;
   plan.gemm = std::make_unique<Gemm>();
   return plan.gemm->init(c.lt, c.handle, spec);
@@ -1180,6 +1199,8 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.type = elem_of(a, op.in(plan::slot::kX));
       if (a.packed) k.offsets = device_offsets(c);
       if (plan.attention_i8) return cuda_status(attention_i8_mma(k, s), "attention kernel (int8 tensor cores)");
+      k.key_split = c.attention_split;
+      k.sms = c.sms;
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -1435,7 +1456,7 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       std::string s = std::string("cublasLt ") + dtype_name(p.weights->dtype) + " TN";
       if (fuses_into_norm(g, static_cast<int>(&op - g.ops.data()))) return s + " (bias+residual in the LayerNorm)";
       s += "+bias";
-      if (p.activation == kernels::Activation::kGelu) s += ", gelu kernel";
+      if (p.activation == kernels::Activation::kGelu) s += cv && ctx(cv).gelu_in_gemm ? "+gelu (cuBLASLt's)" : ", gelu kernel";
       if (p.activation == kernels::Activation::kRelu) s += ", relu kernel";
       return s;
     }

@@ -41,12 +41,16 @@ Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& s
     return s;
   if (Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)), "TRANSB"); !s)
     return s;
-  if (spec.bias) {
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  if (spec.gelu && spec.residual) return internal_error("cuda: cuBLASLt's GELU epilogue comes before a residual");
+  if (spec.bias || spec.gelu) {
+    const cublasLtEpilogue_t epilogue = spec.gelu ? (spec.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
+                                                  : CUBLASLT_EPILOGUE_BIAS;
     const int32_t bias_type = spec.y;
     Status s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "EPILOGUE");
-    if (s) s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &spec.bias, sizeof(spec.bias)), "BIAS_POINTER");
-    if (s) s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), "BIAS_DATA_TYPE");
+    if (s && spec.bias)
+      s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &spec.bias, sizeof(spec.bias)), "BIAS_POINTER");
+    if (s && spec.bias)
+      s = cublas_status(lt->desc_set(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), "BIAS_DATA_TYPE");
     if (!s) return s;
   }
   Status s = cublas_status(lt->layout_create(&a_, spec.weights, K, N, static_cast<int64_t>(K)), "layout of W");

@@ -25,6 +25,10 @@ struct GemmSpec {
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   const void* bias = nullptr;  // [N] of type y, or null
   bool residual = false;       // Y = ... + residual (cuBLASLt's C with beta = 1)
+  // GELU in cuBLASLt's epilogue (CUBLASLT_EPILOGUE_GELU[_BIAS], after the bias, before a residual
+  // would be added: never asked together with one): backend option gelu=cublaslt only. NVIDIA
+  // does not document its formula; encrt's own GELU kernel is the exact one (erf).
+  bool gelu = false;
   size_t workspace_bytes = 0;
 };
 

@@ -9,13 +9,23 @@ namespace {
 using mma_attention::attention_mma_kernel;
 using mma_attention::kMmaWarps;
 using mma_attention::kQueryTile;
+using mma_attention::kQueryTileOf;
+
+template <int D, typename Io, int kSplit>
+cudaError_t launch_split(const AttentionArgs& a, cudaStream_t stream) {
+  constexpr int rows = kQueryTileOf<kSplit>;
+  const dim3 grid(static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
+                  static_cast<unsigned>(a.batch));
+  attention_mma_kernel<D, Io, kSplit><<<grid, kMmaWarps * 32, 0, stream>>>(a);
+  return cudaGetLastError();
+}
 
 template <int D, typename Io>
 cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile), static_cast<unsigned>(a.heads),
-                  static_cast<unsigned>(a.batch));
-  attention_mma_kernel<D, Io><<<grid, kMmaWarps * 32, 0, stream>>>(a);
-  return cudaGetLastError();
+  const size_t blocks = static_cast<size_t>((a.seq + kQueryTile - 1) / kQueryTile) * static_cast<size_t>(a.heads) *
+                        static_cast<size_t>(a.batch);
+  const bool split = a.key_split == 4 || (a.key_split == 0 && blocks < 2 * static_cast<size_t>(a.sms));
+  return split ? launch_split<D, Io, 4>(a, stream) : launch_split<D, Io, 1>(a, stream);
 }
 
 // Io: the activations' type (fp16: fp16 tensor cores; fp32: bf16 ones).
@@ -34,6 +44,7 @@ cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream) {
   if (a.batch == 0 || a.seq == 0) return cudaSuccess;
   if (a.probs || !attention_mma_head_dim_supported(a.head_dim)) return cudaErrorInvalidValue;
   if (a.type != Elem::kF16 && a.type != Elem::kF32) return cudaErrorInvalidValue;
+  if (a.key_split != 0 && a.key_split != 1 && a.key_split != 4) return cudaErrorInvalidValue;
   if (a.batch < 0 || a.seq < 0 || a.heads < 1 || a.batch > 65535 || a.heads > 65535) return cudaErrorInvalidValue;
   // The 16-byte loads of Q, K and V rows and the 4-byte (fp16) or 8-byte (fp32) stores of output
   // pairs (an arena buffer is 256-byte aligned; anything else is refused, never read misaligned).

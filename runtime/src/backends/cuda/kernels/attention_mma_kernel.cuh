@@ -61,11 +61,17 @@
 namespace encrt::cuda::mma_attention {
 
 constexpr int kMmaWarps = 4;
-constexpr int kWarpRows = 16;                        // one m16 tile of query rows per warp
-constexpr int kQueryTile = kMmaWarps * kWarpRows;  // query rows per block
-constexpr int kKeyTile = 64;                         // keys per shared-memory tile
-constexpr int kKeySteps = kKeyTile / 16;             // k16 steps of P·V per tile
-constexpr int kKeyGroups = kKeyTile / 8;             // n8 tiles of S per tile
+constexpr int kWarpRows = 16;  // one m16 tile of query rows per warp
+constexpr int kKeyTile = 64;   // keys per shared-memory tile
+// kSplit: how many of a block's warps share one m16 tile of query rows, each taking kKeyTile /
+// kSplit keys of every key tile (their partial softmax states merged at the end through shared
+// memory). 1: each warp owns 16 query rows and every key (64 query rows per block); 4: the
+// block's 4 warps split the keys of 16 query rows, four times the blocks and a quarter of each
+// warp's chain of dependent steps, for grids that would not fill the GPU (MiniLM at batch 1: 24
+// blocks of 64 rows on an H200's 132 multiprocessors, 10.4 µs per layer).
+template <int kSplit>
+constexpr int kQueryTileOf = kMmaWarps * kWarpRows / kSplit;  // query rows per block
+constexpr int kQueryTile = kQueryTileOf<1>;
 
 // The 16-bit type a kernel instance stages in shared memory and multiplies on the tensor cores,
 // by the activations' type in global memory (Io): fp16 as it is, fp32 rounded to bf16.
@@ -74,16 +80,29 @@ using Staged = std::conditional_t<std::is_same_v<Io, float>, __nv_bfloat16, __ha
 
 // Rows padded by 8 16-bit values (16 bytes): rows stay 16-byte aligned for the vector stores, and
 // the fragment loads (lane 4g + t reads row g, word t) fall on 32 distinct banks for D = 16, 32, 64.
-template <int D, typename T>
+template <int D, typename T, int kQueryRows = kQueryTile>
 struct __align__(16) MmaTiles {
   static constexpr int kLd = D + 8;
-  T q[kQueryTile][kLd];
+  T q[kQueryRows][kLd];
   T k[kKeyTile][kLd];
   T v[kKeyTile][kLd];
   int real[kKeyTile];  // key j0 + r is a real token of the sequence
 };
 static_assert(sizeof(MmaTiles<64, __half>) <= 48 * 1024, "static shared memory per block");
 static_assert(sizeof(MmaTiles<64, __nv_bfloat16>) == sizeof(MmaTiles<64, __half>), "bf16 stages as fp16 does");
+
+// Where the warps of a split query tile (kSplit > 1) leave their partial states for the merge:
+// each lane's output fragment (lane-fastest, so the stores and loads are conflict-free), and per
+// query row of the tile the warp's running max and row sum, and whether it saw a real key.
+template <int D>
+struct SplitStates {
+  float o[kMmaWarps][D / 8][4][32];
+  float m[kMmaWarps][kWarpRows];
+  float l[kMmaWarps][kWarpRows];
+  int any_real[kMmaWarps];
+};
+static_assert(sizeof(MmaTiles<64, __half, kQueryTileOf<4>>) + sizeof(SplitStates<64>) <= 48 * 1024,
+              "static shared memory per block");
 
 // D(16x8, fp32) += A(16x16, row-major) · B(16x8, column-major), A and B of type T (fp16 or bf16:
 // the PTX ISA gives both one fragment layout for m16n8k16).
@@ -165,13 +184,14 @@ __device__ __forceinline__ void store_pair(float* p, float lo, float hi) {
   *reinterpret_cast<float2*>(p) = make_float2(lo, hi);
 }
 
-// Rows r0 .. r0 + 63 of the sequence, D columns from `column`, into `tile` with 16-byte stores;
-// rows at or past n, or not real, are zeros.
-template <int D, typename Io>
+// Rows r0 .. r0 + kRows - 1 of the sequence, D columns from `column`, into `tile` with 16-byte
+// stores; rows at or past n, or not real, are zeros.
+template <int D, typename Io, int kRows = 64>
 __device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* seq_base, size_t ld, int column, int r0,
                                           int n, const int32_t* mask) {
   constexpr int kChunks = D / 8;  // 8-value chunks per row (16 bytes staged)
-  for (int e = threadIdx.x; e < 64 * kChunks; e += blockDim.x) {
+#pragma unroll 2
+  for (int e = threadIdx.x; e < kRows * kChunks; e += kMmaWarps * 32) {
     const int r = e / kChunks, c = (e % kChunks) * 8, j = r0 + r;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
     if (j < n && (!mask || mask[j] != 0)) v = load_chunk(seq_base + static_cast<size_t>(j) * ld + column + c);
@@ -179,14 +199,20 @@ __device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* s
   }
 }
 
-// Io: the activations' type in global memory (__half or float).
-template <int D, typename Io>
+// Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf.
+template <int D, typename Io, int kSplit = 1>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
   static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
   static_assert(std::is_same_v<Io, __half> || std::is_same_v<Io, float>, "fp16 or fp32 activations");
+  static_assert(kSplit == 1 || kSplit == 2 || kSplit == 4, "1, 2 or 4 warps per query tile");
   using T = Staged<Io>;
-  __shared__ MmaTiles<D, T> t;
-  const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * kQueryTile;
+  constexpr int kQueryRows = kQueryTileOf<kSplit>;
+  constexpr int kWarpKeys = kKeyTile / kSplit;  // keys of each tile that a warp takes
+  constexpr int kKeyGroups = kWarpKeys / 8;     // its n8 tiles of S per key tile
+  constexpr int kKeySteps = kWarpKeys / 16;     // its k16 steps of P·V per key tile
+  __shared__ MmaTiles<D, T, kQueryRows> t;
+  __shared__ std::conditional_t<(kSplit > 1), SplitStates<D>, char> states;
+  const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * kQueryRows;
   // The sequence's first row and length; a packed run's keys are all real (no mask).
   const int row0 = a.offsets ? a.offsets[b] : b * a.seq;
   const int n = a.offsets ? a.offsets[b + 1] - row0 : a.seq;
@@ -196,11 +222,12 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   const size_t ld = 3 * static_cast<size_t>(H);
   const Io* seq_base = static_cast<const Io*>(a.qkv) + static_cast<size_t>(row0) * ld;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, tg = lane & 3;  // the fragment layout's groupID and threadID_in_group
-  const int wr = warp * kWarpRows;         // the warp's first row in the query tile
-  const bool active = q0 + wr < n;         // the warp has a query row (warp-uniform)
+  const int g = lane >> 2, tg = lane & 3;             // the fragment layout's groupID and threadID_in_group
+  const int wr = kSplit == 1 ? warp * kWarpRows : 0;  // the warp's first row in the query tile
+  const int kb = (warp % kSplit) * kWarpKeys;         // the warp's first key in each key tile
+  const bool active = q0 + wr < n;                    // the warp has a query row (warp-uniform)
 
-  load_rows<D, Io>(t.q, seq_base, ld, h * D, q0, n, nullptr);
+  load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n, nullptr);
   __syncthreads();
   // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
   // 2tg + 8, 2tg + 9 of each step.
@@ -218,9 +245,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 #pragma unroll
   for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
   // Rows g and g + 8: the running max (the same in the 4 lanes of a group) and this lane's part
-  // of the running sum (its 16 keys of each tile; the group's 4 parts are added at the end).
+  // of the running sum (its keys of each tile; the group's 4 parts are added at the end).
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-  bool any_real = false;  // a real key among this lane's (a group's 4 lanes see every key between them)
+  bool any_real = false;  // a real key among this lane's (a group's 4 lanes see every key of the warp's)
 
   for (int j0 = 0; j0 < n; j0 += kKeyTile) {
     __syncthreads();  // every warp is done with the previous tile
@@ -230,16 +257,16 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
     __syncthreads();
     if (!active) continue;
 
-    // S = Q·Kᵀ: s[nt] holds rows g (0, 1) and g + 8 (2, 3), keys nt·8 + 2tg, + 1. B (k = the
-    // head dimension, n = the key) is K's row-major [key][d]: registers at (key nt·8 + g, d 2tg).
+    // S = Q·Kᵀ: s[nt] holds rows g (0, 1) and g + 8 (2, 3), keys kb + nt·8 + 2tg, + 1. B (k = the
+    // head dimension, n = the key) is K's row-major [key][d]: registers at (key kb + nt·8 + g, d 2tg).
     float s[kKeyGroups][4];
 #pragma unroll
     for (int nt = 0; nt < kKeyGroups; ++nt) {
       s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
       for (int kt = 0; kt < D / 16; ++kt)
-        mma_m16n8k16<T>(s[nt], qa[kt], pair_at(&t.k[nt * 8 + g][kt * 16 + 2 * tg]),
-                        pair_at(&t.k[nt * 8 + g][kt * 16 + 8 + 2 * tg]));
+        mma_m16n8k16<T>(s[nt], qa[kt], pair_at(&t.k[kb + nt * 8 + g][kt * 16 + 2 * tg]),
+                        pair_at(&t.k[kb + nt * 8 + g][kt * 16 + 8 + 2 * tg]));
     }
 
     // Scale, mask (-inf), the tile's row max over the group's 4 lanes, the rescale factor.
@@ -248,7 +275,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
     for (int nt = 0; nt < kKeyGroups; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const bool real = t.real[nt * 8 + 2 * tg + e] != 0;
+        const bool real = t.real[kb + nt * 8 + 2 * tg + e] != 0;
         any_real |= real;
         s[nt][e] = real ? s[nt][e] * a.scale : -INFINITY;
         s[nt][2 + e] = real ? s[nt][2 + e] * a.scale : -INFINITY;
@@ -295,7 +322,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
       const uint32_t pa[4] = {pack_rounded<T>(s[2 * kk][0], s[2 * kk][1]), pack_rounded<T>(s[2 * kk][2], s[2 * kk][3]),
                               pack_rounded<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                               pack_rounded<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const int key = kk * 16 + 2 * tg;
+      const int key = kb + kk * 16 + 2 * tg;
 #pragma unroll
       for (int dt = 0; dt < D / 8; ++dt) {
         const int d = dt * 8 + g;
@@ -303,18 +330,61 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
       }
     }
   }
-  if (!active) return;  // after the loop: no __syncthreads follows
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {  // the group's 4 parts of the row sum
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+  }
+  bool sequence_has_real = __any_sync(0xffffffffu, any_real);
+  if constexpr (kSplit > 1) {
+    // Merge the kSplit warps' states of the same rows (here every warp is active: q0 < n): each
+    // leaves its own, then warp 0 rescales each to the largest running max M, as the loop above
+    // rescales a tile's (a factor of 1 where the max is M itself, so a +Inf max stays NaN; 0 where
+    // a warp's max is -inf: it added nothing), and adds them in warp order.
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) states.o[warp][dt][e][lane] = o[dt][e];
+    if (tg == 0) {
+      states.m[warp][g] = m[0], states.m[warp][g + 8] = m[1];
+      states.l[warp][g] = l[0], states.l[warp][g + 8] = l[1];
+    }
+    if (lane == 0) states.any_real[warp] = sequence_has_real ? 1 : 0;
+    __syncthreads();
+    if (warp != 0) return;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = g + 8 * r;
+      float M = states.m[0][row];
+      for (int w = 1; w < kSplit; ++w) M = fmaxf(M, states.m[w][row]);
+      float sum = 0.0f;
+      float acc[D / 8][2];
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) acc[dt][0] = acc[dt][1] = 0.0f;
+      for (int w = 0; w < kSplit; ++w) {
+        const float mw = states.m[w][row];
+        const float f = mw == M ? 1.0f : mw == -INFINITY ? 0.0f : expf(mw - M);
+        sum += states.l[w][row] * f;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; ++dt) {
+          acc[dt][0] += states.o[w][dt][2 * r][lane] * f;
+          acc[dt][1] += states.o[w][dt][2 * r + 1][lane] * f;
+        }
+      }
+      l[r] = sum;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) o[dt][2 * r] = acc[dt][0], o[dt][2 * r + 1] = acc[dt][1];
+    }
+    for (int w = 1; w < kSplit; ++w) sequence_has_real = sequence_has_real || states.any_real[w] != 0;
+  }
+  if (!active) return;  // after the loop and the merge: no __syncthreads follows
 
   // A zero sum: no real key (zeros), or every real score -inf (NaN, as the reference). With a
   // finite max the sum is at least 1 (the max's own p), so nothing else gives 0.
-  const bool sequence_has_real = __any_sync(0xffffffffu, any_real);
   float inv[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+  for (int r = 0; r < 2; ++r)
     inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
-  }
   Io* out = static_cast<Io*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {

@@ -95,6 +95,11 @@ struct AttentionArgs {
   // seq is the longest sequence's length bound (the grid's extent). Null: padded, sequence b's
   // rows are b · seq .. b · seq + seq - 1 and mask says which keys are real.
   const int32_t* offsets = nullptr;
+  // attention_mma only: how many warps share each 16 query rows, splitting the keys (1 or 4;
+  // attention_mma_kernel.cuh, kQueryTileOf), or 0: 4 where blocks of 64 query rows would be fewer
+  // than two per multiprocessor (sms: the GPU's count), else 1.
+  int key_split = 0;
+  int sms = 0;
 };
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
 

@@ -1,4 +1,6 @@
 // Launchers of the kernels in layer_norm_quantize_kernel.cuh (the design: its header comment).
+#include <climits>
+
 #include "backends/cuda/kernels/layer_norm_quantize_kernel.cuh"
 
 namespace encrt::cuda {
@@ -11,7 +13,10 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
   if (n.width <= 0 || n.width > kMaxRowWidth || n.x_type != Elem::kF32 || n.y_type != Elem::kF32 ||
       (n.residual && n.residual_type != Elem::kF32) || !a.q || !a.scale || !a.zero_point)
     return cudaErrorInvalidValue;
-  with_row_layout(n.layout, n.rows, n.width, kWarpRowsFrom, [&](auto layout) {
+  // Under auto a warp per row from kWarpRowsFrom rows for rows up to 512 wide only: the 1024-wide
+  // warp layout holds six 32-value arrays a lane (ptxas: 255 registers), a block per row then.
+  const int warp_from = n.width <= NarrowWarpRows::kMaxWidth ? kWarpRowsFrom : INT_MAX;
+  with_row_layout(n.layout, n.rows, n.width, warp_from, [&](auto layout) {
     using L = decltype(layout);
     layer_norm_quantize_kernel<L><<<row_blocks<L>(n.rows), L::kBlockThreads, 0, stream>>>(a);
   });
