@@ -62,7 +62,7 @@ __global__ void embed_kernel(EmbedArgs a) {
   const int position = static_cast<int>(at % static_cast<size_t>(a.seq));
   const int type = a.token_types ? a.token_types[at] : 0;
   const size_t word_row = static_cast<size_t>(id) * a.width;
-  float v[L::kPer], p[L::kPer], t[L::kPer];
+  float v[L::kPer], p[L::kPer], t[L::kPer] = {};  // t: read only with a token-type table
   if (a.word_row_scales) {
     const int8_t* w = static_cast<const int8_t*>(a.word) + word_row;
 #pragma unroll

@@ -1,20 +1,25 @@
 // How a row kernel's threads hold its rows: a warp per row (eight rows per block of 256 threads)
 // for rows up to kWarpRowWidth wide, or a block per row. A thread holds its row's values in chunks
-// of kVec consecutive columns (4, or fewer where a thread holds fewer): value k of thread `lane`
-// is column column(lane, k) = ((k / kVec) · kRowThreads + lane) · kVec + k % kVec, so that each
-// chunk is one vector load or store (8 bytes of fp16, 16 of fp32) where the row's width and the
-// pointer allow, and the row's sums and ranges are taken over the row's threads alone. Row
-// kernels load every value they hold before they use any (load_row), so that a thread's loads
-// are in flight together rather than one latency after another.
+// of kVec consecutive columns: value k of thread `lane` is column
+// column(lane, k) = ((k / kVec) · kRowThreads + lane) · kVec + k % kVec, so that each chunk is one
+// vector load or store (8 bytes of fp16, 16 of fp32) where the row's width and the pointer allow;
+// the row's sums and ranges are taken over the row's threads alone. Row kernels load every value
+// they hold before they use any (load_row), so that a thread's loads are in flight together
+// rather than one latency after another.
 //
-// Which layout is faster depends on the number of rows. On an H200 (MiniLM, hidden 384; GPU time
-// of `encrt bench --backend cuda`, whole runs, median of 300), with one column per load, a warp
-// per row against a block per row: at batch 32 (4096 rows per row kernel) fp16 616 against
-// 658 µs, int8 1101 against 1208 µs; at batch 1 (128 rows) fp16 229 against 209 µs, int8 406
-// against 324 µs (a block per row spreads 128 rows over 128 multiprocessors where eight warp rows
-// per block use 16). So the launchers' default (RowKernels::kAuto) is a warp per row from
-// kWarpRowsFrom rows and a block per row below, for every row kernel; rows=warp|block (the
-// backend option) forces one, so that a GPU run measures both (scripts/device_check.sh).
+// Measured on an H200 (MiniLM, hidden 384; each kernel's duration inside a CUDA-graph replay,
+// scripts/kernel_trace.py, and whole runs of `encrt bench --backend cuda`), 2026-12-04:
+//   - a warp per row against a block per row, one column per access: at batch 32 (4096 rows per
+//     row kernel) whole runs fp16 616 against 658 µs, int8 1101 against 1208 µs; at batch 1 (128
+//     rows) fp16 229 against 209 µs, int8 406 against 324 µs (a block per row spreads 128 rows
+//     over 128 multiprocessors where eight warp rows per block use 16). So the launchers' default
+//     (RowKernels::kAuto) is a warp per row from kWarpRowsFrom rows and a block per row below,
+//     for every row kernel; rows=warp|block (the backend option) forces one.
+//   - chunks of 4 in the warp layouts, at batch 32: LayerNorm 8.34 → 6.19 µs a call, LayerNorm +
+//     quantize 20.3 → 14.7 (also warp now), fp16 run 614 → 538 µs. Chunks of 2 in the block
+//     layout (2 values a thread at width 384) made batch 1 slower: LayerNorm 2.12 → 2.77 µs a
+//     call, LayerNorm + quantize 2.72 → 3.63 (192 of 256 threads busy, the same latency chain),
+//     so the block layouts keep one column per access (kVec 1).
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION).
 #pragma once
@@ -43,8 +48,8 @@ struct RowLayout {
   static constexpr int kBlockThreads = kThreadsPerRow * kRowsPerBlock;
   static constexpr bool kWarp = kThreadsPerRow == 32;
   static constexpr int kMaxWidth = kWidest;
-  // Consecutive columns per chunk (one vector access).
-  static constexpr int kVec = kPer >= 4 ? 4 : kPer;
+  // Consecutive columns per chunk (one vector access): 4 in a warp's row, 1 in a block's (above).
+  static constexpr int kVec = kThreadsPerRow == 32 ? 4 : 1;
   static_assert(kPer % kVec == 0, "whole chunks per thread");
   static constexpr int kChunks = kPer / kVec;
 
