@@ -35,6 +35,21 @@ def gpu_times(torch, fn, iters):
     return min(times), statistics.median(times)
 
 
+def captured(torch, fn):
+    """fn captured into a CUDA graph after three warm-up calls on a side stream (what
+    torch.cuda.graph asks: allocations and lazy initialization done before the capture)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shapes", type=shapes, default=[(1, 128), (32, 128)])
@@ -63,16 +78,7 @@ def main():
                 eager()
             torch.cuda.synchronize()
             e_min, e_med = gpu_times(torch, eager, args.iters)
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                for _ in range(3):
-                    eager()
-            torch.cuda.current_stream().wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                eager()
-            g_min, g_med = gpu_times(torch, graph.replay, args.iters)
+            g_min, g_med = gpu_times(torch, captured(torch, eager).replay, args.iters)
         for mode, lo, med in (("eager", e_min, e_med), ("cuda_graph", g_min, g_med)):
             rows.append({"mode": mode, "batch": batch, "seq": seq, "gpu_ms_min": lo, "gpu_ms_median": med})
             print(f"torch fp16 {mode:10s} batch {batch:3d} seq {seq:4d}: GPU ms min {lo:.4f} median {med:.4f}")

@@ -20,10 +20,10 @@ import tempfile
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 from kernel_times import short_name  # noqa: E402
 
-MINILM = dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
-              max_position_embeddings=512, type_vocab_size=2, hidden_act="gelu", layer_norm_eps=1e-12)
+from torch_gpu_bench import MINILM  # noqa: E402
 
 
 def encrt_runner(args, torch):
@@ -51,16 +51,8 @@ def torch_runner(args, torch):
             return model(input_ids=ids, attention_mask=mask)
     if args.no_graphs:
         return eager
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            eager()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        eager()
-    return graph.replay
+    from torch_gpu_bench import captured
+    return captured(torch, eager).replay
 
 
 def label_of(args):
