@@ -23,7 +23,8 @@
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
 # 8. each kernel's duration in a graph replay and the gaps between them (scripts/kernel_trace.py),
-#    encrt fp16 and int8 and PyTorch fp16, batch 1 and 32;
+#    encrt fp16 and int8 (fp16 also with attention_split=off|on and gelu=cublaslt) and PyTorch fp16,
+#    batch 1 and 32;
 # 9. (STEPS=kernels only) each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
@@ -268,6 +269,13 @@ for batch in 1 32; do
     PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
       "$minilm/minilm.$dtype.encrt" --batch "$batch" --seq 128 >"$results/trace_${dtype}_b${batch}.txt" 2>&1
     note "trace encrt $dtype batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_${dtype}_b${batch}.txt" || tail -1 "$results/trace_${dtype}_b${batch}.txt"))"
+  done
+  # The options that change which kernels run: the other attention warp layout, cuBLASLt's GELU.
+  for option in attention_split=off attention_split=on gelu=cublaslt; do
+    PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+      "$minilm/minilm.fp16.encrt" --batch "$batch" --seq 128 --options "$option" \
+      >"$results/trace_fp16_${option/=/_}_b${batch}.txt" 2>&1
+    note "trace encrt fp16 $option batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_${option/=/_}_b${batch}.txt" || tail -1 "$results/trace_fp16_${option/=/_}_b${batch}.txt"))"
   done
   timeout 90 "$python" scripts/kernel_trace.py torch --batch "$batch" --seq 128 >"$results/trace_torch_b${batch}.txt" 2>&1
   note "trace PyTorch fp16 graph batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_torch_b${batch}.txt" || tail -1 "$results/trace_torch_b${batch}.txt"))"
