@@ -110,7 +110,7 @@ def main():
             v = ms(f"{dtype}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {dtype}: " + (f"{t / v:.2f}x (PyTorch {t * 1000:.1f} us, encrt {v * 1000:.1f} us)"
                                                      if t and v else "not measured"))
-        for mode in ("fp16_nographs", "fp16_simt", "fp16_gelu_cublaslt", "fp16_split_on", "fp16_split_off",
+        for mode in ("fp16_nographs", "fp16_simt", "fp16_gelu_cublaslt", "fp16_pdl", "int8_pdl", "fp16_split_on", "fp16_split_off",
                      "int8_split_on", "int8_split_off", "int8_cublaslt", "int8_att_int8", "int8_simt", "fp16_rows_warp",
                      "fp16_rows_block", "int8_rows_warp", "int8_rows_block"):
             v = ms(f"{mode}_b{b}_s128")

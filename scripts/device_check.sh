@@ -11,19 +11,20 @@
 # 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
 #    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
 #    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt, MiniLM int8, the whole
-#    suite under rows=warp and rows=block, attention_split=on and off, gelu=cublaslt;
+#    suite under rows=warp and rows=block, attention_split=on and off, gelu=cublaslt, pdl=on;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
 #    attention=simt, gelu=cublaslt, attention_split=on and off, with weights=mapped; int8 on cuda and on the CPU from the same file (bars
 #    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
 #    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=cublaslt, both
-#    models with attention_split=on and off (the tensor-core attention's warp layouts); int8 with
+#    models with attention_split=on and off (the tensor-core attention's warp layouts) and with
+#    pdl=on (programmatic dependent launch); int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
 # 8. each kernel's duration in a graph replay and the gaps between them (scripts/kernel_trace.py),
-#    encrt fp16 and int8 (fp16 also with attention_split=off|on and gelu=cublaslt) and PyTorch fp16,
+#    encrt fp16 and int8 (fp16 also with attention_split=off|on, gelu=cublaslt, pdl=on) and PyTorch fp16,
 #    batch 1 and 32;
 # 9. (STEPS=kernels only) each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
@@ -147,7 +148,7 @@ for rows in warp block; do
 done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
-for option in attention_split=off attention_split=on gelu=cublaslt; do
+for option in attention_split=off attention_split=on gelu=cublaslt pdl=on; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option/=/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option/=/_}.log" | head -1))"
 done
@@ -214,6 +215,8 @@ for shape in 1x128 32x128; do
   bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
   bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
   bench "fp16_gelu_cublaslt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gelu=cublaslt
+  bench "fp16_pdl_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=on
+  bench "int8_pdl_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=on
   for split in on off; do
     bench "fp16_split_${split}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention_split=$split
     bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
@@ -271,7 +274,7 @@ for batch in 1 32; do
     note "trace encrt $dtype batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_${dtype}_b${batch}.txt" || tail -1 "$results/trace_${dtype}_b${batch}.txt"))"
   done
   # The options that change which kernels run: the other attention warp layout, cuBLASLt's GELU.
-  for option in attention_split=off attention_split=on gelu=cublaslt; do
+  for option in attention_split=off attention_split=on gelu=cublaslt pdl=on; do
     PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
       "$minilm/minilm.fp16.encrt" --batch "$batch" --seq 128 --options "$option" \
       >"$results/trace_fp16_${option/=/_}_b${batch}.txt" 2>&1

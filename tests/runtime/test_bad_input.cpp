@@ -360,7 +360,8 @@ TEST_CASE("backends that are unknown, not built or not available, and unknown op
     // table itself: without a GPU the session stops earlier, at "not available".
     std::set<std::string> keys;
     for (const char* const* k = encrt::cuda::kCudaBackend.option_keys; *k; ++k) keys.insert(*k);
-    for (const char* option : {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", "rows", "attention_split", "gelu"}) {
+    for (const char* option : {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", "rows", "attention_split", "gelu",
+                               "pdl"}) {
       INFO(option);
       CHECK(keys.count(option) == 1);
     }

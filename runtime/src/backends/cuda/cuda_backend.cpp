@@ -114,6 +114,9 @@ struct CudaContext {
   // attention_split=auto|off|on: the tensor-core attention kernel's warps split the keys of 16
   // query rows (on: 4) or each own 16 rows (off: 1); auto (0) by the grid (AttentionArgs::key_split).
   int attention_split = 0;
+  // pdl=on: encrt's kernels start with programmatic dependent launch (kernels/dependent_launch.cuh;
+  // sm_90 and newer). Off by default until a GPU run has measured it.
+  bool dependent_launch = false;
   HostMapping mapping;
   size_t mapped_bytes = 0;
   const CublasLt* lt = nullptr;
@@ -258,6 +261,7 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->attention_split);
       !s)
     return s;
+  if (Status s = parse_switch(options, "pdl", false, &c->dependent_launch); !s) return s;
   if (Status s = parse_choice(options, "gelu", {std::pair{"kernel", false}, std::pair{"cublaslt", true}}, &c->gelu_in_gemm);
       !s)
     return s;
@@ -274,6 +278,9 @@ Status create(const backend::Options& options, int, void** out) {
   c->cc_minor = prop.minor;
   c->sms = prop.multiProcessorCount;
   c->device_memory = prop.totalGlobalMem;
+  if (c->dependent_launch && c->cc_major < 9)
+    return unsupported("option pdl=on of backend cuda needs programmatic dependent launch (sm_90 and newer); " +
+                       c->device_name + " is sm_" + std::to_string(c->cc_major) + std::to_string(c->cc_minor));
   if (const cudaError_t e = kernels_loadable(); e != cudaSuccess)
     return unsupported("backend 'cuda': this build's kernels do not load on " + c->device_name + " (sm_" +
                        std::to_string(c->cc_major) + std::to_string(c->cc_minor) +
@@ -1103,6 +1110,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& op = a.graph->ops[static_cast<size_t>(i)];
   const OpPlan& plan = c.plans[static_cast<size_t>(i)];
   cudaStream_t s = c.stream;
+  const DependentLaunchScope launch_mode(c.dependent_launch);  // the launchers of encrt's kernels read it
   switch (op.kind) {
     case OpKind::kCopy: {
       const void* src = ptr(a, op.in(0));
@@ -1511,11 +1519,12 @@ std::string summary(const void* cv) {
           : c.attention == AttentionKernel::kSimt ? "simt"
           : c.attention == AttentionKernel::kInt8 ? "int8"
                                                   : "auto") +
-         ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto");
+         ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
+         (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      nullptr};
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // Launchers of the kernels in attention_kernel.cuh (the design: its header comment).
 #include "backends/cuda/kernels/attention_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -11,9 +12,9 @@ template <int D, typename T>
 cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const dim3 grid((a.seq + kWarps - 1) / kWarps, a.heads, a.batch);
   if (a.probs)
-    attention_kernel<D, T, true><<<grid, kWarps * 32, 0, stream>>>(a);
+    launch_kernel(attention_kernel<D, T, true>, grid, kWarps * 32, 0, stream, a);
   else
-    attention_kernel<D, T, false><<<grid, kWarps * 32, 0, stream>>>(a);
+    launch_kernel(attention_kernel<D, T, false>, grid, kWarps * 32, 0, stream, a);
   return cudaGetLastError();
 }
 

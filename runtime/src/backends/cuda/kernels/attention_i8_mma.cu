@@ -1,6 +1,7 @@
 // Launches the int8 tensor-core attention kernel (attention_i8_mma_kernel.cuh: the design, and
 // how its results relate to the reference's) after checking what it takes.
 #include "backends/cuda/kernels/attention_i8_mma_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -15,7 +16,7 @@ template <int D>
 cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  attention_i8_mma_kernel<D><<<grid, kThreads, shared_layout(D, a.seq).bytes, stream>>>(a);
+  launch_kernel(attention_i8_mma_kernel<D>, grid, kThreads, shared_layout(D, a.seq).bytes, stream, a);
   return cudaGetLastError();
 }
 

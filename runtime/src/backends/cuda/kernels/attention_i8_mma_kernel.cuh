@@ -64,6 +64,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_math.h"
 #include "backends/cuda/kernels/mma_int8.cuh"
@@ -159,6 +160,7 @@ struct RowState {
 
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_i8_mma_kernel(AttentionArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   static_assert(D == 32 || D == 64, "head_dim 32 or 64");
 #if defined(ENCRT_CUDA_HOST_EMULATION)
   unsigned char* smem = encrt::emulation::dynamic_shared_memory();

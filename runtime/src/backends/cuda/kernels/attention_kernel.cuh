@@ -13,6 +13,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_common.cuh"
 
 namespace encrt::cuda::simt_attention {
@@ -68,6 +69,7 @@ __device__ __forceinline__ void accumulate(const Tiles<D>& t, float p, int lane,
 
 template <int D, typename T, bool kProbs>
 __global__ void attention_kernel(AttentionArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   __shared__ Tiles<D> t;
   __shared__ int any_real;
   const int b = blockIdx.z, h = blockIdx.y;

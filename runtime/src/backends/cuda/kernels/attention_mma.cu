@@ -1,6 +1,7 @@
 // Launches the tensor-core attention kernel (attention_mma_kernel.cuh: the design, and how its
 // semantics differ from attention.cu's) after checking what it takes.
 #include "backends/cuda/kernels/attention_mma_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -16,7 +17,7 @@ cudaError_t launch_split(const AttentionArgs& a, cudaStream_t stream) {
   constexpr int rows = kQueryTileOf<kSplit>;
   const dim3 grid(static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  attention_mma_kernel<D, Io, kSplit><<<grid, kMmaWarps * 32, 0, stream>>>(a);
+  launch_kernel(attention_mma_kernel<D, Io, kSplit>, grid, kMmaWarps * 32, 0, stream, a);
   return cudaGetLastError();
 }
 

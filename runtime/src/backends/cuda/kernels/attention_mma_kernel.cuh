@@ -56,6 +56,7 @@
 #include <cuda_fp16.h>
 #endif
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
 
 namespace encrt::cuda::mma_attention {
@@ -202,6 +203,7 @@ __device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* s
 // Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf.
 template <int D, typename Io, int kSplit = 1>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
   static_assert(std::is_same_v<Io, __half> || std::is_same_v<Io, float>, "fp16 or fp32 activations");
   static_assert(kSplit == 1 || kSplit == 2 || kSplit == 4, "1, 2 or 4 warps per query tile");

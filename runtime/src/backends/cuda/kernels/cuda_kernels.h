@@ -14,6 +14,20 @@
 namespace encrt::cuda {
 
 enum class Elem : uint8_t { kF32, kF16 };
+
+// Whether the launchers of this thread start kernels with programmatic dependent launch
+// (kernels/dependent_launch.cuh), and a scope that sets it (the backend: option pdl=on, sm_90+).
+bool dependent_launch();
+class DependentLaunchScope {
+ public:
+  explicit DependentLaunchScope(bool on);
+  ~DependentLaunchScope();
+  DependentLaunchScope(const DependentLaunchScope&) = delete;
+  DependentLaunchScope& operator=(const DependentLaunchScope&) = delete;
+
+ private:
+  bool saved_;
+};
 inline size_t elem_size(Elem e) { return e == Elem::kF16 ? 2 : 4; }
 
 // The widest row the LayerNorm and embedding kernels hold in registers (256 threads x 16).

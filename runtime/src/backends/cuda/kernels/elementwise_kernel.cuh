@@ -4,6 +4,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/row_layout.cuh"  // ChunkBits
 
 namespace encrt::cuda::elementwise_kernels {
@@ -30,6 +31,7 @@ __device__ __forceinline__ float activated(const ActivationArgs& a, float v, siz
 
 // One value per thread, any type, alignment and length.
 __global__ void activation_kernel(ActivationArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= a.n) return;
   store(a.y, a.y_type, i, activated(a, load(a.y, a.y_type, i), i));
@@ -41,6 +43,7 @@ __global__ void activation_kernel(ActivationArgs a) {
 // time per layer one value per thread).
 template <typename T, int kChunk>
 __global__ void activation_chunk_kernel(ActivationArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   using Bits = typename ChunkBits<sizeof(T) * kChunk>::type;
   const size_t i0 = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kChunk;
   if (i0 >= a.n) return;
@@ -55,6 +58,7 @@ __global__ void activation_chunk_kernel(ActivationArgs a) {
 }
 
 __global__ void tanh_kernel(size_t n, void* y, Elem type) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) store(y, type, i, tanhf(load(y, type, i)));
 }
@@ -66,6 +70,7 @@ __global__ void tanh_kernel(size_t n, void* y, Elem type) {
 // at once. (The first version gave each sequence one block whose threads walked all its rows one
 // after another: 84 µs of an H200's time for MiniLM's pooling, at batch 1 as at 32.)
 __global__ void pool_kernel(PoolArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   __shared__ float partial[kPoolWarps][kPoolColumns];
   __shared__ int counts[kPoolWarps];
   const int chunks = (a.width + kPoolColumns - 1) / kPoolColumns;

@@ -1,6 +1,7 @@
 // Launches the int8 tensor-core GEMM (gemm_i8_mma_kernel.cuh: the design) after checking what it
 // takes, and chooses its tile and copy width.
 #include "backends/cuda/kernels/gemm_i8_mma_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -14,7 +15,7 @@ bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t
 template <int kTile, int kChunk>
 cudaError_t launch(const GemmI8MmaArgs& a, bool pairs, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((a.N + kTile - 1) / kTile), static_cast<unsigned>((a.M + kTile - 1) / kTile));
-  gemm_i8_mma_kernel<kTile, kTile, kChunk><<<grid, kThreads, 0, stream>>>(a, pairs);
+  launch_kernel(gemm_i8_mma_kernel<kTile, kTile, kChunk>, grid, kThreads, 0, stream, a, pairs);
   return cudaGetLastError();
 }
 

@@ -39,6 +39,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_epilogue_value.cuh"
 #include "backends/cuda/kernels/mma_int8.cuh"
@@ -117,6 +118,7 @@ __device__ __forceinline__ uint32_t word_at(const int8_t* p) { return *reinterpr
 // residual 8-aligned).
 template <int BM, int BN, int kChunk>
 __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, bool pairs) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   constexpr int WM = BM / 2, WN = BN / 2;  // the warp's sub-tile
   constexpr int MT = WM / 16, NT = WN / 8;  // its m16 and n8 tiles
   static_assert(MT >= 1 && NT >= 1 && WM % 16 == 0 && WN % 8 == 0, "warp tile");

@@ -1,5 +1,6 @@
 // Launchers of the kernels in int8_epilogue_kernel.cuh (the design: its header comment).
 #include "backends/cuda/kernels/int8_epilogue_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -16,7 +17,7 @@ cudaError_t int8_epilogue(const Int8EpilogueArgs& a, cudaStream_t stream) {
   if (a.N <= 0 || a.ld_d < a.N || a.ld_d % 4 != 0) return cudaErrorInvalidValue;
   if (a.next_q) {
     if (a.N > kMaxRowWidth || !a.next_scale || !a.next_zero_point) return cudaErrorInvalidValue;
-    int8_epilogue_quantize_kernel<<<a.rows, kRowThreads, 0, stream>>>(a);
+    launch_kernel(int8_epilogue_quantize_kernel, a.rows, kRowThreads, 0, stream, a);
     return cudaGetLastError();
   }
   if (!a.y) return cudaErrorInvalidValue;
@@ -24,9 +25,9 @@ cudaError_t int8_epilogue(const Int8EpilogueArgs& a, cudaStream_t stream) {
   const bool vector = a.N % 4 == 0 && a.ld_d == a.N && aligned16(a.d) && aligned16(a.w_sum) && aligned16(a.w_scale) &&
                       (!a.bias || aligned16(a.bias)) && (!a.residual || aligned16(a.residual)) && aligned16(a.y);
   if (vector)
-    int8_epilogue_kernel<true><<<blocks_for(threads, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(a);
+    launch_kernel(int8_epilogue_kernel<true>, blocks_for(threads, kElementwiseThreads), kElementwiseThreads, 0, stream, a);
   else
-    int8_epilogue_kernel<false><<<blocks_for(threads, kElementwiseThreads), kElementwiseThreads, 0, stream>>>(a);
+    launch_kernel(int8_epilogue_kernel<false>, blocks_for(threads, kElementwiseThreads), kElementwiseThreads, 0, stream, a);
   return cudaGetLastError();
 }
 

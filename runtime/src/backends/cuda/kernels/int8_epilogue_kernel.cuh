@@ -13,6 +13,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/int8_epilogue_value.cuh"
 #include "backends/cuda/kernels/quantize_row.cuh"
 
@@ -29,6 +30,7 @@ constexpr int kElementwiseThreads = 256;
 
 template <bool kVector>
 __global__ void int8_epilogue_kernel(Int8EpilogueArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const size_t groups = static_cast<size_t>(a.ld_d / 4);
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<size_t>(a.rows) * groups) return;
@@ -65,6 +67,7 @@ constexpr int kRowThreads = 256;
 constexpr int kRowPerThread = kMaxRowWidth / kRowThreads;
 
 __global__ void int8_epilogue_quantize_kernel(Int8EpilogueArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   __shared__ float scratch[kRangeScratch];
   const size_t row = blockIdx.x;
   const float sx = a.x_scale[row];

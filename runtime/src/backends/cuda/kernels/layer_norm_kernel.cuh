@@ -8,6 +8,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/row_layout.cuh"
 
 namespace encrt::cuda::layer_norm_kernels {
@@ -44,6 +45,7 @@ __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, co
 
 template <class L>
 __global__ void embed_kernel(EmbedArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
@@ -98,6 +100,7 @@ __global__ void embed_kernel(EmbedArgs a) {
 
 template <class L>
 __global__ void layer_norm_kernel(LayerNormArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();

@@ -2,6 +2,7 @@
 #include <climits>
 
 #include "backends/cuda/kernels/layer_norm_quantize_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -18,7 +19,7 @@ cudaError_t layer_norm_quantize(const LayerNormQuantizeArgs& a, cudaStream_t str
   const int warp_from = n.width <= NarrowWarpRows::kMaxWidth ? kWarpRowsFrom : INT_MAX;
   with_row_layout(n.layout, n.rows, n.width, warp_from, [&](auto layout) {
     using L = decltype(layout);
-    layer_norm_quantize_kernel<L><<<row_blocks<L>(n.rows), L::kBlockThreads, 0, stream>>>(a);
+    launch_kernel(layer_norm_quantize_kernel<L>, row_blocks<L>(n.rows), L::kBlockThreads, 0, stream, a);
   });
   return cudaGetLastError();
 }

@@ -9,6 +9,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/quantize_row.cuh"
 #include "backends/cuda/kernels/row_layout.cuh"
 
@@ -16,6 +17,7 @@ namespace encrt::cuda::layer_norm_quantize_kernels {
 
 template <class L>
 __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   __shared__ float sums[L::kBlockThreads / 32];
   __shared__ float ranges[kRangeScratch];
   const LayerNormArgs& n = a.norm;

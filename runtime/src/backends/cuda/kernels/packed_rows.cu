@@ -1,5 +1,6 @@
 // Launchers of the kernels in packed_rows_kernel.cuh (the design: its header comment).
 #include "backends/cuda/kernels/packed_rows_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -10,7 +11,7 @@ cudaError_t expand_packed_rows(const ExpandRowsArgs& a, cudaStream_t stream) {
   if (a.batch < 0 || a.seq < 0 || !a.offsets || !a.source || !a.packed || !a.out) return cudaErrorInvalidValue;
   const size_t positions = static_cast<size_t>(a.batch) * static_cast<size_t>(a.seq);
   if (positions > 0x7fffffffu) return cudaErrorInvalidValue;  // p is an int, as the layout's entries
-  expand_packed_rows_kernel<<<static_cast<unsigned>(positions), kThreads, 0, stream>>>(a);
+  launch_kernel(expand_packed_rows_kernel, static_cast<unsigned>(positions), kThreads, 0, stream, a);
   return cudaGetLastError();
 }
 

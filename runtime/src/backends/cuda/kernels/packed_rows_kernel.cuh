@@ -8,6 +8,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_common.cuh"
 
 namespace encrt::cuda::packed_rows_kernels {
@@ -15,6 +16,7 @@ namespace encrt::cuda::packed_rows_kernels {
 constexpr int kThreads = 128;
 
 __global__ void expand_packed_rows_kernel(ExpandRowsArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   const int p = static_cast<int>(blockIdx.x);
   const int b = p / a.seq;
   // Every thread searches (the same few words, from cache): no barrier, no shared memory.

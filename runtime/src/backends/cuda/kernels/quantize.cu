@@ -1,5 +1,6 @@
 // Launchers of the kernels in quantize_kernel.cuh (the design: its header comment).
 #include "backends/cuda/kernels/quantize_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
 
@@ -11,9 +12,9 @@ cudaError_t quantize_rows(const QuantizeArgs& a, cudaStream_t stream) {
   // A warp per row under rows=warp, and under auto from kWarpRowsFrom rows (row_layout.cuh); else
   // a block of 128 threads per row.
   if (a.layout == RowKernels::kWarp || (a.layout == RowKernels::kAuto && a.rows >= kWarpRowsFrom))
-    quantize_kernel<WarpRows><<<row_blocks<WarpRows>(a.rows), WarpRows::kBlockThreads, 0, stream>>>(a);
+    launch_kernel(quantize_kernel<WarpRows>, row_blocks<WarpRows>(a.rows), WarpRows::kBlockThreads, 0, stream, a);
   else
-    quantize_kernel<QuantizeBlockRows><<<row_blocks<QuantizeBlockRows>(a.rows), QuantizeBlockRows::kBlockThreads, 0, stream>>>(a);
+    launch_kernel(quantize_kernel<QuantizeBlockRows>, row_blocks<QuantizeBlockRows>(a.rows), QuantizeBlockRows::kBlockThreads, 0, stream, a);
   return cudaGetLastError();
 }
 

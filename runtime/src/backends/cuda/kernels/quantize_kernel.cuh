@@ -8,6 +8,7 @@
 // tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), so the kernels are checked without a GPU.
 #pragma once
 
+#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/quantize_row.cuh"
 #include "backends/cuda/kernels/row_layout.cuh"
 
@@ -41,6 +42,7 @@ __device__ __forceinline__ int group_values(float (&v)[4], const float* x, const
 
 template <class L>
 __global__ void quantize_kernel(QuantizeArgs a) {
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   __shared__ float scratch[kRangeScratch];
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
