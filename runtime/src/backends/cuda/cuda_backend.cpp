@@ -1468,9 +1468,10 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       std::string s = std::string("cublasLt ") + dtype_name(p.weights->dtype) + " TN";
       if (fuses_into_norm(g, static_cast<int>(&op - g.ops.data()))) return s + " (bias+residual in the LayerNorm)";
       s += "+bias";
-      if (p.activation == kernels::Activation::kGelu)
-        s += cv && ctx(cv).gelu_in_gemm && g.buffers[static_cast<size_t>(op.out(0))].dtype == DType::kF16 ? "+gelu (cuBLASLt's)"
-                                                                                                   : ", gelu kernel";
+      if (p.activation == kernels::Activation::kGelu) {
+        const OpPlan* plan = plan_of(cv, g, op);
+        s += plan && plan->gelu_in_gemm ? "+gelu (cuBLASLt's)" : ", gelu kernel";
+      }
       if (p.activation == kernels::Activation::kRelu) s += ", relu kernel";
       return s;
     }
