@@ -114,20 +114,23 @@ TEST_CASE("activation and tanh (emulated): ReLU, GELU, residual, fp32 and fp16, 
 
 TEST_CASE("pool (emulated): mean and first token, padded with a mask and packed", "[cuda_emulation]") {
   using namespace encrt::cuda::elementwise_kernels;
-  // Not a multiple of a block's 32 columns; more rows than the kernel's 8 warps, and not a multiple.
-  constexpr int kBatch = 3, kSeq = 19, kWidth = 200;
-  // Padded: sequence 0 all real, 1 with holes, 2 without a real token. Packed: 19, 11 and 0 tokens.
+  // Not a multiple of a block's 32 columns; more rows than the kernel's 16 warps, and not a multiple.
+  constexpr int kBatch = 3, kSeq = 37, kWidth = 200;
+  // Padded: sequence 0 all real, 1 with holes (one holding a NaN, which must stay out), 2 without a
+  // real token. Packed: 37, 11 and 0 tokens.
   std::vector<int32_t> mask(kBatch * kSeq, 0);
   for (int t = 0; t < kSeq; ++t) {
     mask[static_cast<size_t>(t)] = 1;
     mask[static_cast<size_t>(kSeq + t)] = t % 3 == 1 || t == 0 ? 0 : 1;
   }
-  const std::vector<int32_t> offsets = {0, 19, 30, 30};
+  const std::vector<int32_t> offsets = {0, 37, 48, 48};
   for (bool packed : {false, true})
     for (bool mean : {false, true})
       for (Elem type : {Elem::kF32, Elem::kF16}) {
         const int rows = packed ? offsets.back() : kBatch * kSeq;
-        const Buffer x(type, random_floats(static_cast<size_t>(rows) * kWidth, 7, -2.0f, 2.0f));
+        std::vector<float> values = random_floats(static_cast<size_t>(rows) * kWidth, 7, -2.0f, 2.0f);
+        if (!packed) values[static_cast<size_t>(kSeq + 1) * kWidth + 5] = std::numeric_limits<float>::quiet_NaN();
+        const Buffer x(type, values);
         Buffer out(type == Elem::kF16 ? Elem::kF32 : Elem::kF16, std::vector<float>(kBatch * kWidth, 12345.0f));
         encrt::cuda::PoolArgs a;
         a.batch = kBatch;
