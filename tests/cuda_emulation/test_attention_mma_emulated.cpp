@@ -227,6 +227,20 @@ TEST_CASE("attention_mma (emulated): NaN and Inf", "[cuda_emulation]") {
   check({32, 2, 70, 2, true, false}, 31, {{5 * 3 * H + 3, nan}});
   check({32, 2, 70, 2, true, false}, 32, {{9 * 3 * H + H + 7, inf}});
   check({32, 2, 70, 2, true, false}, 33, {{4 * 3 * H + 2 * H + 1, inf}, {20 * 3 * H + 2 * H + 33, -inf}});
+  // A masked key (sequence 0 masks every fifth token from 3) whose value holds Inf and whose key
+  // holds NaN: it has no weight, so no output changes (the kernel must not stage its rows: 0 · Inf
+  // is NaN). Rows 8 and 13 are in the first 64-key tile, row 68 in the second.
+  check({32, 2, 70, 2, true, false}, 34,
+        {{8 * 3 * H + 2 * H + 5, inf}, {13 * 3 * H + H + 2, nan}, {68 * 3 * H + 2 * H + 40, -inf}});
+  // A query whose every real score is -inf (-Inf in its dimension 5, every real key +1 there): a
+  // NaN row, as the reference's exp(-inf - -inf). Sequence 1 of 64 tokens has real keys only from
+  // 32 on, so under the split layout warps 0 and 1 see no real key and warps 2 and 3 only -inf
+  // scores: the row is NaN only if the merge ORs "has a real key" over the warps (warp 0's own
+  // flag would give zeros).
+  std::vector<std::pair<size_t, float>> minus_inf_scores = {{(64 + 40) * 3 * H + 5, -inf}};
+  for (int j = 32; j < 64; ++j)
+    if (real_token(1, j, 64)) minus_inf_scores.push_back({static_cast<size_t>(64 + j) * 3 * H + H + 5, 1.0f});
+  check({32, 3, 64, 2, true, false}, 35, minus_inf_scores);
 }
 
 namespace {
