@@ -31,6 +31,17 @@ std::map<const unsigned char*, Registration>& registrations() {
 Status HostMapping::map(int device, const void* data, size_t bytes) {
   if (base_) return internal_error("cuda: the model's bytes are already mapped by this session");
   if (!data || bytes == 0) return invalid_argument("cuda: weights=mapped: the model has no bytes to map");
+  // Only where the GPU shares DRAM with the CPU (Jetson): on a discrete GPU every read of a mapped
+  // table crosses the bus, and on the one discrete GPU it was tried on (an H200 VM, two device
+  // runs) registering the model's file mapping never returned, its time all in the kernel: a hang
+  // is never an acceptable answer, so a discrete GPU gets this error instead.
+  int integrated = 0;
+  if (Status s = cuda_status(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device), "cudaDeviceGetAttribute");
+      !s)
+    return s;
+  if (!integrated)
+    return unsupported("cuda: weights=mapped is for GPUs that share memory with the CPU (cudaDevAttrIntegrated, as on "
+                       "Jetson); this GPU is discrete (its reads of the mapped file would cross the bus): use weights=device");
   int can_map = 0, read_only = 0;
   if (Status s = cuda_status(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device), "cudaDeviceGetAttribute");
       !s)
