@@ -62,22 +62,25 @@ Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& s
   if (Status st = cublas_status(lt->preference_create(&pref), "cublasLtMatmulPreferenceCreate"); !st) return st;
   const uint64_t ws = spec.workspace_bytes;
   s = cublas_status(lt->preference_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)), "workspace preference");
-  small_m_ = std::min(spec.max_M, 32);
-  for (int pass = 0; pass < 2 && s; ++pass) {
-    const int m = pass == 0 ? small_m_ : spec.max_M;
-    s = set_m(m);
+  bucket_count_ = 0;
+  bool have_max = false;
+  for (int m = 16;; m *= 2) {
+    const bool last = m >= spec.max_M || bucket_count_ == kMaxBuckets - 1;
+    const int size = last ? spec.max_M : m;
+    s = set_m(size);
     if (!s) break;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     const cublasStatus_t h = lt->heuristic(handle, desc_, a_, b_, cd_, cd_, pref, 1, &result, &found);
     if (h == CUBLAS_STATUS_SUCCESS && found > 0) {
-      (pass == 0 ? small_ : large_) = result.algo;
-      (pass == 0 ? have_small_ : have_large_) = true;
+      buckets_[bucket_count_++] = Bucket{size, result.algo};
+      have_max = have_max || last;
     }
+    if (last) break;
   }
   lt->preference_destroy(pref);
   if (!s) return s;
-  if (!have_large_)
+  if (!have_max)
     return unsupported("cuda: cuBLASLt has no algorithm for a " + std::to_string(spec.max_M) + "x" +
                        std::to_string(spec.N) + "x" + std::to_string(spec.K) + " GEMM of these types");
   return Status::ok();
@@ -93,7 +96,9 @@ Status Gemm::run(int M, const void* weights, const void* x, const void* residual
   const void* alpha = integer() ? static_cast<const void*>(&alpha_i) : &alpha_f;
   const void* beta = integer() ? static_cast<const void*>(&beta_i) : &beta_f;
   const void* c = spec_.residual ? residual : y;
-  const cublasLtMatmulAlgo_t* algo = M <= small_m_ && have_small_ ? &small_ : &large_;
+  const cublasLtMatmulAlgo_t* algo = nullptr;  // past every bucket (M > max_M: refused by the caller): cuBLASLt's
+  for (int b = 0; b < bucket_count_ && !algo; ++b)
+    if (M <= buckets_[b].max_m) algo = &buckets_[b].algo;
   cublasStatus_t st = lt_->matmul(handle_, desc_, alpha, weights, a_, x, b_, beta, c, cd_, y, cd_, algo, workspace,
                                   spec_.workspace_bytes, stream);
   if (st == CUBLAS_STATUS_INVALID_VALUE || st == CUBLAS_STATUS_NOT_SUPPORTED)  // the algorithm refuses this M

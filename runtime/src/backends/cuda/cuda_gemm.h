@@ -53,11 +53,17 @@ class Gemm {
   GemmSpec spec_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, cd_ = nullptr;
-  // Algorithms chosen by cuBLASLt's heuristic at init for a small M and the largest M; a run
-  // takes the one for its size (cuBLASLt's own choice when that one refuses the shape).
-  cublasLtMatmulAlgo_t small_{}, large_{};
-  bool have_small_ = false, have_large_ = false;
-  int small_m_ = 0;
+  // Algorithms chosen by cuBLASLt's heuristic at init for M = 16, 32, 64, ... below max_M, and
+  // max_M: a run takes the one chosen for the smallest of those sizes at or above its M (a
+  // session planned for batch 32 that runs batch 1 gets batch 1's GEMM tiles, not batch 32's),
+  // cuBLASLt's own choice when that one refuses the shape. Fixed at init: a run allocates nothing.
+  static constexpr int kMaxBuckets = 24;  // 16 · 2^22 rows: past any arena
+  struct Bucket {
+    int max_m = 0;
+    cublasLtMatmulAlgo_t algo{};
+  };
+  Bucket buckets_[kMaxBuckets];
+  int bucket_count_ = 0;
 };
 
 }  // namespace encrt::cuda
