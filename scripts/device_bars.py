@@ -73,7 +73,7 @@ def main():
         bar(9, f"fp16 batch {b} faster than PyTorch fp16 with CUDA graphs", r, r is not None and r > 1.0,
             f"PyTorch {t * 1000:.1f} us / encrt {v * 1000:.1f} us = {r:.2f}x" if r else "")
     for label, issue in (("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_gelu_cublaslt", 9), ("fp16_cuda_split_on", 9),
-                         ("fp16_cuda_split_off", 9)):
+                         ("fp16_cuda_split_off", 9), ("fp16_cuda_all_opt_in", 9)):
         a = accuracy.get(label, {}).get("fp16")
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
             a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
