@@ -67,7 +67,7 @@ def movable_zone():
             for line in block.splitlines():
                 if line.strip().startswith("present"):
                     sizes.append(int(line.split()[-1]) * mmap.PAGESIZE >> 20)
-    return f"ZONE_MOVABLE present: {sum(sizes)} MiB" if sizes else "no ZONE_MOVABLE pages"
+    return f"ZONE_MOVABLE present: {sum(sizes)} MiB" if sum(sizes) else "no ZONE_MOVABLE pages"
 
 
 def main():
