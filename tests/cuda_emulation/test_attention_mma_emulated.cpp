@@ -371,4 +371,7 @@ TEST_CASE("attention_mma (emulated): fp32 QKV, NaN and Inf", "[cuda_emulation]")
   check_f32({32, 2, 70, 2, true, false}, 71, {}, {{5 * 3 * H + 3, nan}});
   check_f32({32, 2, 70, 2, true, false}, 72, {}, {{9 * 3 * H + H + 7, inf}});
   check_f32({32, 2, 70, 2, true, false}, 73, {}, {{4 * 3 * H + 2 * H + 1, inf}, {20 * 3 * H + 2 * H + 33, -inf}});
+  // Masked keys (rows 8, 13 and 68 of sequence 0) holding Inf in V and NaN in K: no output changes.
+  check_f32({32, 2, 70, 2, true, false}, 74, {},
+            {{8 * 3 * H + 2 * H + 5, inf}, {13 * 3 * H + H + 2, nan}, {68 * 3 * H + 2 * H + 40, -inf}});
 }

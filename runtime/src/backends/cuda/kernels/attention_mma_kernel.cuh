@@ -168,13 +168,31 @@ __device__ __forceinline__ uint32_t pair_at(const T* p) {
   return *reinterpret_cast<const uint32_t*>(p);
 }
 
-// Eight consecutive values of a row in global memory (16-byte aligned), as eight staged 16-bit
-// values: fp16 copied, fp32 (two 16-byte loads) rounded to bf16.
-__device__ __forceinline__ uint4 load_chunk(const __half* p) { return *reinterpret_cast<const uint4*>(p); }
-__device__ __forceinline__ uint4 load_chunk(const float* p) {
-  const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
-  return make_uint4(pack_rounded<__nv_bfloat16>(lo.x, lo.y), pack_rounded<__nv_bfloat16>(lo.z, lo.w),
-                    pack_rounded<__nv_bfloat16>(hi.x, hi.y), pack_rounded<__nv_bfloat16>(hi.z, hi.w));
+// Eight consecutive values of a row in global memory (16-byte aligned) as loaded (RawChunk:
+// fp16, one 16-byte load; fp32, two), and as eight staged 16-bit values (staged: fp16 copied,
+// fp32 rounded to bf16). Zero-initialized, a RawChunk is eight zeros.
+template <typename Io>
+struct RawChunk;
+template <>
+struct RawChunk<__half> {
+  uint4 bits;
+};
+template <>
+struct RawChunk<float> {
+  float4 lo, hi;
+};
+__device__ __forceinline__ RawChunk<__half> load_raw(const __half* p) { return {*reinterpret_cast<const uint4*>(p)}; }
+__device__ __forceinline__ RawChunk<float> load_raw(const float* p) {
+  return {reinterpret_cast<const float4*>(p)[0], reinterpret_cast<const float4*>(p)[1]};
+}
+__device__ __forceinline__ uint4 staged(const RawChunk<__half>& r) { return r.bits; }
+__device__ __forceinline__ uint4 staged(const RawChunk<float>& r) {
+  return make_uint4(pack_rounded<__nv_bfloat16>(r.lo.x, r.lo.y), pack_rounded<__nv_bfloat16>(r.lo.z, r.lo.w),
+                    pack_rounded<__nv_bfloat16>(r.hi.x, r.hi.y), pack_rounded<__nv_bfloat16>(r.hi.z, r.hi.w));
+}
+template <typename Io>
+__device__ __forceinline__ uint4 load_chunk(const Io* p) {
+  return staged(load_raw(p));
 }
 
 // Two adjacent outputs (an even column) in the activations' type.
@@ -200,40 +218,39 @@ __device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* s
   }
 }
 
-// fp16 activations: a thread's share of one key tile held in registers from the loads' issue
-// until the tile is stored to shared memory, so that the next tile's loads are in flight while
-// the warps compute on this one (the kernel's chain per tile was: wait for the mask word, then
-// load K and V, then compute; at MiniLM's batch 1 its time was that chain's latency, 8.2 µs a
-// layer on an H200, build D). Every load is independent of every other loaded value: a key's K
-// and V chunks are loaded whether or not the key is real, and its mask word is applied when the
-// tile is stored (a masked key's rows are zeros in shared memory, as load_rows leaves them).
-// fp32 activations keep load_rows: their chunks are two 16-byte loads each, rounded as staged,
-// which would double the registers held. Only the split layout takes it (see kPrefetch).
-template <int D>
+// A thread's share of one key tile held in registers, as loaded, from the loads' issue until
+// the tile is stored to shared memory, so that the next tile's loads are in flight while the
+// warps compute on this one (the kernel's chain per tile was: wait for the mask word, then load
+// K and V, then compute; at MiniLM's batch 1 its time was that chain's latency, 8.2 µs a layer on
+// an H200, build D). Every load is independent of every other loaded value: a key's K and V
+// chunks are loaded whether or not the key is real, and its mask word is applied when the tile
+// is stored (a masked key's rows are zeros in shared memory, as load_rows leaves them); fp32
+// values are rounded to bf16 then too. Only the split layout takes it (see kPrefetch).
+template <int D, typename Io>
 struct KeyTileLoads {
-  static constexpr int kRowChunks = D / 8;                                  // 16-byte chunks per row
+  static constexpr int kRowChunks = D / 8;                                  // 8-value chunks per row
   static constexpr int kChunks = kKeyTile * kRowChunks / (kMmaWarps * 32);  // per thread: D / 16
   static_assert(kKeyTile * kRowChunks % (kMmaWarps * 32) == 0, "whole chunks per thread");
-  uint4 k[kChunks], v[kChunks];
+  RawChunk<Io> k[kChunks], v[kChunks];
   int32_t key_real[kChunks];  // the chunk's key: in the sequence and, with a mask, its mask word
   int32_t tile_real;          // threads 0 .. kKeyTile - 1: key j0 + threadIdx.x, the same
 };
 
 // Issues the loads of key tile j0 (nothing waits for them here).
-template <int D>
-__device__ __forceinline__ void issue_key_tile(KeyTileLoads<D>& l, const __half* seq_base, size_t ld, int k_column,
+template <int D, typename Io>
+__device__ __forceinline__ void issue_key_tile(KeyTileLoads<D, Io>& l, const Io* seq_base, size_t ld, int k_column,
                                                int v_column, int j0, int n, const int32_t* mask) {
-  using L = KeyTileLoads<D>;
+  using L = KeyTileLoads<D, Io>;
 #pragma unroll
   for (int i = 0; i < L::kChunks; ++i) {
     const int e = threadIdx.x + i * kMmaWarps * 32;
     const int r = e / L::kRowChunks, c = (e % L::kRowChunks) * 8, j = j0 + r;
-    l.k[i] = l.v[i] = make_uint4(0u, 0u, 0u, 0u);
+    l.k[i] = l.v[i] = RawChunk<Io>{};
     l.key_real[i] = 0;
     if (j < n) {
-      const __half* row = seq_base + static_cast<size_t>(j) * ld + c;
-      l.k[i] = load_chunk(row + k_column);
-      l.v[i] = load_chunk(row + v_column);
+      const Io* row = seq_base + static_cast<size_t>(j) * ld + c;
+      l.k[i] = load_raw(row + k_column);
+      l.v[i] = load_raw(row + v_column);
       l.key_real[i] = mask ? mask[j] : 1;
     }
   }
@@ -242,16 +259,16 @@ __device__ __forceinline__ void issue_key_tile(KeyTileLoads<D>& l, const __half*
 }
 
 // Stores an issued key tile into the block's tiles (waits for its loads).
-template <int D, int kQueryRows>
-__device__ __forceinline__ void store_key_tile(MmaTiles<D, __half, kQueryRows>& t, const KeyTileLoads<D>& l) {
-  using L = KeyTileLoads<D>;
+template <int D, typename Io, int kQueryRows>
+__device__ __forceinline__ void store_key_tile(MmaTiles<D, Staged<Io>, kQueryRows>& t, const KeyTileLoads<D, Io>& l) {
+  using L = KeyTileLoads<D, Io>;
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
   for (int i = 0; i < L::kChunks; ++i) {
     const int e = threadIdx.x + i * kMmaWarps * 32;
     const int r = e / L::kRowChunks, c = (e % L::kRowChunks) * 8;
-    *reinterpret_cast<uint4*>(&t.k[r][c]) = l.key_real[i] != 0 ? l.k[i] : zero;
-    *reinterpret_cast<uint4*>(&t.v[r][c]) = l.key_real[i] != 0 ? l.v[i] : zero;
+    *reinterpret_cast<uint4*>(&t.k[r][c]) = l.key_real[i] != 0 ? staged(l.k[i]) : zero;
+    *reinterpret_cast<uint4*>(&t.v[r][c]) = l.key_real[i] != 0 ? staged(l.v[i]) : zero;
   }
   if (threadIdx.x < kKeyTile) t.real[threadIdx.x] = l.tile_real != 0 ? 1 : 0;
 }
@@ -287,11 +304,11 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 
   // KeyTileLoads: where the grid is small (the split layout's reason), so that each block's own
   // chain is the time; large grids hide it with other blocks' warps, and the registers held (19
-  // more a thread at D = 32: 96 → 128 on sm_90) would cost them resident blocks.
-  constexpr bool kPrefetch = std::is_same_v<Io, __half> && kSplit > 1;
-  std::conditional_t<kPrefetch, KeyTileLoads<D>, char> next;
+  // more a thread at D = 32, fp16: 96 → 128 on sm_90) would cost them resident blocks.
+  constexpr bool kPrefetch = kSplit > 1;
+  std::conditional_t<kPrefetch, KeyTileLoads<D, Io>, char> next{};
   (void)next;
-  if constexpr (kPrefetch) issue_key_tile<D>(next, seq_base, ld, H + h * D, 2 * H + h * D, 0, n, mask);
+  if constexpr (kPrefetch) issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, 0, n, mask);
   load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n, nullptr);
   __syncthreads();
   // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
@@ -317,7 +334,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   for (int j0 = 0; j0 < n; j0 += kKeyTile) {
     __syncthreads();  // every warp is done with the previous tile
     if constexpr (kPrefetch) {
-      store_key_tile<D, kQueryRows>(t, next);
+      store_key_tile<D, Io, kQueryRows>(t, next);
     } else {
       load_rows<D, Io>(t.k, seq_base, ld, H + h * D, j0, n, mask);
       load_rows<D, Io>(t.v, seq_base, ld, 2 * H + h * D, j0, n, mask);
@@ -325,7 +342,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
     }
     __syncthreads();
     if constexpr (kPrefetch) {
-      if (j0 + kKeyTile < n) issue_key_tile<D>(next, seq_base, ld, H + h * D, 2 * H + h * D, j0 + kKeyTile, n, mask);
+      if (j0 + kKeyTile < n) issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, j0 + kKeyTile, n, mask);
     }
     if (!active) continue;
 
