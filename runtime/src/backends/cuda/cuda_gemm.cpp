@@ -116,15 +116,14 @@ cublasStatus_t Gemm::matmul(const void* weights, const void* x, const void* resi
 cublasLtMatmulAlgo_t Gemm::tuned(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t) {
   const std::string key = shape_key(spec_, M);
   if (auto it = t.chosen.find(key); it != t.chosen.end()) return it->second;
-  const int pick = std::max(0, fastest(results, count, M, t));
+  const int pick = std::max(0, fastest(results, count, t));
   ++t.timed;
   t.changed += pick != 0 ? 1 : 0;
   t.chosen[key] = results[pick].algo;
   return results[pick].algo;
 }
 
-int Gemm::fastest(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t) {
-  (void)M;  // set_m(M) is done: the layouts hold it
+int Gemm::fastest(const cublasLtMatmulHeuristicResult_t* results, int count, GemmTuning& t) {
   int best = -1;
   float best_ms = 0.0f;
   for (int r = 0; r < count; ++r) {

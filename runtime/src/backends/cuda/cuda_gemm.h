@@ -74,8 +74,8 @@ class Gemm {
   // The tuning's algorithm for M rows (set_m(M) done): one chosen for the same shape before, else
   // the fastest of the `count` candidates.
   cublasLtMatmulAlgo_t tuned(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t);
-  // The fastest of `count` candidates at M rows (set_m(M) done), its index, or -1 when none ran.
-  int fastest(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t);
+  // The fastest of `count` candidates at the M last set (set_m), its index, or -1 when none ran.
+  int fastest(const cublasLtMatmulHeuristicResult_t* results, int count, GemmTuning& t);
   // The matmul on the session's buffers or the tuning's, with the algorithm given (null: cuBLASLt's).
   cublasStatus_t matmul(const void* weights, const void* x, const void* residual, void* y,
                         const cublasLtMatmulAlgo_t* algo, void* workspace, cudaStream_t stream);
