@@ -72,8 +72,8 @@ def main():
         r = t / v if v and t else None
         bar(9, f"fp16 batch {b} faster than PyTorch fp16 with CUDA graphs", r, r is not None and r > 1.0,
             f"PyTorch {t * 1000:.1f} us / encrt {v * 1000:.1f} us = {r:.2f}x" if r else "")
-    for label, issue in (("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_gelu_cublaslt", 9), ("fp16_cuda_split_on", 9),
-                         ("fp16_cuda_split_off", 9), ("fp16_cuda_all_opt_in", 9)):
+    for label, issue in (("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_gelu_kernel", 9), ("fp16_cuda_split_on", 9),
+                         ("fp16_cuda_split_off", 9)):
         a = accuracy.get(label, {}).get("fp16")
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
             a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
@@ -110,7 +110,8 @@ def main():
             v = ms(f"{dtype}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {dtype}: " + (f"{t / v:.2f}x (PyTorch {t * 1000:.1f} us, encrt {v * 1000:.1f} us)"
                                                      if t and v else "not measured"))
-        for mode in ("fp16_nographs", "fp16_simt", "fp16_gelu_cublaslt", "fp16_pdl", "int8_pdl", "fp16_split_on", "fp16_split_off",
+        for mode in ("fp16_nographs", "fp16_simt", "fp16_gelu_kernel", "fp16_pdl_off", "int8_pdl_off", "fp16_previous_defaults",
+                     "fp16_split_on", "fp16_split_off",
                      "int8_split_on", "int8_split_off", "int8_cublaslt", "int8_att_int8", "int8_simt", "fp16_rows_warp",
                      "fp16_rows_block", "int8_rows_warp", "int8_rows_block"):
             v = ms(f"{mode}_b{b}_s128")

@@ -12,22 +12,20 @@
 # 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
 #    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
 #    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt, MiniLM int8, the whole
-#    suite under rows=warp and rows=block, attention_split=on and off, gelu=cublaslt, pdl=on,
-#    gemm_tuning=on;
+#    suite under rows=warp and rows=block, attention_split=on and off, gelu=kernel, pdl=off;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
-#    attention=simt, gelu=cublaslt, attention_split=on and off; int8 on cuda and on the CPU from the same file (bars
+#    attention=simt, gelu=kernel, attention_split=on and off; int8 on cuda and on the CPU from the same file (bars
 #    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
-#    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=cublaslt, both
+#    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=kernel, both
 #    models with attention_split=on and off (the tensor-core attention's warp layouts) and with
-#    pdl=on (programmatic dependent launch), with gemm_tuning=on (timed cuBLASLt algorithms) and
-#    with all three opt-in options together; int8 with
+#    pdl=off (no programmatic dependent launch), and with both (the defaults before 2026-12-04); int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
 # 8. each kernel's duration in a graph replay and the gaps between them (scripts/kernel_trace.py),
-#    encrt fp16 and int8 (fp16 also with attention_split=off|on, gelu=cublaslt, pdl=on) and PyTorch fp16,
+#    encrt fp16 and int8 (fp16 also with attention_split=off|on, gelu=kernel, pdl=off) and PyTorch fp16,
 #    batch 1 and 32;
 # 9. (STEPS=kernels only) each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
@@ -104,12 +102,6 @@ done
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options attention=simt --seq 128 \
   >"$results/inspect_fp16_simt.txt" 2>&1
 note "attention kernels (fp16, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_fp16.txt")"
-for dtype in fp16 int8; do
-  start=$SECONDS
-  "$encrt" inspect "$minilm/minilm.$dtype.encrt" --backend cuda --backend-options gemm_tuning=on,int8_gemm=cublaslt \
-    --batch 32 --seq 128 >"$results/inspect_${dtype}_tuned.txt" 2>&1
-  note "gemm_tuning=on $dtype (planned 32 x 128): $(grep -m1 -o "gemm_tuning on[^,]*,[^,]*" "$results/inspect_${dtype}_tuned.txt" || tail -1 "$results/inspect_${dtype}_tuned.txt") ($((SECONDS - start)) s with the inspect)"
-done
 # weights=mapped is refused on a discrete GPU (registering the file mapping never returned on the
 # H200 VM): the refusal must be immediate and say why; then cudaHostRegister on its own, by kind
 # of memory (scripts/host_register_probe.py, 8 s each at most), to record where it hangs.
@@ -166,7 +158,7 @@ for rows in warp block; do
 done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
-for option in attention_split=off attention_split=on gelu=cublaslt pdl=on gemm_tuning=on; do
+for option in attention_split=off attention_split=on gelu=kernel pdl=off; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option/=/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option/=/_}.log" | head -1))"
 done
@@ -198,10 +190,9 @@ accuracy() {  # label dtype backend [backend options] [timeout in seconds]
 }
 accuracy fp16_cuda fp16 cuda
 accuracy fp16_cuda_simt fp16 cuda attention=simt
-accuracy fp16_cuda_gelu_cublaslt fp16 cuda gelu=cublaslt
+accuracy fp16_cuda_gelu_kernel fp16 cuda gelu=kernel
 accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
-accuracy fp16_cuda_all_opt_in fp16 cuda pdl=on,gelu=cublaslt,gemm_tuning=on
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
 accuracy int8_cuda_att_int8 int8 cuda attention=int8
@@ -230,15 +221,13 @@ for shape in 1x128 32x128; do
   bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
   bench "fp16_nographs_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --no-graphs
   bench "fp16_simt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention=simt
-  bench "fp16_gelu_cublaslt_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gelu=cublaslt
-  bench "fp16_pdl_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=on
-  bench "int8_pdl_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=on
-  bench "fp16_tuned_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gemm_tuning=on
-  bench "int8_cublaslt_tuned_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" \
-    --backend-options int8_gemm=cublaslt,gemm_tuning=on
-  # The opt-in options together (each alone above): what the defaults would give if all were on.
-  bench "fp16_all_opt_in_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
-    --backend-options pdl=on,gelu=cublaslt,gemm_tuning=on
+  # The defaults' alternatives: encrt's exact GELU kernel, no programmatic dependent launch, both
+  # (the defaults before 2026-12-04).
+  bench "fp16_gelu_kernel_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gelu=kernel
+  bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
+  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
+  bench "fp16_previous_defaults_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options pdl=off,gelu=kernel
   for split in on off; do
     bench "fp16_split_${split}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention_split=$split
     bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
@@ -296,7 +285,7 @@ for batch in 1 32; do
     note "trace encrt $dtype batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_${dtype}_b${batch}.txt" || tail -1 "$results/trace_${dtype}_b${batch}.txt"))"
   done
   # The options that change which kernels run: the other attention warp layout, cuBLASLt's GELU.
-  for option in attention_split=off attention_split=on gelu=cublaslt pdl=on; do
+  for option in attention_split=off attention_split=on gelu=kernel pdl=off; do
     PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
       "$minilm/minilm.fp16.encrt" --batch "$batch" --seq 128 --options "$option" \
       >"$results/trace_fp16_${option/=/_}_b${batch}.txt" 2>&1

@@ -1,10 +1,7 @@
 // The cuda backend's GEMM (backends/cuda/cuda_gemm.cpp) against a stand-in cuBLASLt: which
 // algorithm a run of M rows takes (the one chosen for the smallest M bucket at or above it),
-// what happens where the heuristic finds nothing for a bucket or an algorithm refuses a run, and
-// gemm_tuning's sharing of one choice among GEMMs of the same shape. The library is a table of
-// function pointers (CublasLt), so these run without a GPU; the timing itself waits for one (on
-// a machine without a GPU every timed candidate fails and the heuristic's first is kept, which
-// is checked here too).
+// and what happens where the heuristic finds nothing for a bucket or an algorithm refuses a run.
+// The library is a table of function pointers (CublasLt), so these run without a GPU.
 #include <catch2/catch.hpp>
 
 #if defined(ENCRT_WITH_CUDA)
@@ -20,7 +17,6 @@ namespace {
 using encrt::cuda::CublasLt;
 using encrt::cuda::Gemm;
 using encrt::cuda::GemmSpec;
-using encrt::cuda::GemmTuning;
 
 // The stand-in's state: the M last set on X's layout, what the heuristic answers per M, and the
 // algorithm of each matmul (its data[0], -1 for null: cuBLASLt's own choice).
@@ -166,35 +162,6 @@ TEST_CASE("cuda GEMM: a run takes the algorithm chosen for the smallest M bucket
     REQUIRE(gemm.run(100, &dummy, &dummy, nullptr, &dummy, nullptr, nullptr));
     CHECK(g_fake.matmuls == std::vector<long>{12800, -1});
   }
-}
-
-TEST_CASE("cuda GEMM: gemm_tuning asks for candidates up to its rows and shares a shape's choice", "[cuda_gemm]") {
-  g_fake = Fake{};
-  const CublasLt lt = fake_library();
-  GemmTuning tuning;
-  int scratch = 0;
-  tuning.weights = tuning.x = tuning.y = &scratch;
-  tuning.max_m = 256;
-  Gemm first, second;
-  REQUIRE(first.init(&lt, nullptr, spec_of(1024), &tuning));
-  // Buckets 16 .. 256 are tuned (5 shapes), 512 and 1024 keep the heuristic's first. Without a
-  // GPU no candidate's timing completes, so each tuned bucket keeps its first too.
-  CHECK(tuning.timed == 5);
-  CHECK(tuning.changed == 0);
-  CHECK(tuning.chosen.size() == 5);
-  CHECK(algorithm_of_run(first, 200) == 25600);
-  CHECK(algorithm_of_run(first, 1000) == 102400);
-  // The second GEMM of the same shape takes the first's choices without timing again.
-  REQUIRE(second.init(&lt, nullptr, spec_of(1024), &tuning));
-  CHECK(tuning.timed == 5);
-  // A choice recorded for a shape is what its GEMMs run: here a later candidate.
-  GemmTuning chosen = tuning;
-  for (auto& [key, algo] : chosen.chosen)
-    if (key.rfind("128x", 0) == 0) algo.data[0] = 12802;
-  Gemm third;
-  REQUIRE(third.init(&lt, nullptr, spec_of(1024), &chosen));
-  CHECK(algorithm_of_run(third, 100) == 12802);
-  CHECK(algorithm_of_run(third, 60) == 6400);
 }
 
 #endif  // ENCRT_WITH_CUDA

@@ -43,7 +43,11 @@ Status MappedFile::open(const std::string& path) {
                       " bytes) is too large to map in this process's address space");
     }
   }
-  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  // Shared, not private: read-only, the two are the same to every reader here, but the cuda
+  // backend's weights=mapped registers the mapping with the GPU (cudaHostRegister), and on the
+  // H200 VM that call never returned for a private file mapping while it took 0.1 s for a shared
+  // one (scripts/host_register_probe.py, 2026-12-04).
+  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
   const int err = errno;
   ::close(fd);
   if (p == MAP_FAILED) return io_error("cannot map '" + path + "': " + std::strerror(err));

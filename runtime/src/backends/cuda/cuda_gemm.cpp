@@ -2,23 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "backends/cuda/cuda_status.h"
 
 namespace encrt::cuda {
-
-namespace {
-
-// What makes two GEMMs interchangeable for the tuning: sizes, types and epilogue (not the
-// pointers).
-std::string shape_key(const GemmSpec& s, int M) {
-  return std::to_string(M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + "/" + std::to_string(s.weights) + "," +
-         std::to_string(s.x) + "," + std::to_string(s.y) + "," + std::to_string(s.compute) + "/" + (s.bias ? "b" : "") +
-         (s.residual ? "r" : "") + (s.gelu ? "g" : "");
-}
-
-}  // namespace
 
 Gemm::~Gemm() {
   if (!lt_) return;
@@ -34,7 +21,7 @@ Status Gemm::set_m(int M) {
   return cublas_status(lt_->layout_set(cd_, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof(cols)), "setting M");
 }
 
-Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec, GemmTuning* tuning) {
+Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec) {
   lt_ = lt;
   handle_ = handle;
   spec_ = spec;
@@ -82,13 +69,11 @@ Status Gemm::init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& s
     const int size = last ? spec.max_M : m;
     s = set_m(size);
     if (!s) break;
-    const bool tune = tuning && size <= tuning->max_m;
-    cublasLtMatmulHeuristicResult_t results[GemmTuning::kCandidates]{};
+    cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t h =
-        lt->heuristic(handle, desc_, a_, b_, cd_, cd_, pref, tune ? GemmTuning::kCandidates : 1, results, &found);
+    const cublasStatus_t h = lt->heuristic(handle, desc_, a_, b_, cd_, cd_, pref, 1, &result, &found);
     if (h == CUBLAS_STATUS_SUCCESS && found > 0) {
-      buckets_[bucket_count_++] = Bucket{size, tune && found > 1 ? tuned(results, found, size, *tuning) : results[0].algo};
+      buckets_[bucket_count_++] = Bucket{size, result.algo};
       have_max = have_max || last;
     }
     if (last) break;
@@ -111,43 +96,6 @@ cublasStatus_t Gemm::matmul(const void* weights, const void* x, const void* resi
   const void* c = spec_.residual ? residual : y;
   return lt_->matmul(handle_, desc_, alpha, weights, a_, x, b_, beta, c, cd_, y, cd_, algo, workspace,
                      spec_.workspace_bytes, stream);
-}
-
-cublasLtMatmulAlgo_t Gemm::tuned(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t) {
-  const std::string key = shape_key(spec_, M);
-  if (auto it = t.chosen.find(key); it != t.chosen.end()) return it->second;
-  const int pick = std::max(0, fastest(results, count, t));
-  ++t.timed;
-  t.changed += pick != 0 ? 1 : 0;
-  t.chosen[key] = results[pick].algo;
-  return results[pick].algo;
-}
-
-int Gemm::fastest(const cublasLtMatmulHeuristicResult_t* results, int count, GemmTuning& t) {
-  int best = -1;
-  float best_ms = 0.0f;
-  for (int r = 0; r < count; ++r) {
-    if (results[r].state != CUBLAS_STATUS_SUCCESS) continue;
-    // Scratch X and Y (Y also the residual: beta = 1 adds into it, which changes no timing).
-    if (matmul(t.weights, t.x, t.y, t.y, &results[r].algo, t.workspace, t.stream) != CUBLAS_STATUS_SUCCESS) continue;
-    bool ok = cudaEventRecord(t.start, t.stream) == cudaSuccess;
-    for (int i = 0; i < GemmTuning::kRuns && ok; ++i)
-      ok = matmul(t.weights, t.x, t.y, t.y, &results[r].algo, t.workspace, t.stream) == CUBLAS_STATUS_SUCCESS;
-    ok = ok && cudaEventRecord(t.stop, t.stream) == cudaSuccess && cudaEventSynchronize(t.stop) == cudaSuccess;
-    float ms = 0.0f;
-    if (!ok || cudaEventElapsedTime(&ms, t.start, t.stop) != cudaSuccess) {
-      cudaStreamSynchronize(t.stream);
-      cudaGetLastError();  // a candidate that failed leaves no error behind for the next call
-      continue;
-    }
-    // Strictly faster, by more than timing noise (2%), than the best so far: the heuristic's
-    // first keeps ties.
-    if (best < 0 || ms < best_ms * 0.98f) {
-      best = r;
-      best_ms = ms;
-    }
-  }
-  return best;
 }
 
 Status Gemm::run(int M, const void* weights, const void* x, const void* residual, void* y, void* workspace,

@@ -8,9 +8,6 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include <map>
-#include <string>
-
 #include "backends/cuda/cublaslt_library.h"
 #include "encrt/status.hpp"
 
@@ -35,27 +32,6 @@ struct GemmSpec {
   size_t workspace_bytes = 0;
 };
 
-// Backend option gemm_tuning=on: each M bucket's algorithm is the fastest of cuBLASLt's first
-// kCandidates for it, timed on the GPU at session creation (as an engine builder would), not the
-// heuristic's first. What it needs: the linear's device weights, scratch for X and Y at the
-// largest tuned M, the stream and two events; buckets above max_m keep the heuristic's choice.
-// Choices are shared through `chosen` by the GEMMs of the same shape and types (a BERT's layers).
-struct GemmTuning {
-  static constexpr int kCandidates = 8;
-  static constexpr int kRuns = 5;  // timed, after one that warms up (and shows the algorithm runs)
-  const void* weights = nullptr;
-  void* x = nullptr;  // [max_m, K] of the spec's x type
-  void* y = nullptr;  // [max_m, N] of its y type (also C where the spec adds a residual)
-  int max_m = 0;
-  void* workspace = nullptr;  // the session's cuBLASLt workspace (the spec's workspace_bytes)
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  std::map<std::string, cublasLtMatmulAlgo_t> chosen;
-  // What tuning did, for `encrt inspect`: buckets timed, and those whose fastest was not the
-  // heuristic's first.
-  int timed = 0, changed = 0;
-};
-
 class Gemm {
  public:
   Gemm() = default;
@@ -63,20 +39,14 @@ class Gemm {
   Gemm& operator=(const Gemm&) = delete;
   ~Gemm();
 
-  // tuning: null for the heuristic's choices (gemm_tuning=off).
-  Status init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec, GemmTuning* tuning = nullptr);
+  Status init(const CublasLt* lt, cublasLtHandle_t handle, const GemmSpec& spec);
   // residual: [M, N] of type y, or null when the spec has none.
   Status run(int M, const void* weights, const void* x, const void* residual, void* y, void* workspace,
              cudaStream_t stream);
 
  private:
   Status set_m(int M);
-  // The tuning's algorithm for M rows (set_m(M) done): one chosen for the same shape before, else
-  // the fastest of the `count` candidates.
-  cublasLtMatmulAlgo_t tuned(const cublasLtMatmulHeuristicResult_t* results, int count, int M, GemmTuning& t);
-  // The fastest of `count` candidates at the M last set (set_m), its index, or -1 when none ran.
-  int fastest(const cublasLtMatmulHeuristicResult_t* results, int count, GemmTuning& t);
-  // The matmul on the session's buffers or the tuning's, with the algorithm given (null: cuBLASLt's).
+  // The matmul with the algorithm given (null: cuBLASLt's).
   cublasStatus_t matmul(const void* weights, const void* x, const void* residual, void* y,
                         const cublasLtMatmulAlgo_t* algo, void* workspace, cudaStream_t stream);
   bool integer() const { return spec_.compute == CUBLAS_COMPUTE_32I; }

@@ -32,9 +32,11 @@ Status HostMapping::map(int device, const void* data, size_t bytes) {
   if (base_) return internal_error("cuda: the model's bytes are already mapped by this session");
   if (!data || bytes == 0) return invalid_argument("cuda: weights=mapped: the model has no bytes to map");
   // Only where the GPU shares DRAM with the CPU (Jetson): on a discrete GPU every read of a mapped
-  // table crosses the bus, and on the one discrete GPU it was tried on (an H200 VM, two device
-  // runs) registering the model's file mapping never returned, its time all in the kernel: a hang
-  // is never an acceptable answer, so a discrete GPU gets this error instead.
+  // table crosses the bus. (On the one discrete GPU it was tried on, an H200 VM, registering the
+  // model's file mapping never returned, its time all in the kernel: the probe of 2026-12-04,
+  // scripts/host_register_probe.py, found that so for a private file mapping only, 0.1 s for a
+  // shared one, and model/mapped_file.cpp now maps files shared; a caller's own buffer may still
+  // be a private file mapping.)
   int integrated = 0;
   if (Status s = cuda_status(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device), "cudaDeviceGetAttribute");
       !s)
