@@ -78,7 +78,7 @@ def main():
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
             a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
             f"mean {a['mean_cosine']:.6f} min {a['min_cosine']:.6f}" if a else "")
-    for label in ("int8_cuda", "int8_cuda_cublaslt", "int8_cuda_att_int8", "int8_cuda_simt", "int8_cpu"):
+    for label in ("int8_cuda", "int8_cuda_cublaslt", "int8_cuda_tile_128", "int8_cuda_att_int8", "int8_cuda_simt", "int8_cpu"):
         a = accuracy.get(label, {}).get("int8")
         bar(12, f"MiniLM int8 ({label}) cosine mean >= 0.995, min >= 0.99", a,
             a is not None and a["mean_cosine"] >= 0.995 and a["min_cosine"] >= 0.99,
@@ -113,7 +113,8 @@ def main():
         for mode in ("fp16_nographs", "fp16_simt", "fp16_gelu_kernel", "fp16_pdl_off", "int8_pdl_off", "fp16_previous_defaults",
                      "fp16_split_on", "fp16_split_off",
                      "int8_split_on", "int8_split_off", "int8_cublaslt", "int8_att_int8", "int8_simt", "fp16_rows_warp",
-                     "fp16_rows_block", "int8_rows_warp", "int8_rows_block"):
+                     "fp16_rows_block", "int8_rows_warp", "int8_rows_block", "int8_tile_32", "int8_tile_64", "int8_tile_128x64",
+                     "int8_tile_128"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     # Issue 12: "int8 attention on the GPU where it pays; keep the faster". The whole model's GPU

@@ -11,16 +11,17 @@
 #    weights=mapped's refusal on a discrete GPU and cudaHostRegister by kind of memory;
 # 3. the conformance suite on the GPU (every op kind, every fixture in fp32/fp16/int8, packed
 #    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
-#    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt, MiniLM int8, the whole
+#    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt and under int8_tile=128x64
+#    and 128 (the GEMM's large tiles, forced), MiniLM int8, the whole
 #    suite under rows=warp and rows=block, attention_split=on and off, gelu=kernel, pdl=off;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
 #    attention=simt, gelu=kernel, attention_split=on and off; int8 on cuda and on the CPU from the same file (bars
-#    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt);
+#    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt and int8_tile=128);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
 #    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=kernel, both
 #    models with attention_split=on and off (the tensor-core attention's warp layouts) and with
 #    pdl=off (no programmatic dependent launch), and with both (the defaults before 2026-12-04); int8 with
-#    int8_gemm=cublaslt (the tensor-core GEMM is the default); both models with rows=warp and
+#    int8_gemm=cublaslt (the tensor-core GEMM is the default) and each int8_tile forced; both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
@@ -167,6 +168,12 @@ for gemm in mma cublaslt; do
     >"$results/conformance_int8_$gemm.log" 2>&1
   note "conformance --backend cuda:int8_gemm=$gemm [int8_gemm]: status $? ($(tail -2 "$results/conformance_int8_$gemm.log" | head -1))"
 done
+# The int8 GEMM's tiles the suite's small shapes would not reach under auto (128 rows), forced.
+for tile in 128x64 128; do
+  timeout 240 "$bundle/bin/encrt_conformance" --backend "cuda:int8_tile=$tile" "[int8_gemm]" \
+    >"$results/conformance_int8_tile_$tile.log" 2>&1
+  note "conformance --backend cuda:int8_tile=$tile [int8_gemm]: status $? ($(tail -2 "$results/conformance_int8_tile_$tile.log" | head -1))"
+done
 ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend cuda \
   "conformance: MiniLM*" >"$results/conformance_int8_minilm.log" 2>&1
 note "conformance --backend cuda, MiniLM int8: status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
@@ -195,6 +202,7 @@ accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
+accuracy int8_cuda_tile_128 int8 cuda int8_tile=128
 accuracy int8_cuda_att_int8 int8 cuda attention=int8
 accuracy int8_cuda_simt int8 cuda attention=simt
 accuracy int8_cpu int8 cpu
@@ -233,6 +241,11 @@ for shape in 1x128 32x128; do
     bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
   done
   bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
+  # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
+  # tiles and the 16-byte fragment loads are new in build F).
+  for tile in 32 64 128x64 128; do
+    bench "int8_tile_${tile}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_tile=$tile
+  done
   # An int8 model's attention: bf16 tensor cores (auto, above), the int8 kernel, the SIMT fp32 one.
   bench "int8_att_int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=int8
   bench "int8_simt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=simt

@@ -3,10 +3,10 @@
 // copy), against the reference's gemm_u8s8 and epilogue (kernels/ref/gemm_ref.cpp) on the same
 // integers: M = 1, 7, 65, 130 (partial 16-row fragments and block tiles), N = 4, 36, 388 (partial
 // n8 tiles and blocks, odd pairs), K = 4, 36, 388, 1540 (4-byte copies, K tails inside a 64-byte
-// step; 1540 spans 25 steps) and 96, 384 (16-byte copies; 96 ends in half a step), both block
-// tiles (64 and 32), bias, ReLU/GELU and the residual, and extreme bytes (activations only −128
-// and 127, weights ±127, zero points 0 and 255). This checks the fragment indexing, the double
-// buffering and the masking on every build; the same kernel on the GPU is the conformance
+// step; 1540 spans 25 steps) and 96, 384 (16-byte copies; 96 ends in half a step), every block
+// tile (128 × 128, 128 × 64, 64 × 64, 32 × 32), bias, ReLU/GELU and the residual, and extreme
+// bytes (activations only −128 and 127, weights ±127, zero points 0 and 255). This checks the
+// fragment indexing (and the permuted k order), the ring of stages and the masking on every build; the same kernel on the GPU is the conformance
 // suite's (tests/backend/test_ops.cpp, int8 linear problems and "[int8_gemm]").
 //
 // Exactness: the integer sums are exact and wrap like the reference's, and every fp32 step is
@@ -47,13 +47,18 @@ struct Bytes {
   size_t size;
 };
 
+using encrt::cuda::GemmI8Tile;
+constexpr GemmI8Tile kTiles[] = {GemmI8Tile::k64, GemmI8Tile::k32, GemmI8Tile::k128, GemmI8Tile::k128x64};
+
 struct Case {
-  int M = 1, N = 4, K = 4, tile = 64;
+  int M = 1, N = 4, K = 4;
+  GemmI8Tile tile = GemmI8Tile::k64;
   bool extreme = false, bias = true, residual = false, unit_scales = false;
   kernels::Activation act = kernels::Activation::kNone;
   std::string describe() const {
     std::ostringstream s;
-    s << "M " << M << " N " << N << " K " << K << " tile " << tile << (extreme ? " extreme" : "") << (bias ? " bias" : "")
+    s << "M " << M << " N " << N << " K " << K << " tile " << encrt::cuda::tile_rows(tile) << "x"
+      << encrt::cuda::tile_cols(tile) << (extreme ? " extreme" : "") << (bias ? " bias" : "")
       << (residual ? " residual" : "") << (unit_scales ? " unit scales" : "") << " act " << static_cast<int>(act);
     return s.str();
   }
@@ -71,20 +76,22 @@ int64_t ulps(float a, float b) {
   return std::llabs(static_cast<int64_t>(bits(a)) - static_cast<int64_t>(bits(b)));
 }
 
-void run_kernel(const Case& c, const GemmI8MmaArgs& a, bool wide, bool pairs) {
+template <int BM, int BN>
+void run_tile(const GemmI8MmaArgs& a, bool wide, bool pairs) {
   using namespace encrt::cuda::mma_gemm_i8;
-  const encrt::emulation::Index grid{static_cast<unsigned>((a.N + c.tile - 1) / c.tile),
-                                     static_cast<unsigned>((a.M + c.tile - 1) / c.tile), 1};
-  if (c.tile == 64) {
-    if (wide)
-      encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<64, 64, 16>(a, pairs); });
-    else
-      encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<64, 64, 4>(a, pairs); });
-  } else {
-    if (wide)
-      encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<32, 32, 16>(a, pairs); });
-    else
-      encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<32, 32, 4>(a, pairs); });
+  const encrt::emulation::Index grid{static_cast<unsigned>((a.N + BN - 1) / BN), static_cast<unsigned>((a.M + BM - 1) / BM), 1};
+  if (wide)
+    encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<BM, BN, 16>(a, pairs); });
+  else
+    encrt::emulation::launch(grid, kThreads, [&] { gemm_i8_mma_kernel<BM, BN, 4>(a, pairs); });
+}
+
+void run_kernel(const Case& c, const GemmI8MmaArgs& a, bool wide, bool pairs) {
+  switch (c.tile) {
+    case GemmI8Tile::k128: return run_tile<128, 128>(a, wide, pairs);
+    case GemmI8Tile::k128x64: return run_tile<128, 64>(a, wide, pairs);
+    case GemmI8Tile::k64: return run_tile<64, 64>(a, wide, pairs);
+    default: return run_tile<32, 32>(a, wide, pairs);
   }
 }
 
@@ -93,7 +100,7 @@ void check_case(const Case& c) {
   INFO(c.describe());
   const int M = c.M, N = c.N, K = c.K;
   const int Np = kernels::round_up(N, 4), Kp = kernels::round_up(K, kernels::kPanelK);
-  std::mt19937 rng(static_cast<uint32_t>(M * 7919 + N * 131 + K * 17 + c.tile + (c.extreme ? 1 : 0)));
+  std::mt19937 rng(static_cast<uint32_t>(M * 7919 + N * 131 + K * 17 + static_cast<int>(c.tile) + (c.extreme ? 1 : 0)));
   // Weights in the model's PanelN16K4 layout and as the backend uploads them: [Np, Kp], zeros past.
   std::vector<int8_t> packed(kernels::panel_i8_size(N, K));
   std::vector<int32_t> w_sum(static_cast<size_t>(Np), 0);
@@ -210,7 +217,7 @@ TEST_CASE("cuda emulation: int8 mma GEMM on odd shapes, against gemm_u8s8 + epil
         if (K == 1540 && N != (M == 1 || M == 65 ? 388 : M == 7 ? 36 : 4)) continue;
         Case c;
         c.M = M, c.N = N, c.K = K;
-        c.tile = index % 2 ? 32 : 64;
+        c.tile = kTiles[index % 4];
         c.act = acts[index % 3];
         c.bias = index % 4 != 3;
         c.residual = index % 5 < 2;
@@ -219,8 +226,8 @@ TEST_CASE("cuda emulation: int8 mma GEMM on odd shapes, against gemm_u8s8 + epil
       }
 }
 
-TEST_CASE("cuda emulation: int8 mma GEMM, every epilogue on both tiles", "[cuda_emulation][gemm_i8_mma]") {
-  for (int tile : {64, 32})
+TEST_CASE("cuda emulation: int8 mma GEMM, every epilogue on every tile", "[cuda_emulation][gemm_i8_mma]") {
+  for (GemmI8Tile tile : kTiles)
     for (kernels::Activation act : {kernels::Activation::kNone, kernels::Activation::kRelu, kernels::Activation::kGelu})
       for (bool bias : {false, true})
         for (bool residual : {false, true}) {
@@ -232,7 +239,7 @@ TEST_CASE("cuda emulation: int8 mma GEMM, every epilogue on both tiles", "[cuda_
 }
 
 TEST_CASE("cuda emulation: int8 mma GEMM, extreme bytes and the accumulators themselves", "[cuda_emulation][gemm_i8_mma]") {
-  for (int tile : {64, 32})
+  for (GemmI8Tile tile : kTiles)
     for (auto [M, N, K] : {std::tuple{7, 36, 388}, std::tuple{65, 388, 36}, std::tuple{130, 4, 384}, std::tuple{1, 388, 1540}}) {
       Case c;
       c.M = M, c.N = N, c.K = K, c.tile = tile;
@@ -252,10 +259,19 @@ TEST_CASE("cuda emulation: int8 mma GEMM, extreme bytes and the accumulators the
 }
 
 TEST_CASE("cuda emulation: int8 mma GEMM tile choice", "[cuda_emulation][gemm_i8_mma]") {
-  // MiniLM on an H200 (132 SMs): batch 1 (M = 128) takes the 32-row tile for every shape, batch 32
-  // (M = 4096) the 64-row one.
-  for (int N : {384, 1152, 1536}) {
-    CHECK(encrt::cuda::gemm_i8_mma_tile(128, N, 132) == 32);
-    CHECK(encrt::cuda::gemm_i8_mma_tile(4096, N, 132) == 64);
-  }
+  // MiniLM on an H200 (132 SMs): batch 1 (M = 128) takes the 32 × 32 tile for every shape; batch 32
+  // (M = 4096) 128 × 64 for N = 384 (128 × 128 would leave 36 SMs without a block) and 128 × 128
+  // for the wider ones.
+  using encrt::cuda::gemm_i8_mma_tile;
+  for (int N : {384, 1152, 1536}) CHECK(gemm_i8_mma_tile(128, N, 132) == GemmI8Tile::k32);
+  CHECK(gemm_i8_mma_tile(4096, 384, 132) == GemmI8Tile::k128x64);
+  CHECK(gemm_i8_mma_tile(4096, 1152, 132) == GemmI8Tile::k128);
+  CHECK(gemm_i8_mma_tile(4096, 1536, 132) == GemmI8Tile::k128);
+  // The boundaries: exactly one block per SM is enough, one fewer is not.
+  CHECK(gemm_i8_mma_tile(128 * 11, 128 * 12, 132) == GemmI8Tile::k128);
+  CHECK(gemm_i8_mma_tile(128 * 11, 128 * 12 - 128, 132) == GemmI8Tile::k128x64);
+  CHECK(gemm_i8_mma_tile(64 * 11, 64 * 12, 132) == GemmI8Tile::k64);
+  CHECK(gemm_i8_mma_tile(64 * 11, 64 * 11, 132) == GemmI8Tile::k32);
+  // A one-SM GPU takes the largest tile at any size.
+  CHECK(gemm_i8_mma_tile(1, 1, 1) == GemmI8Tile::k128);
 }

@@ -116,6 +116,9 @@ struct CudaContext {
   // attention_split=auto|off|on: the tensor-core attention kernel's warps split the keys of 16
   // query rows (on: 4) or each own 16 rows (off: 1); auto (0) by the grid (AttentionArgs::key_split).
   int attention_split = 0;
+  // int8_tile=auto|32|64|128x64|128: the int8 tensor-core GEMM's block tile (auto: by the grid,
+  // gemm_i8_mma_tile); the others force one, to measure them against each other.
+  GemmI8Tile int8_tile = GemmI8Tile::kAuto;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -258,6 +261,13 @@ Status create(const backend::Options& options, int, void** out) {
                               {std::pair{"auto", RowKernels::kAuto}, std::pair{"warp", RowKernels::kWarp},
                                std::pair{"block", RowKernels::kBlock}},
                               &c->row_kernels);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "int8_tile",
+                              {std::pair{"auto", GemmI8Tile::kAuto}, std::pair{"32", GemmI8Tile::k32},
+                               std::pair{"64", GemmI8Tile::k64}, std::pair{"128x64", GemmI8Tile::k128x64},
+                               std::pair{"128", GemmI8Tile::k128}},
+                              &c->int8_tile);
       !s)
     return s;
   if (Status s = parse_choice(options, "attention_split", {std::pair{"auto", 0}, std::pair{"off", 1}, std::pair{"on", 4}},
@@ -1041,6 +1051,7 @@ Status enqueue_linear_i8(CudaContext& c, const backend::RunArgs& a, int i) {
     }
     m.y = static_cast<float*>(ptr(a, op.out(0)));
     m.sms = c.sms;
+    m.tile = c.int8_tile;
     return cuda_status(gemm_i8_mma(m, c.stream), "int8 GEMM kernel (tensor cores)");
   }
   void* d = ptr(a, op.scratch);
@@ -1452,7 +1463,8 @@ std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op
   }
   const plan::LinearParams& p = op.p<plan::LinearParams>();
   const bool mma = cv && uses_int8_gemm_mma(ctx(cv), *p.weights);
-  std::string s = mma ? "int8 GEMM kernel (tensor cores, mma.sync m16n8k32; 64x64 or 32x32 tiles by M) with the epilogue "
+  std::string s = mma ? "int8 GEMM kernel (tensor cores, mma.sync m16n8k32; 128x128, 128x64, 64x64 or 32x32 tiles by the "
+                        "grid, option int8_tile) with the epilogue "
                         "in registers (zero point, scales"
                       : "cublasLt int8 TN (int32) + int8 epilogue kernel (zero point, scales";
   if (fuses_into_norm(g, static_cast<int>(i))) return s + "; bias+residual in the LayerNorm)";
@@ -1531,7 +1543,7 @@ std::string summary(const void* cv) {
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", "pdl",      nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", nullptr};
 
 }  // namespace
 

@@ -238,6 +238,13 @@ cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
 // + bias) + residual, int8_epilogue()'s values (the same int8_epilogue_value.cuh), with no int32 D
 // in memory. mma.sync m16n8k32 s8 (sm_80 and newer); the caller chooses (gemm_i8_mma_supported)
 // and runs cuBLASLt + int8_epilogue() otherwise.
+// The block tile gemm_i8_mma() takes, rows × columns (gemm_i8_mma_kernel.cuh: each of the 4 warps
+// a quarter of it).
+enum class GemmI8Tile : int { kAuto, k32, k64, k128x64, k128 };
+constexpr int tile_rows(GemmI8Tile t) { return t == GemmI8Tile::k32 ? 32 : t == GemmI8Tile::k64 ? 64 : 128; }
+constexpr int tile_cols(GemmI8Tile t) {
+  return t == GemmI8Tile::k32 ? 32 : t == GemmI8Tile::k64 || t == GemmI8Tile::k128x64 ? 64 : 128;
+}
 struct GemmI8MmaArgs {
   int M = 0, N = 0;
   int ld_w = 0;  // rows of w: N rounded up to 4 (rows past N zero)
@@ -254,20 +261,28 @@ struct GemmI8MmaArgs {
   float* y = nullptr;                     // [M, N]
   // The GPU's multiprocessors: the tile is chosen so that even M = 128 gives a full wave.
   int sms = 0;
+  GemmI8Tile tile = GemmI8Tile::kAuto;  // kAuto: gemm_i8_mma_tile(M, N, sms); else this one
 };
 // K at most kGemmI8MmaMaxKp: every int32 sum of 128 · 128 products stays below 2^31.
 constexpr int kGemmI8MmaMaxKp = 131068;
 inline bool gemm_i8_mma_supported(int cc_major, int Kp) { return cc_major >= 8 && Kp <= kGemmI8MmaMaxKp; }
 cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream);
-// The block tile gemm_i8_mma() takes (square, this many rows and columns): 64 × 64 (each warp
-// 32 × 32: 8 mma.sync per k32 step on 6 fragment loads) where that gives at least one block per
-// multiprocessor, else 32 × 32 (each warp 16 × 16), four times the blocks. MiniLM at batch 1
-// (M = 128) has 12 blocks of 64 × 64 for N = 384 and 48 for N = 1536 on an H200's 132 SMs, but 48
-// and 192 of 32 × 32. (A split over K would give more, but its partial sums would have to meet in
-// memory before the epilogue: the round trip this kernel exists to remove.)
-inline int gemm_i8_mma_tile(int M, int N, int sms) {
-  const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + 63) / 64);
-  return blocks64 >= sms ? 64 : 32;
+// The largest tile that still gives every multiprocessor a block: a larger tile loads fewer bytes
+// per product (128 per k-byte of a 128 × 128 tile, 64 at 64 × 64) and spends fewer shared-memory
+// loads per mma.sync (16 and 8 bytes a lane), but a grid with fewer blocks than multiprocessors
+// leaves some idle. MiniLM on an H200 (132 SMs): batch 1 (M = 128) takes 32 × 32 for every shape
+// (48 blocks for N = 384, 192 for 1536; 12 and 48 at 64 × 64); batch 32 (M = 4096) 128 × 64 for
+// N = 384 (192 blocks) and 128 × 128 for 1152 and 1536 (288, 384). (A split over K would give more
+// blocks at batch 1, but its partial sums would have to meet in memory before the epilogue: the
+// round trip this kernel exists to remove.) Not yet measured against the forced tiles on a GPU:
+// the backend's option int8_tile forces one (GemmI8MmaArgs::tile).
+inline GemmI8Tile gemm_i8_mma_tile(int M, int N, int sms) {
+  for (GemmI8Tile t : {GemmI8Tile::k128, GemmI8Tile::k128x64, GemmI8Tile::k64}) {
+    const long blocks = static_cast<long>((M + tile_rows(t) - 1) / tile_rows(t)) *
+                        static_cast<long>((N + tile_cols(t) - 1) / tile_cols(t));
+    if (blocks >= sms) return t;
+  }
+  return GemmI8Tile::k32;
 }
 
 }  // namespace encrt::cuda

@@ -12,11 +12,21 @@ using mma_gemm_i8::kThreads;
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-template <int kTile, int kChunk>
+template <int BM, int BN, int kChunk>
 cudaError_t launch(const GemmI8MmaArgs& a, bool pairs, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((a.N + kTile - 1) / kTile), static_cast<unsigned>((a.M + kTile - 1) / kTile));
-  launch_kernel(gemm_i8_mma_kernel<kTile, kTile, kChunk>, grid, kThreads, 0, stream, a, pairs);
+  const dim3 grid(static_cast<unsigned>((a.N + BN - 1) / BN), static_cast<unsigned>((a.M + BM - 1) / BM));
+  launch_kernel(gemm_i8_mma_kernel<BM, BN, kChunk>, grid, kThreads, 0, stream, a, pairs);
   return cudaGetLastError();
+}
+
+template <int kChunk>
+cudaError_t launch_tile(GemmI8Tile tile, const GemmI8MmaArgs& a, bool pairs, cudaStream_t stream) {
+  switch (tile) {
+    case GemmI8Tile::k128: return launch<128, 128, kChunk>(a, pairs, stream);
+    case GemmI8Tile::k128x64: return launch<128, 64, kChunk>(a, pairs, stream);
+    case GemmI8Tile::k64: return launch<64, 64, kChunk>(a, pairs, stream);
+    default: return launch<32, 32, kChunk>(a, pairs, stream);
+  }
 }
 
 }  // namespace
@@ -30,9 +40,8 @@ cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream) {
   if (!aligned(a.x, 4) || !aligned(a.w, 4)) return cudaErrorMisalignedAddress;
   const bool wide = a.Kp % 16 == 0 && aligned(a.x, 16) && aligned(a.w, 16);
   const bool pairs = a.N % 2 == 0 && aligned(a.y, 8) && (!a.residual || aligned(a.residual, 8));
-  if (gemm_i8_mma_tile(a.M, a.N, a.sms) == 64)
-    return wide ? launch<64, 16>(a, pairs, stream) : launch<64, 4>(a, pairs, stream);
-  return wide ? launch<32, 16>(a, pairs, stream) : launch<32, 4>(a, pairs, stream);
+  const GemmI8Tile tile = a.tile == GemmI8Tile::kAuto ? gemm_i8_mma_tile(a.M, a.N, a.sms) : a.tile;
+  return wide ? launch_tile<16>(tile, a, pairs, stream) : launch_tile<4>(tile, a, pairs, stream);
 }
 
 }  // namespace encrt::cuda
