@@ -203,29 +203,31 @@ __device__ __forceinline__ void store_pair(float* p, float lo, float hi) {
   *reinterpret_cast<float2*>(p) = make_float2(lo, hi);
 }
 
-// Rows r0 .. r0 + kRows - 1 of the sequence, D columns from `column`, into `tile` with 16-byte
-// stores; rows at or past n, or not real, are zeros.
+// Query rows r0 .. r0 + kRows - 1 of the sequence, D columns from `column`, into `tile` with
+// 16-byte stores; rows at or past n are zeros (a query row is never masked).
 template <int D, typename Io, int kRows = 64>
 __device__ __forceinline__ void load_rows(Staged<Io> (*tile)[D + 8], const Io* seq_base, size_t ld, int column, int r0,
-                                          int n, const int32_t* mask) {
+                                          int n) {
   constexpr int kChunks = D / 8;  // 8-value chunks per row (16 bytes staged)
 #pragma unroll 2
   for (int e = threadIdx.x; e < kRows * kChunks; e += kMmaWarps * 32) {
     const int r = e / kChunks, c = (e % kChunks) * 8, j = r0 + r;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (j < n && (!mask || mask[j] != 0)) v = load_chunk(seq_base + static_cast<size_t>(j) * ld + column + c);
+    if (j < n) v = load_chunk(seq_base + static_cast<size_t>(j) * ld + column + c);
     *reinterpret_cast<uint4*>(&tile[r][c]) = v;
   }
 }
 
 // A thread's share of one key tile held in registers, as loaded, from the loads' issue until
-// the tile is stored to shared memory, so that the next tile's loads are in flight while the
-// warps compute on this one (the kernel's chain per tile was: wait for the mask word, then load
-// K and V, then compute; at MiniLM's batch 1 its time was that chain's latency, 8.2 µs a layer on
-// an H200, build D). Every load is independent of every other loaded value: a key's K and V
-// chunks are loaded whether or not the key is real, and its mask word is applied when the tile
-// is stored (a masked key's rows are zeros in shared memory, as load_rows leaves them); fp32
-// values are rounded to bf16 then too. Only the split layout takes it (see kPrefetch).
+// the tile is stored to shared memory. Every load is independent of every other loaded value: a
+// key's K and V chunks are loaded whether or not the key is real, and its mask word is applied
+// when the tile is stored (a masked key's rows are zeros in shared memory, as load_rows leaves
+// them); fp32 values are rounded to bf16 then too. So a tile costs one round trip to memory, not
+// two (the kernel's chain per tile was: wait for the mask word, then load K and V, then compute;
+// at MiniLM's batch 1 its time was that chain's latency, 8.2 µs a layer on an H200, build D).
+// The first tile's loads are issued before Q's, so that both land in one trip. The split layout
+// (small grids) also holds the next tile's loads in registers while the warps compute on this
+// one (see kHoldNextTile); the other issues and stores each later tile at its turn.
 template <int D, typename Io>
 struct KeyTileLoads {
   static constexpr int kRowChunks = D / 8;                                  // 8-value chunks per row
@@ -302,14 +304,17 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   const int kb = (warp % kSplit) * kWarpKeys;         // the warp's first key in each key tile
   const bool active = q0 + wr < n;                    // the warp has a query row (warp-uniform)
 
-  // KeyTileLoads: where the grid is small (the split layout's reason), so that each block's own
-  // chain is the time; large grids hide it with other blocks' warps, and the registers held (19
-  // more a thread at D = 32, fp16: 96 → 128 on sm_90) would cost them resident blocks.
-  constexpr bool kPrefetch = kSplit > 1;
-  std::conditional_t<kPrefetch, KeyTileLoads<D, Io>, char> next{};
-  (void)next;
-  if constexpr (kPrefetch) issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, 0, n, mask);
-  load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n, nullptr);
+  // kHoldNextTile: where the grid is small (the split layout's reason), the next key tile's loads
+  // are in flight while the warps compute, so that each block's own chain is the time; large
+  // grids hide it with other blocks' warps, and the registers held across the computation (19
+  // more a thread at D = 32, fp16: 96 → 128 on sm_90) would cost them resident blocks: there each
+  // later tile is loaded (one trip) and stored at its turn. Both layouts issue the first tile's
+  // loads before Q's and store it with Q (KeyTileLoads: one trip for both).
+  constexpr bool kHoldNextTile = kSplit > 1;
+  KeyTileLoads<D, Io> next{};
+  issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, 0, n, mask);
+  load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n);
+  store_key_tile<D, Io, kQueryRows>(t, next);
   __syncthreads();
   // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
   // 2tg + 8, 2tg + 9 of each step.
@@ -332,18 +337,19 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   bool any_real = false;  // a real key among this lane's (a group's 4 lanes see every key of the warp's)
 
   for (int j0 = 0; j0 < n; j0 += kKeyTile) {
-    __syncthreads();  // every warp is done with the previous tile
-    if constexpr (kPrefetch) {
-      store_key_tile<D, Io, kQueryRows>(t, next);
-    } else {
-      load_rows<D, Io>(t.k, seq_base, ld, H + h * D, j0, n, mask);
-      load_rows<D, Io>(t.v, seq_base, ld, 2 * H + h * D, j0, n, mask);
-      for (int r = threadIdx.x; r < kKeyTile; r += blockDim.x) t.real[r] = j0 + r < n && (!mask || mask[j0 + r] != 0);
+    if (j0 > 0) {  // (the first tile was stored with Q)
+      __syncthreads();  // every warp is done with the previous tile
+      if constexpr (kHoldNextTile) {
+        store_key_tile<D, Io, kQueryRows>(t, next);
+      } else {
+        KeyTileLoads<D, Io> tile{};
+        issue_key_tile<D, Io>(tile, seq_base, ld, H + h * D, 2 * H + h * D, j0, n, mask);
+        store_key_tile<D, Io, kQueryRows>(t, tile);
+      }
+      __syncthreads();
     }
-    __syncthreads();
-    if constexpr (kPrefetch) {
-      if (j0 + kKeyTile < n) issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, j0 + kKeyTile, n, mask);
-    }
+    if (kHoldNextTile && j0 + kKeyTile < n)
+      issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, j0 + kKeyTile, n, mask);
     if (!active) continue;
 
     // S = Q·Kᵀ: s[nt] holds rows g (0, 1) and g + 8 (2, 3), keys kb + nt·8 + 2tg, + 1. B (k = the
