@@ -161,6 +161,7 @@ struct RowState {
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_i8_mma_kernel(AttentionArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   static_assert(D == 32 || D == 64, "head_dim 32 or 64");
 #if defined(ENCRT_CUDA_HOST_EMULATION)
   unsigned char* smem = encrt::emulation::dynamic_shared_memory();

@@ -70,6 +70,7 @@ __device__ __forceinline__ void accumulate(const Tiles<D>& t, float p, int lane,
 template <int D, typename T, bool kProbs>
 __global__ void attention_kernel(AttentionArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   __shared__ Tiles<D> t;
   __shared__ int any_real;
   const int b = blockIdx.z, h = blockIdx.y;

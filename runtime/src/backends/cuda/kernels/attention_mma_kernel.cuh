@@ -279,6 +279,7 @@ __device__ __forceinline__ void store_key_tile(MmaTiles<D, Staged<Io>, kQueryRow
 template <int D, typename Io, int kSplit = 1>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
   static_assert(std::is_same_v<Io, __half> || std::is_same_v<Io, float>, "fp16 or fp32 activations");
   static_assert(kSplit == 1 || kSplit == 2 || kSplit == 4, "1, 2 or 4 warps per query tile");

@@ -32,6 +32,7 @@ __device__ __forceinline__ float activated(const ActivationArgs& a, float v, siz
 // One value per thread, any type, alignment and length.
 __global__ void activation_kernel(ActivationArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= a.n) return;
   store(a.y, a.y_type, i, activated(a, load(a.y, a.y_type, i), i));
@@ -44,6 +45,7 @@ __global__ void activation_kernel(ActivationArgs a) {
 template <typename T, int kChunk>
 __global__ void activation_chunk_kernel(ActivationArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   using Bits = typename ChunkBits<sizeof(T) * kChunk>::type;
   const size_t i0 = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kChunk;
   if (i0 >= a.n) return;
@@ -59,6 +61,7 @@ __global__ void activation_chunk_kernel(ActivationArgs a) {
 
 __global__ void tanh_kernel(size_t n, void* y, Elem type) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) store(y, type, i, tanhf(load(y, type, i)));
 }
@@ -75,6 +78,7 @@ __global__ void tanh_kernel(size_t n, void* y, Elem type) {
 // one after another: 84 µs, at batch 1 as at 32.)
 __global__ void pool_kernel(PoolArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   __shared__ float partial[kPoolWarps][kPoolColumns];
   __shared__ int counts[kPoolWarps];
   const int chunks = (a.width + kPoolColumns - 1) / kPoolColumns;

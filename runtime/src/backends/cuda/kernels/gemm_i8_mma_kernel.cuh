@@ -131,7 +131,6 @@ __device__ __forceinline__ uint4 words_at(const int8_t* p) { return *reinterpret
 // residual 8-aligned).
 template <int BM, int BN, int kChunk>
 __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, bool pairs) {
-  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   constexpr int WM = BM / 2, WN = BN / 2;  // the warp's sub-tile
   constexpr int MT = WM / 16, NT = WN / 8;  // its m16 and n8 tiles
   constexpr int kStages = kStagesOf<BM, BN>;
@@ -153,12 +152,17 @@ __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, 
   // One cp.async group per step (empty past the last step), committed in step order: steps
   // 0 .. kStages − 2 here, step + kStages − 1 in iteration `step`. Before iteration step's wait,
   // kStages − 1 + step groups are committed, so "at most kStages − 2 pending" is "step's has landed".
+  // The weights are the model's, which no kernel writes: their first stages are loaded before
+  // waiting for the kernel before this one (dependent_launch.cuh), so that under PDL those loads
+  // overlap its end; they join step 0's group (a group landing later steps' weights early).
+#pragma unroll
+  for (int p = 0; p < kStages - 1; ++p)
+    if (p < steps) load_tile<BN, kChunk>(s.b[p], a.w, a.ld_w, a.Kp, n0, p * kBlockK);
+  wait_for_previous_kernel();  // nothing the kernel before writes is read before it
+  allow_next_kernel();
 #pragma unroll
   for (int p = 0; p < kStages - 1; ++p) {
-    if (p < steps) {
-      load_tile<BM, kChunk>(s.a[p], x, a.M, a.Kp, m0, p * kBlockK);
-      load_tile<BN, kChunk>(s.b[p], a.w, a.ld_w, a.Kp, n0, p * kBlockK);
-    }
+    if (p < steps) load_tile<BM, kChunk>(s.a[p], x, a.M, a.Kp, m0, p * kBlockK);
     copy_commit();
   }
   for (int step = 0; step < steps; ++step) {

@@ -31,6 +31,7 @@ constexpr int kElementwiseThreads = 256;
 template <bool kVector>
 __global__ void int8_epilogue_kernel(Int8EpilogueArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const size_t groups = static_cast<size_t>(a.ld_d / 4);
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<size_t>(a.rows) * groups) return;
@@ -68,6 +69,7 @@ constexpr int kRowPerThread = kMaxRowWidth / kRowThreads;
 
 __global__ void int8_epilogue_quantize_kernel(Int8EpilogueArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   __shared__ float scratch[kRangeScratch];
   const size_t row = blockIdx.x;
   const float sx = a.x_scale[row];

@@ -46,6 +46,7 @@ __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, co
 template <class L>
 __global__ void embed_kernel(EmbedArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
@@ -101,6 +102,7 @@ __global__ void embed_kernel(EmbedArgs a) {
 template <class L>
 __global__ void layer_norm_kernel(LayerNormArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();

@@ -18,6 +18,7 @@ namespace encrt::cuda::layer_norm_quantize_kernels {
 template <class L>
 __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   __shared__ float sums[L::kBlockThreads / 32];
   __shared__ float ranges[kRangeScratch];
   const LayerNormArgs& n = a.norm;

@@ -17,6 +17,7 @@ constexpr int kThreads = 128;
 
 __global__ void expand_packed_rows_kernel(ExpandRowsArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   const int p = static_cast<int>(blockIdx.x);
   const int b = p / a.seq;
   // Every thread searches (the same few words, from cache): no barrier, no shared memory.

@@ -43,6 +43,7 @@ __device__ __forceinline__ int group_values(float (&v)[4], const float* x, const
 template <class L>
 __global__ void quantize_kernel(QuantizeArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
+  allow_next_kernel();
   __shared__ float scratch[kRangeScratch];
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
