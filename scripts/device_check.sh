@@ -13,20 +13,22 @@
 #    and padded, MiniLM fp16 against the CPU reference), the tensor-core attention cases under
 #    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt and under int8_tile=128x64
 #    and 128 (the GEMM's large tiles, forced), MiniLM int8, the whole
-#    suite under rows=warp and rows=block, attention_split=on and off, gelu=kernel, pdl=off;
+#    suite under rows=warp and rows=block, attention_split=on and off, gelu=kernel, pdl=off,
+#    fp16_gemm=mma and auto (encrt's fp16 GEMM);
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
-#    attention=simt, gelu=kernel, attention_split=on and off; int8 on cuda and on the CPU from the same file (bars
+#    attention=simt, gelu=kernel, attention_split=on and off, fp16_gemm=mma; int8 on cuda and on the CPU from the same file (bars
 #    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt and int8_tile=128);
 # 5. `encrt bench --backend cuda` (GPU time from CUDA events): fp16 and int8 at batch 1 and 32,
 #    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=kernel, both
 #    models with attention_split=on and off (the tensor-core attention's warp layouts) and with
-#    pdl=off (no programmatic dependent launch), and with both (the defaults before 2026-12-04); int8 with
+#    pdl=off (no programmatic dependent launch), and with both (the defaults before 2026-12-04); fp16 with
+#    fp16_gemm=mma and auto; int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default) and each int8_tile forced; both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
 # 7. PyTorch fp16 eager and with CUDA graphs on the same GPU (benchmarks/torch_gpu_bench.py);
 # 8. each kernel's duration in a graph replay and the gaps between them (scripts/kernel_trace.py),
-#    encrt fp16 and int8 (fp16 also with attention_split=off|on, gelu=kernel, pdl=off) and PyTorch fp16,
+#    encrt fp16 and int8 (fp16 also with attention_split=off|on, gelu=kernel, pdl=off, fp16_gemm=mma) and PyTorch fp16,
 #    batch 1 and 32;
 # 9. (STEPS=kernels only) each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
@@ -159,7 +161,7 @@ for rows in warp block; do
 done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
-for option in attention_split=off attention_split=on gelu=kernel pdl=off; do
+for option in attention_split=off attention_split=on gelu=kernel pdl=off fp16_gemm=mma fp16_gemm=auto; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option/=/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option/=/_}.log" | head -1))"
 done
@@ -200,6 +202,7 @@ accuracy fp16_cuda_simt fp16 cuda attention=simt
 accuracy fp16_cuda_gelu_kernel fp16 cuda gelu=kernel
 accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
+accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
 accuracy int8_cuda_tile_128 int8 cuda int8_tile=128
@@ -241,6 +244,9 @@ for shape in 1x128 32x128; do
     bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
   done
   bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
+  # encrt's fp16 GEMM (new in build F) for every fp16 linear, and up to 256 rows (auto).
+  bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
+  bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
   # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
   # tiles and the 16-byte fragment loads are new in build F).
   for tile in 32 64 128x64 128; do
@@ -298,7 +304,7 @@ for batch in 1 32; do
     note "trace encrt $dtype batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_${dtype}_b${batch}.txt" || tail -1 "$results/trace_${dtype}_b${batch}.txt"))"
   done
   # The options that change which kernels run: the other attention warp layout, cuBLASLt's GELU.
-  for option in attention_split=off attention_split=on gelu=kernel pdl=off; do
+  for option in attention_split=off attention_split=on gelu=kernel pdl=off fp16_gemm=mma; do
     PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
       "$minilm/minilm.fp16.encrt" --batch "$batch" --seq 128 --options "$option" \
       >"$results/trace_fp16_${option/=/_}_b${batch}.txt" 2>&1

@@ -50,6 +50,9 @@ struct OpPlan {
   bool gelu_in_gemm = false;      // GELU in cuBLASLt's epilogue instead (option gelu=cublaslt)
   bool residual_in_kernel = false;  // the residual is added by that kernel, not by cuBLASLt
   bool fused_into_norm = false;     // no bias or residual here: the next LayerNorm adds them
+  // encrt's fp16 tensor-core GEMM can run this linear (gemm_f16_mma.cu: fp16 in and out, K a
+  // multiple of 8, an fp16 residual if any); option fp16_gemm says for which row counts.
+  bool f16_mma = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -96,6 +99,10 @@ struct OpPlan {
 enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt, kInt8 };
 // Option int8_gemm: which GEMM runs an int8 linear (auto: encrt's tensor-core one where it applies).
 enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
+// Option fp16_gemm: which GEMM runs an fp16 linear: cuBLASLt (the default), encrt's tensor-core
+// GEMM wherever it applies (mma), or encrt's up to kF16MmaAutoRows rows and cuBLASLt above (auto).
+enum class F16Gemm : uint8_t { kCublasLt, kMma, kAuto };
+constexpr int kF16MmaAutoRows = 256;
 
 struct CudaContext {
   int device = 0;
@@ -119,6 +126,7 @@ struct CudaContext {
   // int8_tile=auto|32|64|128x64|128: the int8 tensor-core GEMM's block tile (auto: by the grid,
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
+  F16Gemm fp16_gemm = F16Gemm::kCublasLt;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -261,6 +269,12 @@ Status create(const backend::Options& options, int, void** out) {
                               {std::pair{"auto", RowKernels::kAuto}, std::pair{"warp", RowKernels::kWarp},
                                std::pair{"block", RowKernels::kBlock}},
                               &c->row_kernels);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "fp16_gemm",
+                              {std::pair{"cublaslt", F16Gemm::kCublasLt}, std::pair{"mma", F16Gemm::kMma},
+                               std::pair{"auto", F16Gemm::kAuto}},
+                              &c->fp16_gemm);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -607,6 +621,9 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
   const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
   const int residual = op.in(plan::slot::kLinearResidual);
   plan.fused_into_norm = fuses_into_norm(g, i);
+  plan.f16_mma = c.fp16_gemm != F16Gemm::kCublasLt && w.dtype == DType::kF16 && y_type == DType::kF16 &&
+                 g.buffers[static_cast<size_t>(op.in(0))].dtype == DType::kF16 && gemm_f16_mma_supported(c.cc_major, w.K) &&
+                 (residual < 0 || plan.fused_into_norm || g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16);
   plan.activation = p.activation == kernels::Activation::kGelu ? 2 : p.activation == kernels::Activation::kRelu ? 1 : 0;
   if (plan.fused_into_norm) {
     // fp32 bias for the LayerNorm that adds it.
@@ -1198,6 +1215,25 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       if (plan.int8) return enqueue_linear_i8(c, a, i);
       const int M = static_cast<int>(rows_of(a, op.out(0)));
       const int r = op.in(plan::slot::kLinearResidual);
+      if (plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows)) {
+        // One kernel: bias, the exact activation (GELU even under gelu=cublaslt, which is
+        // cuBLASLt's) and the residual, unless the LayerNorm after adds the bias and residual.
+        const plan::LinearParams& p = op.p<plan::LinearParams>();
+        GemmF16MmaArgs k;
+        k.M = M;
+        k.N = p.weights->N;
+        k.K = p.weights->K;
+        k.x = ptr(a, op.in(0));
+        k.w = plan.weights;
+        if (!plan.fused_into_norm) {
+          k.bias = plan.gemm_bias;
+          k.residual = r >= 0 ? ptr(a, r) : nullptr;
+        }
+        k.activation = plan.gelu_in_gemm ? 2 : plan.activation;
+        k.y = ptr(a, op.out(0));
+        k.sms = c.sms;
+        return cuda_status(gemm_f16_mma(k, s), "fp16 GEMM kernel (tensor cores)");
+      }
       const void* residual = r >= 0 && !plan.fused_into_norm && !plan.residual_in_kernel ? ptr(a, r) : nullptr;
       if (Status st = plan.gemm->run(M, plan.weights, ptr(a, op.in(0)), residual, ptr(a, op.out(0)), c.workspace, s); !st)
         return st;
@@ -1483,6 +1519,16 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
   switch (op.kind) {
     case OpKind::kLinear: {
       const plan::LinearParams& p = op.p<plan::LinearParams>();
+      const OpPlan* mma_plan = plan_of(cv, g, op);
+      if (mma_plan && mma_plan->f16_mma)
+        return std::string("fp16 GEMM kernel (tensor cores, mma.sync m16n8k16; epilogue: ") +
+               (mma_plan->fused_into_norm ? "none, bias+residual in the LayerNorm"
+                                          : std::string("bias") + (p.activation == kernels::Activation::kGelu   ? ", exact gelu"
+                                                                   : p.activation == kernels::Activation::kRelu ? ", relu"
+                                                                                                                : "") +
+                                                (op.in(plan::slot::kLinearResidual) >= 0 ? ", residual" : "")) +
+               ")" +
+               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "");
       std::string s = std::string("cublasLt ") + dtype_name(p.weights->dtype) + " TN";
       if (fuses_into_norm(g, static_cast<int>(&op - g.ops.data()))) return s + " (bias+residual in the LayerNorm)";
       s += "+bias";
@@ -1539,11 +1585,12 @@ std::string summary(const void* cv) {
           : c.attention == AttentionKernel::kInt8 ? "int8"
                                                   : "auto") +
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
+         ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", nullptr};
 
 }  // namespace
 

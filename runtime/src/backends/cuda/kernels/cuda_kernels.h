@@ -285,6 +285,30 @@ inline GemmI8Tile gemm_i8_mma_tile(int M, int N, int sms) {
   return GemmI8Tile::k32;
 }
 
+// ---- The fp16 tensor-core GEMM for small row counts (gemm_f16_mma.cu; the device code and its
+// design: gemm_f16_mma_kernel.cuh): y = fp16(act(x · wᵀ + bias) + residual), fp16 operands and
+// output, fp32 sums and epilogue, one rounding at the store. mma.sync m16n8k16 (sm_80 and newer),
+// K a multiple of 8; the caller chooses (gemm_f16_mma_supported) and runs cuBLASLt otherwise.
+struct GemmF16MmaArgs {
+  int M = 0, N = 0;
+  int K = 0;                       // a multiple of 8: the row stride of x and w
+  const void* x = nullptr;         // fp16 [M, K], 16-byte aligned
+  const void* w = nullptr;         // fp16 [N, K] row-major, 16-byte aligned
+  const void* bias = nullptr;      // fp16 [N] or null
+  int activation = 0;              // 0 none, 1 ReLU, 2 GELU (exact erf)
+  const void* residual = nullptr;  // fp16 [M, N] or null
+  void* y = nullptr;               // fp16 [M, N]
+  int sms = 0;                     // the GPU's multiprocessors (the tile choice)
+};
+inline bool gemm_f16_mma_supported(int cc_major, int K) { return cc_major >= 8 && K > 0 && K % 8 == 0; }
+cudaError_t gemm_f16_mma(const GemmF16MmaArgs& a, cudaStream_t stream);
+// The block tile (square, this many rows and columns): 64 where that gives every multiprocessor
+// a block, else 32 (MiniLM at batch 1 on an H200: 48, 144 and 192 blocks for N = 384, 1152, 1536).
+inline int gemm_f16_mma_tile(int M, int N, int sms) {
+  const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + 63) / 64);
+  return blocks64 >= sms ? 64 : 32;
+}
+
 }  // namespace encrt::cuda
 
 namespace encrt::cuda {

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/kernels/cp_async.cuh"
 #include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_epilogue_value.cuh"
@@ -70,38 +71,6 @@ struct __align__(16) Stages {
 };
 static_assert(sizeof(Stages<128, 128>) <= 48 * 1024 && sizeof(Stages<128, 64>) <= 48 * 1024,
               "static shared memory per block");
-
-// cp.async of kBytes (4 or 16) from global to shared memory; both addresses kBytes-aligned.
-template <int kBytes>
-__device__ __forceinline__ void copy_async(void* shared, const void* global) {
-  static_assert(kBytes == 4 || kBytes == 16, "cp.async sizes used here");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(global) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(global) : "memory");
-#elif defined(ENCRT_CUDA_HOST_EMULATION)
-  emulated_cp_async(shared, global, kBytes);
-#else
-  (void)shared, (void)global;
-  __trap();
-#endif
-}
-// Closes this thread's group of cp.async issued since the last commit.
-__device__ __forceinline__ void copy_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most kPending of this thread's committed groups are still in flight (the other
-// threads' copies are then ordered by the __syncthreads that follows every call).
-template <int kPending>
-__device__ __forceinline__ void copy_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
 
 // Rows r0 .. r0 + ROWS − 1, bytes k0 .. k0 + 63 of a [rows, Kp] int8 matrix into `tile` in chunks
 // of kChunk bytes (Kp a multiple of kChunk, so a chunk is wholly inside or outside a row); rows
