@@ -17,8 +17,6 @@ namespace encrt::cuda::layer_norm_quantize_kernels {
 
 template <class L>
 __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
-  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
-  allow_next_kernel();
   __shared__ float sums[L::kBlockThreads / 32];
   __shared__ float ranges[kRangeScratch];
   const LayerNormArgs& n = a.norm;
@@ -27,12 +25,16 @@ __global__ void layer_norm_quantize_kernel(LayerNormQuantizeArgs a) {
   const int lane = L::lane();
   const size_t first = row * n.width;
   float v[L::kPer], b[L::kPer], r[L::kPer], g[L::kPer], be[L::kPer], m[L::kPer];
-  load_row_as<L>(v, static_cast<const float*>(n.x) + first, n.width, lane);
+  // The model's parameters (bias, gamma, beta, multipliers: no kernel writes them) are loaded
+  // before waiting for the kernel ahead (dependent_launch.cuh), the rows after.
   if (n.bias) load_row_as<L>(b, n.bias, n.width, lane);
-  if (n.residual) load_row_as<L>(r, static_cast<const float*>(n.residual) + first, n.width, lane);
   load_row_as<L>(g, n.gamma, n.width, lane);
   load_row_as<L>(be, n.beta, n.width, lane);
   if (a.multipliers) load_row_as<L>(m, a.multipliers, n.width, lane);
+  wait_for_previous_kernel();  // nothing the kernel ahead writes is read before it
+  allow_next_kernel();
+  load_row_as<L>(v, static_cast<const float*>(n.x) + first, n.width, lane);
+  if (n.residual) load_row_as<L>(r, static_cast<const float*>(n.residual) + first, n.width, lane);
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {  // x + bias, then + residual (the reference's order); 0 past the row
