@@ -40,7 +40,9 @@ source_bundle=${1:-build-gpu-bundle}
 # STEPS: which parts run (the models are always converted), for splitting the check over device
 # calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,packed,torch,trace, then
 # STEPS=conformance. Default: all but kernels (ncu's replays; the trace step gives each kernel's
-# time without performance counters). All of the default took 223 s on the H200.
+# time without performance counters). All of the default took 417 s on the H200 (build E0); build F
+# added about two minutes of steps: run STEPS=inspect,conformance,accuracy and
+# STEPS=bench,packed,torch,trace as two calls.
 steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch,trace}
 want() { [[ ,$steps, == *,$1,* ]]; }
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
