@@ -13,16 +13,24 @@
 
 namespace encrt::cuda::layer_norm_kernels {
 
-// Normalizes the row held in v (columns L::column(L::lane(), k)) and stores it; gamma and beta are
-// loaded before the statistics, so their loads overlap the reductions.
+// Whether a kernel loads the model's parameters (gamma, beta, a fused linear's bias) before waiting
+// for the kernel ahead (dependent_launch.cuh: no kernel writes them, so their loads may overlap that
+// kernel's end): with a block per row, the layout of few rows (MiniLM at batch 1), where a row's
+// chain of loads is the kernel's time; a warp per row (many rows) loads them after the row, as
+// before, since holding them from the start cost registers (ptxas sm_90, 384-wide rows in the
+// 512-wide warp layout: 79 → 108) and so resident warps.
 template <class L>
-__device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, const float* gamma, const float* beta,
-                                              float eps, void* y, Elem y_type, size_t row) {
+constexpr bool kParametersFirst = L::kRowThreads > 32;
+
+// Normalizes the row held in v (columns L::column(L::lane(), k)) with gamma g and beta b (held
+// the same way) and stores it. The kernels load g and b first, before waiting for the kernel ahead
+// (dependent_launch.cuh: the model's parameters, which no kernel writes), so that their loads
+// overlap that kernel's end and the row's own loads.
+template <class L>
+__device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, const float (&g)[L::kPer],
+                                              const float (&b)[L::kPer], float eps, void* y, Elem y_type, size_t row) {
   __shared__ float scratch[L::kBlockThreads / 32];
   const int lane = L::lane();
-  float g[L::kPer], b[L::kPer];
-  load_row_as<L>(g, gamma, width, lane);
-  load_row_as<L>(b, beta, width, lane);
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {
@@ -45,11 +53,16 @@ __device__ __forceinline__ void normalize_row(float (&v)[L::kPer], int width, co
 
 template <class L>
 __global__ void embed_kernel(EmbedArgs a) {
-  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
-  allow_next_kernel();
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
+  float gamma[L::kPer] = {}, beta[L::kPer] = {};  // read only with a LayerNorm
+  if (kParametersFirst<L> && a.gamma) {
+    load_row_as<L>(gamma, a.gamma, a.width, lane);
+    load_row_as<L>(beta, a.beta, a.width, lane);
+  }
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing the kernel ahead writes is read before it
+  allow_next_kernel();
   size_t at = row;  // the token's place in the [batch, seq] inputs
   if (a.source) {
     // A packed run: rows past the real tokens (up to the graph's bucket) become zeros (defined
@@ -93,7 +106,11 @@ __global__ void embed_kernel(EmbedArgs a) {
     v[k] = x;
   }
   if (a.gamma) {
-    normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.out, a.out_type, row);
+    if constexpr (!kParametersFirst<L>) {
+      load_row_as<L>(gamma, a.gamma, a.width, lane);
+      load_row_as<L>(beta, a.beta, a.width, lane);
+    }
+    normalize_row<L>(v, a.width, gamma, beta, a.eps, a.out, a.out_type, row);
     return;
   }
   store_row<L>(a.out, a.out_type, row * a.width, v, a.width, lane);
@@ -101,22 +118,31 @@ __global__ void embed_kernel(EmbedArgs a) {
 
 template <class L>
 __global__ void layer_norm_kernel(LayerNormArgs a) {
-  wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
-  allow_next_kernel();
   const size_t row = L::row();
   if (row >= static_cast<size_t>(a.rows)) return;  // a warp's row past the end (never a block's)
   const int lane = L::lane();
   const size_t first = row * a.width;
-  float v[L::kPer], b[L::kPer], r[L::kPer];
+  float v[L::kPer], b[L::kPer], r[L::kPer], gamma[L::kPer], beta[L::kPer];
+  if constexpr (kParametersFirst<L>) {
+    if (a.bias) load_row_as<L>(b, a.bias, a.width, lane);
+    load_row_as<L>(gamma, a.gamma, a.width, lane);
+    load_row_as<L>(beta, a.beta, a.width, lane);
+  }
+  wait_for_previous_kernel();  // dependent_launch.cuh: nothing the kernel ahead writes is read before it
+  allow_next_kernel();
   load_row<L>(v, a.x, a.x_type, first, a.width, lane);
-  if (a.bias) load_row_as<L>(b, a.bias, a.width, lane);
+  if (!kParametersFirst<L> && a.bias) load_row_as<L>(b, a.bias, a.width, lane);
   if (a.residual) load_row<L>(r, a.residual, a.residual_type, first, a.width, lane);
 #pragma unroll
   for (int k = 0; k < L::kPer; ++k) {  // x + bias, then + residual (the reference's order); 0 past the row
     if (a.bias) v[k] += b[k];
     if (a.residual) v[k] += r[k];
   }
-  normalize_row<L>(v, a.width, a.gamma, a.beta, a.eps, a.y, a.y_type, row);
+  if constexpr (!kParametersFirst<L>) {
+    load_row_as<L>(gamma, a.gamma, a.width, lane);
+    load_row_as<L>(beta, a.beta, a.width, lane);
+  }
+  normalize_row<L>(v, a.width, gamma, beta, a.eps, a.y, a.y_type, row);
 }
 
 }  // namespace encrt::cuda::layer_norm_kernels
