@@ -18,8 +18,8 @@
 // Tiling as gemm_i8_mma_kernel.cuh's (that file gives the reasoning): a block of 4 warps (2 × 2)
 // on a BM × BN tile of y (64 × 64, or 32 × 32 where 64 × 64 would leave multiprocessors without a
 // block), each warp a (BM/2) × (BN/2) sub-tile of m16n8 fp32 accumulators; K through shared memory
-// 32 values (64 bytes) a row at a time in a ring of cp.async stages (8 at 32 × 32, 4 at 64 × 64:
-// 32 KB either way), zeros past M, N and K (K a multiple of 8, so a 16-byte chunk is wholly in or
+// 32 values (64 bytes) a row at a time in a ring of cp.async stages (stage_ring.cuh; 8 at 32 × 32,
+// 4 at 64 × 64: 32 KB either way), zeros past M, N and K (K a multiple of 8, so a 16-byte chunk is wholly in or
 // out of a row).
 //
 // Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type"), for lane
@@ -49,8 +49,8 @@
 
 #include "backends/cuda/kernels/cp_async.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
-#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/mma_f16.cuh"
+#include "backends/cuda/kernels/stage_ring.cuh"
 
 namespace encrt::cuda::mma_gemm_f16 {
 
@@ -121,50 +121,28 @@ __global__ void __launch_bounds__(kThreads) gemm_f16_mma_kernel(GemmF16MmaArgs a
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
 
-  // One cp.async group per step (empty past the last step), committed in step order: steps
-  // 0 .. kStages − 2 here, step + kStages − 1 in iteration `step`; "at most kStages − 2 pending"
-  // before iteration step's barrier is "step's has landed". The weights' first stages are loaded
-  // before waiting for the kernel ahead (no kernel writes them) and join step 0's group.
+  run_stage_ring<kStages>(
+      steps, [&](int slot, int step) { load_tile<BN>(s.b[slot], w, a.N, a.K, n0, step * kBlockK); },
+      [&](int slot, int step) { load_tile<BM>(s.a[slot], x, a.M, a.K, m0, step * kBlockK); },
+      [&](int stage) {
+        // B's registers for both k16 steps (bf[nt]: .x, .y the first step's b0, b1; .z, .w the
+        // second's), then A's row by row: lo row g, hi row g + 8, the same words.
+        const int c = 8 * t;
+        uint4 bf[NT];
 #pragma unroll
-  for (int p = 0; p < kStages - 1; ++p)
-    if (p < steps) load_tile<BN>(s.b[p], w, a.N, a.K, n0, p * kBlockK);
-  wait_for_previous_kernel();  // dependent_launch.cuh: nothing the kernel ahead writes is read before it
-  allow_next_kernel();
+        for (int nt = 0; nt < NT; ++nt) bf[nt] = words_at(&s.b[stage][wn + nt * 8 + g][c]);
 #pragma unroll
-  for (int p = 0; p < kStages - 1; ++p) {
-    if (p < steps) load_tile<BM>(s.a[p], x, a.M, a.K, m0, p * kBlockK);
-    copy_commit();
-  }
-  for (int step = 0; step < steps; ++step) {
-    const int stage = step % kStages;
-    copy_wait<kStages - 2>();
-    // Every thread's copies (and zero stores) of this step are visible, and every warp is done
-    // with step − 1's stage, which the prefetch below refills.
-    __syncthreads();
-    const int ahead = step + kStages - 1;
-    if (ahead < steps) {
-      load_tile<BM>(s.a[ahead % kStages], x, a.M, a.K, m0, ahead * kBlockK);
-      load_tile<BN>(s.b[ahead % kStages], w, a.N, a.K, n0, ahead * kBlockK);
-    }
-    copy_commit();
-    // B's registers for both k16 steps (bf[nt]: .x, .y the first step's b0, b1; .z, .w the
-    // second's), then A's row by row: lo row g, hi row g + 8, the same words.
-    const int c = 8 * t;
-    uint4 bf[NT];
+        for (int mt = 0; mt < MT; ++mt) {
+          const int r = wm + mt * 16 + g;
+          const uint4 lo = words_at(&s.a[stage][r][c]), hi = words_at(&s.a[stage][r + 8][c]);
+          const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) bf[nt] = words_at(&s.b[stage][wn + nt * 8 + g][c]);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const int r = wm + mt * 16 + g;
-      const uint4 lo = words_at(&s.a[stage][r][c]), hi = words_at(&s.a[stage][r + 8][c]);
-      const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        mma_m16n8k16<__half>(acc[mt][nt], a0, bf[nt].x, bf[nt].y);
-        mma_m16n8k16<__half>(acc[mt][nt], a1, bf[nt].z, bf[nt].w);
-      }
-    }
-  }
+          for (int nt = 0; nt < NT; ++nt) {
+            mma_m16n8k16<__half>(acc[mt][nt], a0, bf[nt].x, bf[nt].y);
+            mma_m16n8k16<__half>(acc[mt][nt], a1, bf[nt].z, bf[nt].w);
+          }
+        }
+      });
 
   // The epilogue, from the accumulators: acc[mt][nt][2h + e] is row wm + mt·16 + g + 8h, column
   // wn + nt·8 + 2t + e of the tile.

@@ -8,9 +8,9 @@
 // Tiling: a block of 4 warps (2 × 2) owns a BM × BN tile of y (128 × 128, 128 × 64, 64 × 64 or
 // 32 × 32: gemm_i8_mma_tile chooses by the grid it gives); each warp a (BM/2) × (BN/2) sub-tile of
 // m16n8 accumulators (int32, in registers for the whole K loop: 128 of them a thread at 128 × 128).
-// K goes through shared memory 64 bytes at a time in a ring of kStagesOf<BM, BN> stages (4, or 3
-// at 128 × 128: 48 KB of static shared memory at most): cp.async (sm_80) fills the stages of the
-// next steps while the warps multiply this one, so a block waits for global memory (L2 for the
+// K goes through shared memory 64 bytes at a time in a ring of kStagesOf<BM, BN> stages
+// (stage_ring.cuh; 4, or 3 at 128 × 128: 48 KB of static shared memory at most): cp.async (sm_80)
+// fills the stages of the next steps while the warps multiply this one, so a block waits for global memory (L2 for the
 // weights, at ~0.3 to 0.6 µs a trip) once per few steps at worst, not once per step: what bounds
 // batch 1, where each block's work per step is tiny.
 // Rows past M and past ld_w, and K past Kp, are zeros in shared memory (never read from global
@@ -48,10 +48,10 @@
 #include <cstdint>
 
 #include "backends/cuda/kernels/cp_async.cuh"
-#include "backends/cuda/kernels/dependent_launch.cuh"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "backends/cuda/kernels/int8_epilogue_value.cuh"
 #include "backends/cuda/kernels/mma_int8.cuh"
+#include "backends/cuda/kernels/stage_ring.cuh"
 
 namespace encrt::cuda::mma_gemm_i8 {
 
@@ -118,52 +118,28 @@ __global__ void __launch_bounds__(kThreads) gemm_i8_mma_kernel(GemmI8MmaArgs a, 
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0;
 
-  // One cp.async group per step (empty past the last step), committed in step order: steps
-  // 0 .. kStages − 2 here, step + kStages − 1 in iteration `step`. Before iteration step's wait,
-  // kStages − 1 + step groups are committed, so "at most kStages − 2 pending" is "step's has landed".
-  // The weights are the model's, which no kernel writes: their first stages are loaded before
-  // waiting for the kernel before this one (dependent_launch.cuh), so that under PDL those loads
-  // overlap its end; they join step 0's group (a group landing later steps' weights early).
+  run_stage_ring<kStages>(
+      steps, [&](int slot, int step) { load_tile<BN, kChunk>(s.b[slot], a.w, a.ld_w, a.Kp, n0, step * kBlockK); },
+      [&](int slot, int step) { load_tile<BM, kChunk>(s.a[slot], x, a.M, a.Kp, m0, step * kBlockK); },
+      [&](int stage) {
+        // B's registers for both k32 steps (bf[nt]: .x, .y the first step's b0, b1; .z, .w the
+        // second's), then A's row by row: lo row g, hi row g + 8, the same words.
+        const int c = 16 * t;
+        uint4 bf[NT];
 #pragma unroll
-  for (int p = 0; p < kStages - 1; ++p)
-    if (p < steps) load_tile<BN, kChunk>(s.b[p], a.w, a.ld_w, a.Kp, n0, p * kBlockK);
-  wait_for_previous_kernel();  // nothing the kernel before writes is read before it
-  allow_next_kernel();
+        for (int nt = 0; nt < NT; ++nt) bf[nt] = words_at(&s.b[stage][wn + nt * 8 + g][c]);
 #pragma unroll
-  for (int p = 0; p < kStages - 1; ++p) {
-    if (p < steps) load_tile<BM, kChunk>(s.a[p], x, a.M, a.Kp, m0, p * kBlockK);
-    copy_commit();
-  }
-  for (int step = 0; step < steps; ++step) {
-    const int stage = step % kStages;
-    copy_wait<kStages - 2>();
-    // Every thread's copies (and zero stores) of this step are visible, and every warp is done
-    // with step − 1's stage, which the prefetch below refills.
-    __syncthreads();
-    const int ahead = step + kStages - 1;
-    if (ahead < steps) {
-      load_tile<BM, kChunk>(s.a[ahead % kStages], x, a.M, a.Kp, m0, ahead * kBlockK);
-      load_tile<BN, kChunk>(s.b[ahead % kStages], a.w, a.ld_w, a.Kp, n0, ahead * kBlockK);
-    }
-    copy_commit();
-    // B's registers for both k32 steps (bf[nt]: .x, .y the first step's b0, b1; .z, .w the
-    // second's), then A's row by row: af[0] row g, af[1] row g + 8, the same words.
-    const int c = 16 * t;
-    uint4 bf[NT];
+        for (int mt = 0; mt < MT; ++mt) {
+          const int r = wm + mt * 16 + g;
+          const uint4 lo = words_at(&s.a[stage][r][c]), hi = words_at(&s.a[stage][r + 8][c]);
+          const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) bf[nt] = words_at(&s.b[stage][wn + nt * 8 + g][c]);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const int r = wm + mt * 16 + g;
-      const uint4 lo = words_at(&s.a[stage][r][c]), hi = words_at(&s.a[stage][r + 8][c]);
-      const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        mma_m16n8k32_s8s8(acc[mt][nt], a0, bf[nt].x, bf[nt].y);
-        mma_m16n8k32_s8s8(acc[mt][nt], a1, bf[nt].z, bf[nt].w);
-      }
-    }
-  }
+          for (int nt = 0; nt < NT; ++nt) {
+            mma_m16n8k32_s8s8(acc[mt][nt], a0, bf[nt].x, bf[nt].y);
+            mma_m16n8k32_s8s8(acc[mt][nt], a1, bf[nt].z, bf[nt].w);
+          }
+        }
+      });
 
   // The epilogue, from the accumulators: acc[mt][nt][2h + e] is row wm + mt·16 + g + 8h, column
   // wn + nt·8 + 2t + e of the tile.
