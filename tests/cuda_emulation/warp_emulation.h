@@ -6,7 +6,10 @@
 // ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
 // mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32") and its .u8.s8
 // variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as
-// a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns). What it checks: a
+// a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns).
+// Thread-block clusters (sm_90, launch_clusters): the blocks of a cluster run together, their
+// fibers taking turns, each with its own dynamic shared memory, which the others reach through
+// cluster_peer (distributed shared memory), and a barrier of the whole cluster. What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
 // cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
 // beyond the barriers), which waits for a GPU run. Include this before the kernel's .cuh, which
@@ -127,16 +130,32 @@ struct Warp {
   uint32_t b[32][2];
 };
 
+struct Cluster;
+
 struct Block {
   int threads = 0;
   Barrier* barrier = nullptr;
   Warp* warps = nullptr;
+  // In a cluster launch: the block's own dynamic shared memory, its rank and its cluster.
+  unsigned char* shared = nullptr;
+  int rank = 0;
+  Cluster* cluster = nullptr;
 };
 
-inline Block& block() {
-  static Block b;
+// A thread-block cluster of the running launch: its blocks, and the barrier of all their threads.
+struct Cluster {
+  int size = 0;
+  Block* blocks = nullptr;
+  Barrier* barrier = nullptr;
+  size_t shared_bytes = 0;  // each block's
+};
+
+// The running fiber's block (the scheduler sets it before each fiber runs).
+inline Block*& current_block() {
+  static Block* b = nullptr;
   return b;
 }
+inline Block& block() { return *current_block(); }
 inline thread_local Index thread_index, block_index;
 
 inline Warp& my_warp() { return block().warps[thread_index.x / 32]; }
@@ -252,22 +271,28 @@ using std::isnan;
 
 namespace encrt::emulation {
 
-// The threads of the running block as fibers (ucontext) of the calling host thread: each runs
-// until it waits at a barrier (yield_to_other_threads), then the next one runs, round robin. A
-// round in which no fiber arrived at a barrier or finished is a deadlock (a barrier that not
-// every thread of the block reaches): it is reported and the test aborts, rather than hangs.
+// The threads of the running blocks (one, or the blocks of a cluster) as fibers (ucontext) of the
+// calling host thread: each runs until it waits at a barrier (yield_to_other_threads), then the
+// next one runs, round robin. A round in which no fiber arrived at a barrier or finished is a
+// deadlock (a barrier that not every thread reaches): it is reported and the test aborts, rather
+// than hangs.
 class Fibers {
  public:
-  Fibers(int threads, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(threads)) {
-    for (int t = 0; t < threads; ++t) stacks_.emplace_back(new char[kStackBytes]);
+  Fibers(int fibers, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(fibers)) {
+    for (int t = 0; t < fibers; ++t) stacks_.emplace_back(new char[kStackBytes]);
   }
 
-  // Runs every thread of the block at block_index to its end.
-  void run_block() {
-    const int threads = static_cast<int>(contexts_.size());
+  // Runs every thread of blocks[0 .. count) (block b at indices[b], blocks[b].threads threads each,
+  // together as many as the fibers) to its end.
+  void run_blocks(Block* blocks, const Index* indices, int count) {
+    const int fibers = static_cast<int>(contexts_.size());
+    const int threads = blocks[0].threads;
     done_.assign(contexts_.size(), false);
-    live_ = threads;
-    for (int t = 0; t < threads; ++t) {
+    live_ = fibers;
+    blocks_ = blocks;
+    threads_ = threads;
+    block_done_.assign(static_cast<size_t>(count), 0);
+    for (int t = 0; t < fibers; ++t) {
       ucontext_t& c = contexts_[static_cast<size_t>(t)];
       getcontext(&c);
       c.uc_stack.ss_sp = stacks_[static_cast<size_t>(t)].get();
@@ -278,19 +303,22 @@ class Fibers {
     // Rounds go up and down the threads alternately, and blocks start in turn one way and the
     // other: a read of another thread's write that lacks its barrier then finds the write not yet
     // made in one of them (a race the order of one host thread would hide).
-    bool descending = (block_index.x + block_index.y + block_index.z) % 2 != 0;
+    bool descending = (indices[0].x + indices[0].y + indices[0].z) % 2 != 0;
     while (live_ > 0) {
       const long progress = progress_;
-      for (int i = 0; i < threads; ++i) {
-        const int t = descending ? threads - 1 - i : i;
-        if (done_[static_cast<size_t>(t)]) continue;
-        current_ = t;
-        thread_index = {static_cast<unsigned>(t), 0, 0};
-        swapcontext(&scheduler_, &contexts_[static_cast<size_t>(t)]);
+      for (int i = 0; i < fibers; ++i) {
+        const int f = descending ? fibers - 1 - i : i;
+        if (done_[static_cast<size_t>(f)]) continue;
+        current_ = f;
+        const int b = f / threads;
+        thread_index = {static_cast<unsigned>(f % threads), 0, 0};
+        block_index = indices[b];
+        current_block() = &blocks[b];
+        swapcontext(&scheduler_, &contexts_[static_cast<size_t>(f)]);
       }
       if (live_ > 0 && progress == progress_) {
-        std::fprintf(stderr, "warp_emulation: block (%u, %u, %u) deadlocks: a barrier that not every thread reaches\n",
-                     block_index.x, block_index.y, block_index.z);
+        std::fprintf(stderr, "warp_emulation: block (%u, %u, %u)%s deadlocks: a barrier that not every thread reaches\n",
+                     indices[0].x, indices[0].y, indices[0].z, count > 1 ? "'s cluster" : "");
         std::abort();
       }
       descending = !descending;
@@ -317,6 +345,13 @@ class Fibers {
     f.done_[static_cast<size_t>(f.current_)] = true;
     --f.live_;
     ++f.progress_;
+    // A block whose threads have all ended has left its multiprocessor: its shared memory is
+    // garbage from now on, so a peer that still reads it (a cluster without its last barrier)
+    // reads garbage, as it may on the device.
+    const int b = f.current_ / f.threads_;
+    Block& block = f.blocks_[b];
+    if (++f.block_done_[static_cast<size_t>(b)] == f.threads_ && block.cluster)
+      std::memset(block.shared, 0xa5, block.cluster->shared_bytes);
   }  // returns to uc_link: the scheduler
 
   const std::function<void()>& kernel_;
@@ -326,6 +361,9 @@ class Fibers {
   ucontext_t scheduler_{};
   int current_ = 0, live_ = 0;
   long progress_ = 0;
+  Block* blocks_ = nullptr;
+  int threads_ = 1;
+  std::vector<int> block_done_;
 };
 
 inline void arrived_at_barrier() { Fibers::running()->arrived(); }
@@ -338,17 +376,75 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
   Barrier barrier(threads);
   std::vector<Warp> warps(static_cast<size_t>(threads / 32));
-  block() = Block{threads, &barrier, warps.data()};
+  Block one{threads, &barrier, warps.data()};
   Fibers fibers(threads, kernel);
   Fibers::running() = &fibers;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
-        block_index = {x, y, z};
-        fibers.run_block();
+        const Index at{x, y, z};
+        fibers.run_blocks(&one, &at, 1);
       }
   Fibers::running() = nullptr;
-  block() = Block{};
+  current_block() = nullptr;
+}
+
+
+// Runs kernel() on a grid of clusters of cluster_x blocks along x (grid.x a multiple of it), each
+// block `threads` threads with shared_bytes of dynamic shared memory of its own: a cluster's
+// blocks run together (rank = blockIdx.x % cluster_x, as the hardware numbers a 1-D cluster), one
+// cluster after another. Shared memory starts as 0xa5 bytes, not zeros: a read of what no thread
+// wrote finds garbage, as on the device.
+inline void launch_clusters(Index grid, int cluster_x, int threads, size_t shared_bytes,
+                            const std::function<void()>& kernel) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  if (cluster_x < 1 || grid.x % static_cast<unsigned>(cluster_x) != 0) {
+    std::fprintf(stderr, "warp_emulation: grid.x %u is not a multiple of the cluster's %d blocks\n", grid.x, cluster_x);
+    std::abort();
+  }
+  const size_t n = static_cast<size_t>(cluster_x);
+  std::vector<std::unique_ptr<Barrier>> barriers;
+  std::vector<std::vector<Warp>> warps(n);
+  std::vector<std::vector<uint4>> shared(n);
+  std::vector<Block> blocks(n);
+  Barrier cluster_barrier(cluster_x * threads);
+  Cluster cluster{cluster_x, blocks.data(), &cluster_barrier, shared_bytes};
+  for (size_t b = 0; b < n; ++b) {
+    barriers.emplace_back(new Barrier(threads));
+    warps[b].resize(static_cast<size_t>(threads / 32));
+    shared[b].resize((shared_bytes + 15) / 16 + 1);
+    blocks[b] = Block{threads, barriers[b].get(), warps[b].data(), reinterpret_cast<unsigned char*>(shared[b].data()),
+                      static_cast<int>(b), &cluster};
+  }
+  Fibers fibers(cluster_x * threads, kernel);
+  Fibers::running() = &fibers;
+  std::vector<Index> at(n);
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x0 = 0; x0 < grid.x; x0 += static_cast<unsigned>(cluster_x)) {
+        for (size_t b = 0; b < n; ++b) {
+          at[b] = {x0 + static_cast<unsigned>(b), y, z};
+          std::memset(static_cast<void*>(shared[b].data()), 0xa5, shared[b].size() * sizeof(uint4));
+        }
+        fibers.run_blocks(blocks.data(), at.data(), cluster_x);
+      }
+  Fibers::running() = nullptr;
+  current_block() = nullptr;
+}
+
+// The cluster API of the running block (cluster.cuh on the device): the barrier of every thread of
+// the cluster (barrier.cluster arrive + wait: it also orders shared-memory writes before it, the
+// peers' included, with reads after it), the block's rank, and the address in block `rank`'s
+// shared memory of what is at p in this block's.
+inline void cluster_sync() { block().cluster->barrier->wait(); }
+inline int cluster_rank() { return block().rank; }
+inline void* cluster_peer(void* p, int rank) {
+  Block& me = block();
+  if (rank < 0 || rank >= me.cluster->size) {
+    std::fprintf(stderr, "warp_emulation: cluster rank %d of a %d-block cluster\n", rank, me.cluster->size);
+    std::abort();
+  }
+  return me.cluster->blocks[rank].shared + (static_cast<unsigned char*>(p) - me.shared);
 }
 
 }  // namespace encrt::emulation
@@ -400,7 +496,11 @@ inline std::vector<uint4>& dynamic_shared_buffer() {
   return buffer;
 }
 inline void set_dynamic_shared_bytes(size_t bytes) { dynamic_shared_buffer().assign((bytes + 15) / 16, uint4{}); }
-inline unsigned char* dynamic_shared_memory() { return reinterpret_cast<unsigned char*>(dynamic_shared_buffer().data()); }
+// (In a cluster launch each block has its own: launch_clusters.)
+inline unsigned char* dynamic_shared_memory() {
+  if (current_block() && block().shared) return block().shared;
+  return reinterpret_cast<unsigned char*>(dynamic_shared_buffer().data());
+}
 
 // The global memory a test lets a kernel's cp.async read (none registered: any), and how many
 // copies fell outside it: a kernel that reads past a row or a matrix is caught even where the

@@ -53,6 +53,10 @@ struct OpPlan {
   // encrt's fp16 tensor-core GEMM can run this linear (gemm_f16_mma.cu: fp16 in and out, K a
   // multiple of 8, an fp16 residual if any); option fp16_gemm says for which row counts.
   bool f16_mma = false;
+  // Where that GEMM runs this linear and the LayerNorm after it adds the bias and residual
+  // (fused_into_norm): one kernel does both (gemm_f16_layer_norm.cu: the row over a thread-block
+  // cluster, sm_90), and the LayerNorm op launches nothing. Option linear_norm.
+  bool gemm_norm = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -127,6 +131,9 @@ struct CudaContext {
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
   F16Gemm fp16_gemm = F16Gemm::kCublasLt;
+  // linear_norm=fused|separate: where encrt's fp16 GEMM runs post-norm's linear + residual +
+  // LayerNorm, one kernel does both (fused, sm_90: OpPlan::gemm_norm) or two (separate).
+  bool linear_norm_fused = true;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -275,6 +282,10 @@ Status create(const backend::Options& options, int, void** out) {
                               {std::pair{"cublaslt", F16Gemm::kCublasLt}, std::pair{"mma", F16Gemm::kMma},
                                std::pair{"auto", F16Gemm::kAuto}},
                               &c->fp16_gemm);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "linear_norm", {std::pair{"fused", true}, std::pair{"separate", false}},
+                              &c->linear_norm_fused);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -626,9 +637,12 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
                  (residual < 0 || plan.fused_into_norm || g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16);
   plan.activation = p.activation == kernels::Activation::kGelu ? 2 : p.activation == kernels::Activation::kRelu ? 1 : 0;
   if (plan.fused_into_norm) {
-    // fp32 bias for the LayerNorm that adds it.
+    // fp32 bias for the LayerNorm (or the fused kernel) that adds it.
     pending->add(reinterpret_cast<const void**>(&plan.bias), up->add(w.bias, static_cast<size_t>(w.N) * sizeof(float)));
     c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
+    plan.gemm_norm = plan.f16_mma && c.linear_norm_fused && g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
+                     gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
+                     gemm_f16_layer_norm_prepare(w.N) == cudaSuccess;  // the GPU can run its clusters
     return;
   }
   // cuBLASLt adds the residual as its C matrix when nothing comes between (act(x + b) + r needs
@@ -1140,6 +1154,13 @@ Status enqueue_layout(CudaContext& c, const backend::RunArgs& a) {
                      "copy of the packed layout to the device");
 }
 
+// Whether encrt's fp16 GEMM runs linear `plan` at M rows (option fp16_gemm), and whether its
+// fused linear + LayerNorm kernel does (then the LayerNorm op after it launches nothing).
+bool runs_f16_mma(const CudaContext& c, const OpPlan& plan, int M) {
+  return plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows);
+}
+bool runs_gemm_norm(const CudaContext& c, const OpPlan& plan, int M) { return plan.gemm_norm && runs_f16_mma(c, plan, M); }
+
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& op = a.graph->ops[static_cast<size_t>(i)];
   const OpPlan& plan = c.plans[static_cast<size_t>(i)];
@@ -1190,6 +1211,9 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
     }
     case OpKind::kLayerNorm: {
       if (fuses_at(c, a, position_of(a, i))) return enqueue_layer_norm_quantize(c, a, i);
+      if (plan.fused_linear >= 0 && runs_gemm_norm(c, c.plans[static_cast<size_t>(plan.fused_linear)],
+                                                   static_cast<int>(rows_of(a, op.in(0)))))
+        return Status::ok();  // the linear's kernel did it (gemm_f16_layer_norm)
       const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
       LayerNormArgs k;
       k.rows = static_cast<int>(rows_of(a, op.in(0)));
@@ -1215,7 +1239,25 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       if (plan.int8) return enqueue_linear_i8(c, a, i);
       const int M = static_cast<int>(rows_of(a, op.out(0)));
       const int r = op.in(plan::slot::kLinearResidual);
-      if (plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows)) {
+      if (runs_gemm_norm(c, plan, M)) {  // linear + bias + residual + the LayerNorm after, one kernel
+        const plan::LinearParams& p = op.p<plan::LinearParams>();
+        const Op& ln = a.graph->ops[static_cast<size_t>(i) + 1];
+        const OpPlan& ln_plan = c.plans[static_cast<size_t>(i) + 1];
+        GemmF16LayerNormArgs k;
+        k.M = M;
+        k.N = p.weights->N;
+        k.K = p.weights->K;
+        k.x = ptr(a, op.in(0));
+        k.w = plan.weights;
+        k.bias = plan.bias;
+        k.residual = ptr(a, r);
+        k.gamma = ln_plan.gamma;
+        k.beta = ln_plan.beta;
+        k.eps = ln.p<plan::LayerNormParams>().eps;
+        k.y = ptr(a, ln.out(0));
+        return cuda_status(gemm_f16_layer_norm(k, s), "fp16 GEMM + LayerNorm kernel (tensor cores, clusters)");
+      }
+      if (runs_f16_mma(c, plan, M)) {
         // One kernel: bias, the exact activation (GELU even under gelu=cublaslt, which is
         // cuBLASLt's) and the residual, unless the LayerNorm after adds the bias and residual.
         const plan::LinearParams& p = op.p<plan::LinearParams>();
@@ -1520,6 +1562,13 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kLinear: {
       const plan::LinearParams& p = op.p<plan::LinearParams>();
       const OpPlan* mma_plan = plan_of(cv, g, op);
+      const std::string rows_note =
+          ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "";
+      if (mma_plan && mma_plan->gemm_norm)
+        return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
+               std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
+                              gemm_f16_layer_norm_columns(p.weights->N)) +
+               " blocks; bias, residual and the next op's LayerNorm)" + rows_note;
       if (mma_plan && mma_plan->f16_mma)
         return std::string("fp16 GEMM kernel (tensor cores, mma.sync m16n8k16; epilogue: ") +
                (mma_plan->fused_into_norm ? "none, bias+residual in the LayerNorm"
@@ -1527,8 +1576,7 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
                                                                    : p.activation == kernels::Activation::kRelu ? ", relu"
                                                                                                                 : "") +
                                                 (op.in(plan::slot::kLinearResidual) >= 0 ? ", residual" : "")) +
-               ")" +
-               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "");
+               ")" + rows_note;
       std::string s = std::string("cublasLt ") + dtype_name(p.weights->dtype) + " TN";
       if (fuses_into_norm(g, static_cast<int>(&op - g.ops.data()))) return s + " (bias+residual in the LayerNorm)";
       s += "+bias";
@@ -1541,6 +1589,12 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     }
     case OpKind::kLayerNorm: {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
+      const OpPlan* linear = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
+      if (linear && linear->gemm_norm)
+        return std::string("in the linear's fp16 GEMM + LayerNorm kernel") +
+               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
+                                                          " rows; residual+bias+layer_norm kernel above"
+                                                    : "");
       std::string s = i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
       if (const OpPlan* p = plan_of(cv, g, op); p && p->fused_quantize >= 0) s += " + the next linear's quantize";
       return s;
@@ -1586,11 +1640,12 @@ std::string summary(const void* cv) {
                                                   : "auto") +
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
+         ", linear_norm " + (c.linear_norm_fused ? "fused" : "separate") +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", nullptr};
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 namespace encrt::cuda {
 
@@ -308,6 +309,39 @@ inline int gemm_f16_mma_tile(int M, int N, int sms) {
   const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + 63) / 64);
   return blocks64 >= sms ? 64 : 32;
 }
+
+// ---- Post-norm's linear + bias + residual + LayerNorm in one kernel (gemm_f16_layer_norm.cu; the
+// device code and its design: gemm_f16_layer_norm_kernel.cuh): y = fp16(LayerNorm(x · wᵀ + bias +
+// residual) · gamma + beta), fp16 operands, fp32 sums, statistics and epilogue. A row's columns
+// spread over a thread-block cluster of up to 8 blocks of BN columns (sm_90 and newer), K a
+// multiple of 8, N at most 8 · 128; the caller chooses (gemm_f16_layer_norm_supported) and runs
+// the linear and the LayerNorm kernel otherwise.
+struct GemmF16LayerNormArgs {
+  int M = 0, N = 0;
+  int K = 0;                       // a multiple of 8: the row stride of x and w
+  const void* x = nullptr;         // fp16 [M, K], 16-byte aligned
+  const void* w = nullptr;         // fp16 [N, K] row-major, 16-byte aligned
+  const float* bias = nullptr;     // fp32 [N] or null
+  const void* residual = nullptr;  // fp16 [M, N] or null; may be y itself (not x)
+  const float* gamma = nullptr;    // fp32 [N]
+  const float* beta = nullptr;     // fp32 [N]
+  float eps = 0.0f;
+  void* y = nullptr;  // fp16 [M, N]
+};
+// Columns a block takes (BN): the narrowest of 32, 48, 64, 96, 128 with at most 8 blocks a row
+// (MiniLM's 384: 48, a cluster of 8); 0 past 1024 columns.
+inline int gemm_f16_layer_norm_columns(int N) {
+  for (int bn : {32, 48, 64, 96, 128})
+    if ((N + bn - 1) / bn <= 8) return bn;
+  return 0;
+}
+inline bool gemm_f16_layer_norm_supported(int cc_major, int N, int K) {
+  return cc_major >= 9 && K > 0 && K % 8 == 0 && N > 0 && gemm_f16_layer_norm_columns(N) > 0;
+}
+cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream);
+// At session creation, for a row width N: raises the kernel's shared-memory limit (it takes more
+// than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not).
+cudaError_t gemm_f16_layer_norm_prepare(int N);
 
 }  // namespace encrt::cuda
 

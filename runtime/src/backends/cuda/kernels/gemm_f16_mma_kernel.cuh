@@ -71,19 +71,25 @@ struct __align__(16) Stages {
 static_assert(sizeof(Stages<32, 32>) <= 48 * 1024 && sizeof(Stages<64, 64>) <= 48 * 1024,
               "static shared memory per block");
 
-// Rows r0 .. r0 + ROWS − 1, values k0 .. k0 + 31 of a [rows, K] fp16 matrix into `tile`, 16 bytes
-// a copy; rows at or past `rows` and values at or past K are zeros, stored directly (not read).
-template <int ROWS>
-__device__ __forceinline__ void load_tile(__half (*tile)[kLd], const __half* src, int rows, int K, int r0, int k0) {
-  constexpr int kChunks = kBlockK / 8;  // 16-byte chunks per row
-  for (int e = threadIdx.x; e < ROWS * kChunks; e += kThreads) {
+// Rows r0 .. r0 + ROWS − 1, values k0 .. k0 + kValues − 1 of a [rows, K] fp16 matrix into `tile`
+// (rows kLdT values apart), 16 bytes a copy by kThreadsT threads; rows at or past `rows` and values
+// at or past K (a multiple of 8) are zeros, stored directly (not read). Also the fused linear +
+// LayerNorm kernel's (gemm_f16_layer_norm_kernel.cuh).
+template <int ROWS, int kValues, int kLdT, int kThreadsT>
+__device__ __forceinline__ void load_rows_async(__half* tile, const __half* src, int rows, int K, int r0, int k0) {
+  constexpr int kChunks = kValues / 8;  // 16-byte chunks per row
+  for (int e = threadIdx.x; e < ROWS * kChunks; e += kThreadsT) {
     const int r = e / kChunks, c = (e % kChunks) * 8;
-    __half* dst = &tile[r][c];
+    __half* dst = tile + r * kLdT + c;
     if (r0 + r < rows && k0 + c < K)
       copy_async<16>(dst, src + static_cast<size_t>(r0 + r) * static_cast<size_t>(K) + static_cast<size_t>(k0 + c));
     else
       *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
   }
+}
+template <int ROWS>
+__device__ __forceinline__ void load_tile(__half (*tile)[kLd], const __half* src, int rows, int K, int r0, int k0) {
+  load_rows_async<ROWS, kBlockK, kLd, kThreads>(&tile[0][0], src, rows, K, r0, k0);
 }
 
 // A lane's 16 bytes of a shared row (values 8t .. 8t + 7): its fragment registers of that row for

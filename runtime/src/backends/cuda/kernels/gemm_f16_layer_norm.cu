@@ -1,0 +1,102 @@
+// Launches the fused linear + LayerNorm kernel (gemm_f16_layer_norm_kernel.cuh: the design) after
+// checking what it takes: a grid of ⌈N / BN⌉ × ⌈M / 16⌉ blocks in clusters of ⌈N / BN⌉ along x.
+#include <mutex>
+#include <type_traits>
+
+#include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
+
+namespace encrt::cuda {
+
+namespace {
+
+using gemm_f16_norm::gemm_f16_layer_norm_kernel;
+using gemm_f16_norm::kBM;
+using gemm_f16_norm::kThreads;
+using gemm_f16_norm::Layout;
+
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// Past 48 KB of dynamic shared memory a kernel must say so, once (the backend calls
+// gemm_f16_layer_norm_prepare at session creation, outside any graph capture).
+template <int BN>
+cudaError_t opt_in() {
+  static std::once_flag once;
+  static cudaError_t opted = cudaSuccess;
+  std::call_once(once, [] {
+    opted = cudaFuncSetAttribute(gemm_f16_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(Layout<BN>::kBytes));
+  });
+  return opted;
+}
+
+template <int BN>
+cudaLaunchConfig_t config_of(const GemmF16LayerNormArgs& a, cudaLaunchAttribute* cluster_attribute) {
+  const int cluster = (a.N + BN - 1) / BN;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
+  c.blockDim = dim3(kThreads);
+  c.dynamicSmemBytes = Layout<BN>::kBytes;
+  cluster_attribute->id = cudaLaunchAttributeClusterDimension;
+  cluster_attribute->val.clusterDim.x = static_cast<unsigned>(cluster);
+  cluster_attribute->val.clusterDim.y = cluster_attribute->val.clusterDim.z = 1;
+  c.attrs = cluster_attribute;
+  c.numAttrs = 1;
+  return c;
+}
+
+template <int BN>
+cudaError_t prepare(int N) {
+  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  GemmF16LayerNormArgs a;
+  a.M = kBM;
+  a.N = N;
+  cudaLaunchAttribute attribute = {};
+  const cudaLaunchConfig_t c = config_of<BN>(a, &attribute);
+  int clusters = 0;
+  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, gemm_f16_layer_norm_kernel<BN>, &c); e != cudaSuccess)
+    return e;
+  return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
+}
+
+template <int BN>
+cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
+  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  const int cluster = (a.N + BN - 1) / BN;
+  const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
+  const cudaError_t e = launch_kernel_in_clusters(gemm_f16_layer_norm_kernel<BN>, grid, kThreads, Layout<BN>::kBytes,
+                                                  static_cast<unsigned>(cluster), stream, a, cluster);
+  return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+template <class F>
+cudaError_t by_columns(int N, const F& f) {
+  switch (gemm_f16_layer_norm_columns(N)) {
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 48: return f(std::integral_constant<int, 48>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 96: return f(std::integral_constant<int, 96>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
+  if (a.M == 0) return cudaSuccess;
+  if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || gemm_f16_layer_norm_columns(a.N) == 0 || !(a.eps >= 0.0f))
+    return cudaErrorInvalidValue;
+  if (!a.x || !a.w || !a.y || !a.gamma || !a.beta || a.x == a.y) return cudaErrorInvalidValue;
+  if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
+  if (!aligned(a.x, 16) || !aligned(a.w, 16) || !aligned(a.y, 2) || (a.residual && !aligned(a.residual, 2)) ||
+      (a.bias && !aligned(a.bias, 4)) || !aligned(a.gamma, 4) || !aligned(a.beta, 4))
+    return cudaErrorMisalignedAddress;
+  return by_columns(a.N, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+}
+
+cudaError_t gemm_f16_layer_norm_prepare(int N) {
+  return by_columns(N, [&](auto bn) { return prepare<decltype(bn)::value>(N); });
+}
+
+}  // namespace encrt::cuda

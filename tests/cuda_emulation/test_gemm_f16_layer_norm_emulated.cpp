@@ -1,0 +1,204 @@
+// The fused linear + LayerNorm kernel's own source (gemm_f16_layer_norm_kernel.cuh) run on the host
+// under warp_emulation.h, the blocks of each thread-block cluster together (launch_clusters: their
+// own shared memory, distributed shared memory between them, the cluster's barrier), against
+// LayerNorm(x · wᵀ + bias + residual) · gamma + beta in double on the same fp16 inputs: every
+// block width (32, 48, 64, 96, 128 columns; clusters of 1 to 8 blocks, the last one partial), M
+// across 16-row tiles (1, 16, 37), K inside one 128-value stage and across many (8, 200, 1544),
+// with and without bias and residual, and the residual being the output itself (in place). This
+// checks the tiling, the split of K over the warps, the sums over the warps and over the cluster,
+// and the masking of rows and columns past the ends; the same kernel on a GPU is the conformance
+// suite's (fp16 models under fp16_gemm=mma on sm_90).
+//
+// Bound: z = x·wᵀ + bias + residual in fp32 is within E = 2^-22·K·Σ|x·w| + 2^-21·|z| of z in double,
+// the statistics over N values within N·2^-23 relative; y's error is then within
+// 2^-11·|y| (the final rounding) + |gamma|·(3·E_max/σ + 2^-13·|ẑ|) + 2^-24, σ the row's standard
+// deviation (sqrt(var + eps)) and ẑ the normalized value. An indexing mistake moves y by O(|gamma|).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "cuda_emulation/warp_emulation.h"
+#include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
+#include "core/half.h"
+
+namespace {
+
+using encrt::cuda::GemmF16LayerNormArgs;
+using encrt::cuda::gemm_f16_layer_norm_columns;
+
+constexpr uint16_t kSentinel = 0x7bffu;  // 65504, fp16's largest: no correct output here is that
+constexpr size_t kGuard = 64;            // values past y that no store may touch
+
+// 16-byte aligned fp16 storage (the kernel's 16-byte copies want aligned rows).
+struct Halves {
+  explicit Halves(size_t n, uint16_t fill = 0) : storage((n * 2 + 15) / 16 + 1), size(n) {
+    for (size_t i = 0; i < n; ++i) data()[i] = fill;
+  }
+  uint16_t* data() { return reinterpret_cast<uint16_t*>(storage.data()); }
+  float at(size_t i) { return encrt::half_to_float(data()[i]); }
+  std::vector<uint4> storage;
+  size_t size;
+};
+
+struct Case {
+  int M = 1, N = 32, K = 8;
+  bool bias = true, residual = true, in_place = false;
+  std::string describe() const {
+    std::ostringstream s;
+    s << "M " << M << " N " << N << " K " << K << (bias ? " bias" : "") << (residual ? " residual" : "")
+      << (in_place ? " in place" : "");
+    return s.str();
+  }
+};
+
+void run_kernel(const GemmF16LayerNormArgs& a) {
+  using namespace encrt::cuda::gemm_f16_norm;
+  const int bn = gemm_f16_layer_norm_columns(a.N);
+  const int cluster = (a.N + bn - 1) / bn;
+  const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM), 1};
+  auto go = [&](auto kernel, size_t bytes) {
+    encrt::emulation::launch_clusters(grid, cluster, kThreads, bytes, [&] { kernel(a, cluster); });
+  };
+  switch (bn) {
+    case 32: go(gemm_f16_layer_norm_kernel<32>, Layout<32>::kBytes); break;
+    case 48: go(gemm_f16_layer_norm_kernel<48>, Layout<48>::kBytes); break;
+    case 64: go(gemm_f16_layer_norm_kernel<64>, Layout<64>::kBytes); break;
+    case 96: go(gemm_f16_layer_norm_kernel<96>, Layout<96>::kBytes); break;
+    default: go(gemm_f16_layer_norm_kernel<128>, Layout<128>::kBytes); break;
+  }
+}
+
+void check_case(const Case& c) {
+  INFO(c.describe());
+  const int M = c.M, N = c.N, K = c.K;
+  std::mt19937 rng(static_cast<uint32_t>(M * 7919 + N * 131 + K * 17 + (c.bias ? 1 : 0) + (c.in_place ? 2 : 0)));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const auto h = [](float f) { return encrt::float_to_half(f); };
+  Halves x(static_cast<size_t>(M) * K), w(static_cast<size_t>(N) * K), residual(static_cast<size_t>(M) * N);
+  std::vector<float> bias(static_cast<size_t>(N)), gamma(static_cast<size_t>(N)), beta(static_cast<size_t>(N));
+  // Values of a few magnitudes, and a per-column offset, so that a row's mean is far from 0 and a
+  // column's place matters.
+  for (size_t i = 0; i < x.size; ++i) x.data()[i] = h(u(rng) * (i % 7 == 0 ? 8.0f : 1.0f));
+  for (size_t i = 0; i < w.size; ++i) w.data()[i] = h(u(rng) * 0.25f);
+  for (size_t i = 0; i < residual.size; ++i) residual.data()[i] = h(2.0f * u(rng) + 3.0f);
+  for (int n = 0; n < N; ++n) {
+    bias[static_cast<size_t>(n)] = u(rng) + 0.01f * static_cast<float>(n % 13);
+    gamma[static_cast<size_t>(n)] = 1.0f + 0.5f * u(rng);
+    beta[static_cast<size_t>(n)] = 0.2f * u(rng);
+  }
+  const float eps = 1e-12f;
+
+  Halves y(static_cast<size_t>(M) * N + kGuard, kSentinel);
+  if (c.in_place) std::memcpy(y.data(), residual.data(), residual.size * 2);
+  GemmF16LayerNormArgs a;
+  a.M = M;
+  a.N = N;
+  a.K = K;
+  a.x = x.data();
+  a.w = w.data();
+  a.bias = c.bias ? bias.data() : nullptr;
+  a.residual = c.in_place ? y.data() : c.residual ? residual.data() : nullptr;
+  a.gamma = gamma.data();
+  a.beta = beta.data();
+  a.eps = eps;
+  a.y = y.data();
+  encrt::emulation::reset_reads();
+  encrt::emulation::allow_reads(x.data(), x.size * 2);
+  encrt::emulation::allow_reads(w.data(), w.size * 2);
+  run_kernel(a);
+  CHECK(encrt::emulation::reset_reads() == 0);  // no cp.async outside x and w
+
+  const bool with_residual = c.residual || c.in_place;
+  int failures = 0;
+  std::vector<double> z(static_cast<size_t>(N)), error(static_cast<size_t>(N));
+  for (int m = 0; m < M && failures < 5; ++m) {
+    double mean = 0.0;
+    for (int n = 0; n < N; ++n) {
+      double sum = 0.0, magnitude = 0.0;
+      for (int k = 0; k < K; ++k) {
+        const double p = static_cast<double>(x.at(static_cast<size_t>(m) * K + k)) * w.at(static_cast<size_t>(n) * K + k);
+        sum += p;
+        magnitude += std::fabs(p);
+      }
+      if (c.bias) sum += bias[static_cast<size_t>(n)];
+      if (with_residual) sum += residual.at(static_cast<size_t>(m) * N + n);
+      z[static_cast<size_t>(n)] = sum;
+      error[static_cast<size_t>(n)] = std::ldexp(magnitude, -22) * K + std::ldexp(std::fabs(sum), -21);
+      mean += sum;
+    }
+    mean /= N;
+    double var = 0.0;
+    for (int n = 0; n < N; ++n) var += (z[static_cast<size_t>(n)] - mean) * (z[static_cast<size_t>(n)] - mean);
+    var /= N;
+    const double sigma = std::sqrt(var + eps);
+    const double e_max = *std::max_element(error.begin(), error.end());
+    for (int n = 0; n < N && failures < 5; ++n) {
+      const double normalized = (z[static_cast<size_t>(n)] - mean) / sigma;
+      const double want = normalized * gamma[static_cast<size_t>(n)] + beta[static_cast<size_t>(n)];
+      const float got = y.at(static_cast<size_t>(m) * N + n);
+      const double bound = std::ldexp(std::fabs(want), -11) +
+                           std::fabs(gamma[static_cast<size_t>(n)]) * (3.0 * e_max / sigma + std::ldexp(std::fabs(normalized), -13)) +
+                           std::ldexp(1.0, -24);
+      if (!(std::fabs(got - want) <= bound)) {
+        ++failures;
+        FAIL_CHECK("m " << m << " n " << n << ": kernel " << got << " want " << want << " (bound " << bound << ")");
+      }
+    }
+  }
+  for (size_t g = 0; g < kGuard; ++g)
+    if (y.data()[static_cast<size_t>(M) * N + g] != kSentinel) {
+      FAIL_CHECK("a store past y[M, N] at +" << g);
+      break;
+    }
+  CHECK(failures == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters, every block width, against double",
+          "[cuda_emulation][gemm_f16_layer_norm]") {
+  // N: 100 (32 columns a block, 4 blocks, the last partial), 256 (32, 8 full), 384 (MiniLM: 48, 8),
+  // 500 (64, 8, partial), 600 (96, 7, partial), 1000 (128, 8, partial).
+  int index = 0;
+  for (int N : {100, 256, 384, 500, 600, 1000})
+    for (int M : {1, 16, 37}) {
+      Case c;
+      c.M = M, c.N = N;
+      c.K = index % 3 == 0 ? 8 : index % 3 == 1 ? 200 : 384;
+      c.bias = index % 4 != 3;
+      c.residual = index % 5 != 4;
+      ++index;
+      check_case(c);
+    }
+}
+
+TEST_CASE("cuda emulation: fused linear + LayerNorm over a long K, and in place on its residual",
+          "[cuda_emulation][gemm_f16_layer_norm]") {
+  Case c;
+  c.M = 37, c.N = 384, c.K = 1544;  // MiniLM's FFN down projection (K 1536), plus a partial stage
+  check_case(c);
+  c.K = 384;
+  c.in_place = true;  // post-norm's LayerNorm writes over the linear's output, and the residual may be it
+  check_case(c);
+  c.bias = false, c.residual = false, c.in_place = false;
+  check_case(c);
+}
+
+TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulation][gemm_f16_layer_norm]") {
+  CHECK(gemm_f16_layer_norm_columns(1) == 32);
+  CHECK(gemm_f16_layer_norm_columns(256) == 32);
+  CHECK(gemm_f16_layer_norm_columns(257) == 48);
+  CHECK(gemm_f16_layer_norm_columns(384) == 48);  // MiniLM: a cluster of 8
+  CHECK(gemm_f16_layer_norm_columns(768) == 96);  // BERT-base: 8
+  CHECK(gemm_f16_layer_norm_columns(1024) == 128);
+  CHECK(gemm_f16_layer_norm_columns(1025) == 0);
+  CHECK_FALSE(encrt::cuda::gemm_f16_layer_norm_supported(8, 384, 384));  // Orin (sm_87): no clusters
+  CHECK(encrt::cuda::gemm_f16_layer_norm_supported(9, 384, 1536));
+  CHECK_FALSE(encrt::cuda::gemm_f16_layer_norm_supported(9, 384, 100));  // K not a multiple of 8
+}
