@@ -86,62 +86,32 @@ __device__ __forceinline__ float cluster_total(float* partial, int row, int clus
   return total;
 }
 
-// grid (cluster, ⌈M / 16⌉), clusters of `cluster` blocks along x (block x covers columns
-// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8).
-template <int BN>
-__global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16LayerNormArgs a, int cluster) {
-  constexpr int NT = BN / 8;            // n8 tiles of a warp (each warp covers every column)
-  constexpr int kPer = BN / kRowThreads;  // columns of a thread in the epilogue
-  static_assert(BN % 8 == 0 && NT >= 1, "block columns");
-  using L = Layout<BN>;
-#ifdef ENCRT_CUDA_HOST_EMULATION
-  unsigned char* smem = encrt::emulation::dynamic_shared_memory();
-#else
-  extern __shared__ __align__(16) unsigned char smem[];
-#endif
-  __half* stage_a = reinterpret_cast<__half*>(smem);
-  __half* stage_b = reinterpret_cast<__half*>(smem + kStages * L::kStageA);
-  float* partials = reinterpret_cast<float*>(smem);  // [kWarps][kBM][BN], after the K loop
-  float* sums = reinterpret_cast<float*>(smem + L::kStats);
-  float* squares = sums + kBM;
+// What the epilogue adds and where it writes: a GemmF16LayerNormArgs's, or the FFN kernel's second
+// linear's (ffn_layer_norm_kernel.cuh).
+struct NormEpilogue {
+  int M = 0, N = 0;
+  const float* bias = nullptr;
+  const void* residual = nullptr;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  float eps = 0.0f;
+  void* y = nullptr;
+};
 
-  const int m0 = static_cast<int>(blockIdx.y) * kBM;
-  const int rank = cluster_rank();
-  const int n0 = rank * BN;  // grid.x is the cluster: blockIdx.x = rank
+// The block's 16 × BN tile from the warps' accumulators (each warp's over its quarter of K:
+// acc[nt][2h + e] is row g + 8h, column nt·8 + 2t + e) to y: + bias + residual, LayerNorm over the
+// cluster's columns, · gamma + beta (the design above). partials: kWarps · 16 · BN floats of shared
+// memory free once the K loop is done (its stages); stats: 2 · 16 floats of shared memory that
+// nothing else uses (the rows' partial sums, then squares, which the cluster's peers read).
+template <int BN>
+__device__ __forceinline__ void layer_norm_epilogue(const float (&acc)[BN / 8][4], float* partials, float* stats,
+                                                    const NormEpilogue& a, int m0, int n0, int cluster) {
+  constexpr int NT = BN / 8;
+  constexpr int kPer = BN / kRowThreads;  // columns of a thread in the epilogue
+  float* sums = stats;
+  float* squares = stats + kBM;
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
   const int g = lane >> 2, t = lane & 3;
-  const __half* x = static_cast<const __half*>(a.x);
-  const __half* w = static_cast<const __half*>(a.w);
-  const int steps = (a.K + kBlockK - 1) / kBlockK;
-
-  float acc[NT][4];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-
-  run_stage_ring<kStages>(
-      steps,
-      [&](int slot, int step) {
-        mma_gemm_f16::load_rows_async<BN, kBlockK, kLd, kThreads>(stage_b + slot * (L::kStageB / 2), w, a.N, a.K, n0,
-                                                                  step * kBlockK);
-      },
-      [&](int slot, int step) {
-        mma_gemm_f16::load_rows_async<kBM, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, a.M, a.K, m0,
-                                                                   step * kBlockK);
-      },
-      [&](int slot) {
-        const __half* sa = stage_a + slot * (L::kStageA / 2);
-        const __half* sb = stage_b + slot * (L::kStageB / 2);
-        const int c = warp * kWarpK + 8 * t;
-        const uint4 lo = mma_gemm_f16::words_at(sa + g * kLd + c), hi = mma_gemm_f16::words_at(sa + (g + 8) * kLd + c);
-        const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const uint4 bf = mma_gemm_f16::words_at(sb + (nt * 8 + g) * kLd + c);
-          mma_m16n8k16<__half>(acc[nt], a0, bf.x, bf.y);
-          mma_m16n8k16<__half>(acc[nt], a1, bf.z, bf.w);
-        }
-      });
-
   // The warps' partial tiles into shared memory (the stages are free once every copy has landed
   // and every warp is past its last stage): acc[nt][2h + e] is row g + 8h, column nt·8 + 2t + e.
   copy_wait<0>();
@@ -192,6 +162,62 @@ __global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16La
     if (row_in && n < a.N) y[row + n] = __float2half_rn((v[j] - mean) * inv * a.gamma[n] + a.beta[n]);
   }
   cluster_sync();  // no block leaves while a peer may still read its statistics
+}
+
+// grid (cluster, ⌈M / 16⌉), clusters of `cluster` blocks along x (block x covers columns
+// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8).
+template <int BN>
+__global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16LayerNormArgs a, int cluster) {
+  constexpr int NT = BN / 8;            // n8 tiles of a warp (each warp covers every column)
+  static_assert(BN % 8 == 0 && NT >= 1, "block columns");
+  using L = Layout<BN>;
+#ifdef ENCRT_CUDA_HOST_EMULATION
+  unsigned char* smem = encrt::emulation::dynamic_shared_memory();
+#else
+  extern __shared__ __align__(16) unsigned char smem[];
+#endif
+  __half* stage_a = reinterpret_cast<__half*>(smem);
+  __half* stage_b = reinterpret_cast<__half*>(smem + kStages * L::kStageA);
+
+  const int m0 = static_cast<int>(blockIdx.y) * kBM;
+  const int rank = cluster_rank();
+  const int n0 = rank * BN;  // grid.x is the cluster: blockIdx.x = rank
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const __half* x = static_cast<const __half*>(a.x);
+  const __half* w = static_cast<const __half*>(a.w);
+  const int steps = (a.K + kBlockK - 1) / kBlockK;
+
+  float acc[NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+
+  run_stage_ring<kStages>(
+      steps,
+      [&](int slot, int step) {
+        mma_gemm_f16::load_rows_async<BN, kBlockK, kLd, kThreads>(stage_b + slot * (L::kStageB / 2), w, a.N, a.K, n0,
+                                                                  step * kBlockK);
+      },
+      [&](int slot, int step) {
+        mma_gemm_f16::load_rows_async<kBM, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, a.M, a.K, m0,
+                                                                   step * kBlockK);
+      },
+      [&](int slot) {
+        const __half* sa = stage_a + slot * (L::kStageA / 2);
+        const __half* sb = stage_b + slot * (L::kStageB / 2);
+        const int c = warp * kWarpK + 8 * t;
+        const uint4 lo = mma_gemm_f16::words_at(sa + g * kLd + c), hi = mma_gemm_f16::words_at(sa + (g + 8) * kLd + c);
+        const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const uint4 bf = mma_gemm_f16::words_at(sb + (nt * 8 + g) * kLd + c);
+          mma_m16n8k16<__half>(acc[nt], a0, bf.x, bf.y);
+          mma_m16n8k16<__half>(acc[nt], a1, bf.z, bf.w);
+        }
+      });
+
+  layer_norm_epilogue<BN>(acc, reinterpret_cast<float*>(smem), reinterpret_cast<float*>(smem + L::kStats),
+                          NormEpilogue{a.M, a.N, a.bias, a.residual, a.gamma, a.beta, a.eps, a.y}, m0, n0, cluster);
 }
 
 }  // namespace encrt::cuda::gemm_f16_norm
