@@ -14,8 +14,9 @@
 #    attention=mma, the int8 GEMM cases under int8_gemm=mma and cublaslt and under int8_tile=128x64
 #    and 128 (the GEMM's large tiles, forced), MiniLM int8, the whole
 #    suite under rows=warp and rows=block, attention_split=on and off, gelu=kernel, pdl=off,
-#    fp16_gemm=mma and auto (encrt's fp16 GEMM; with it, on sm_90, linear + LayerNorm in one
-#    clustered kernel, linear_norm=fused by default), and fp16_gemm=mma,linear_norm=separate;
+#    fp16_gemm=mma and auto (encrt's fp16 GEMM; with it, on sm_90, the feed-forward block and the
+#    other linear + LayerNorm each in one clustered kernel, linear_norm=ffn by default), and
+#    fp16_gemm=mma with linear_norm=fused and separate;
 # 4. MiniLM sentence embeddings against PyTorch fp32: fp16 on cuda (bars 0.9999), with
 #    attention=simt, gelu=kernel, attention_split=on and off, fp16_gemm=mma; int8 on cuda and on the CPU from the same file (bars
 #    mean 0.995, min 0.99; int8 also with int8_gemm=cublaslt and int8_tile=128);
@@ -23,8 +24,8 @@
 #    seq 128, with CUDA graphs; fp16 without graphs, with attention=simt, with gelu=kernel, both
 #    models with attention_split=on and off (the tensor-core attention's warp layouts) and with
 #    pdl=off (no programmatic dependent launch), and with both (the defaults before 2026-12-04); fp16 with
-#    fp16_gemm=mma and auto, and auto with linear_norm=separate (the fused linear + LayerNorm's
-#    gain); int8 with
+#    fp16_gemm=mma and auto, and auto with linear_norm=fused and separate (what the fused
+#    feed-forward block and linear + LayerNorm kernels gain); int8 with
 #    int8_gemm=cublaslt (the tensor-core GEMM is the default) and each int8_tile forced; both models with rows=warp and
 #    rows=block (the row kernels' layouts); per-op profiles at batch 1 and 32;
 # 6. packed vs padded batches of real sentence lengths (batch 32), cuda and cpu, fp16 and int8;
@@ -110,7 +111,7 @@ done
   >"$results/inspect_fp16_simt.txt" 2>&1
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
-note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel"
+note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel"
 note "attention kernels (fp16, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_fp16.txt")"
 # weights=mapped is refused on a discrete GPU (registering the file mapping never returned on the
 # H200 VM): the refusal must be immediate and say why; then cudaHostRegister on its own, by kind
@@ -169,7 +170,7 @@ done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
 for option in attention_split=off attention_split=on gelu=kernel pdl=off fp16_gemm=mma fp16_gemm=auto \
-  fp16_gemm=mma,linear_norm=separate; do
+  fp16_gemm=mma,linear_norm=fused fp16_gemm=mma,linear_norm=separate; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option//[=,]/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option//[=,]/_}.log" | head -1))"
 done
@@ -255,8 +256,10 @@ for shape in 1x128 32x128; do
   # encrt's fp16 GEMM (new in build F) for every fp16 linear, and up to 256 rows (auto).
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
-  bench "fp16_gemm_auto_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
-    --backend-options fp16_gemm=auto,linear_norm=separate
+  for norm in fused separate; do
+    bench "fp16_gemm_auto_${norm}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+      --backend-options fp16_gemm=auto,linear_norm=$norm
+  done
   # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
   # tiles and the 16-byte fragment loads are new in build F).
   for tile in 32 64 128x64 128; do

@@ -57,6 +57,10 @@ struct OpPlan {
   // (fused_into_norm): one kernel does both (gemm_f16_layer_norm.cu: the row over a thread-block
   // cluster, sm_90), and the LayerNorm op launches nothing. Option linear_norm.
   bool gemm_norm = false;
+  // An up projection whose down projection (i + 1) has gemm_norm and reads its output alone: the
+  // whole feed-forward block, both linears and the LayerNorm (i + 2), in one kernel
+  // (ffn_layer_norm.cu, sm_90), launched at this op. Option linear_norm=ffn.
+  bool ffn_norm = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -107,6 +111,8 @@ enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
 // GEMM wherever it applies (mma), or encrt's up to kF16MmaAutoRows rows and cuBLASLt above (auto).
 enum class F16Gemm : uint8_t { kCublasLt, kMma, kAuto };
 constexpr int kF16MmaAutoRows = 256;
+// Option linear_norm (CudaContext::linear_norm).
+enum class LinearNorm : uint8_t { kFfn, kFused, kSeparate };
 
 struct CudaContext {
   int device = 0;
@@ -131,9 +137,11 @@ struct CudaContext {
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
   F16Gemm fp16_gemm = F16Gemm::kCublasLt;
-  // linear_norm=fused|separate: where encrt's fp16 GEMM runs post-norm's linear + residual +
-  // LayerNorm, one kernel does both (fused, sm_90: OpPlan::gemm_norm) or two (separate).
-  bool linear_norm_fused = true;
+  // linear_norm=ffn|fused|separate: where encrt's fp16 GEMM runs post-norm's linear + residual +
+  // LayerNorm, one kernel does both (fused, sm_90: OpPlan::gemm_norm) or two (separate); ffn (the
+  // default) also runs a feed-forward block's two linears and its LayerNorm as one kernel
+  // (OpPlan::ffn_norm).
+  LinearNorm linear_norm = LinearNorm::kFfn;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -284,8 +292,10 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->fp16_gemm);
       !s)
     return s;
-  if (Status s = parse_choice(options, "linear_norm", {std::pair{"fused", true}, std::pair{"separate", false}},
-                              &c->linear_norm_fused);
+  if (Status s = parse_choice(options, "linear_norm",
+                              {std::pair{"ffn", LinearNorm::kFfn}, std::pair{"fused", LinearNorm::kFused},
+                               std::pair{"separate", LinearNorm::kSeparate}},
+                              &c->linear_norm);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -620,6 +630,31 @@ void prepare_linear_i8(CudaContext& c, const plan::Graph& g, int i, Upload* up, 
   if (plan.fused_into_norm) c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
 }
 
+// Whether buffer b is read by an op other than `reader`, or leaves the device.
+bool read_elsewhere(const plan::Graph& g, int b, int reader) {
+  if (leaves_device(g, b)) return true;
+  for (size_t j = 0; j < g.ops.size(); ++j)
+    if (static_cast<int>(j) != reader)
+      for (int in : g.ops[j].inputs)
+        if (in == b) return true;
+  return false;
+}
+
+// Whether up projection u, the down projection u + 1 (gemm_norm) and its LayerNorm run as one
+// kernel (OpPlan::ffn_norm): u an fp16 linear on encrt's GEMM without a residual, its output read
+// by u + 1 alone, and the kernel's shared memory within the GPU's.
+void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
+  const Op& up = g.ops[static_cast<size_t>(u)];
+  const Op& down = g.ops[static_cast<size_t>(u) + 1];
+  OpPlan& plan = c.plans[static_cast<size_t>(u)];
+  if (up.kind != OpKind::kLinear || !plan.f16_mma || plan.int8 || up.in(plan::slot::kLinearResidual) >= 0) return;
+  if (down.in(0) != up.out(0) || read_elsewhere(g, up.out(0), u + 1)) return;
+  const detail::LinearView& w = *up.p<plan::LinearParams>().weights;
+  int most = 0;
+  if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device) != cudaSuccess) return;
+  plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most) && ffn_layer_norm_prepare(w.K, w.N) == cudaSuccess;
+}
+
 // Decides how linear op i runs (fusion, where its residual goes), uploads its weights and the
 // bias it needs; the GEMM is made once the upload has device addresses (make_gemm).
 void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
@@ -640,9 +675,11 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
     // fp32 bias for the LayerNorm (or the fused kernel) that adds it.
     pending->add(reinterpret_cast<const void**>(&plan.bias), up->add(w.bias, static_cast<size_t>(w.N) * sizeof(float)));
     c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
-    plan.gemm_norm = plan.f16_mma && c.linear_norm_fused && g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
+    plan.gemm_norm = plan.f16_mma && c.linear_norm != LinearNorm::kSeparate &&
+                     g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
                      gemm_f16_layer_norm_prepare(w.N) == cudaSuccess;  // the GPU can run its clusters
+    if (plan.gemm_norm && c.linear_norm == LinearNorm::kFfn && i > 0) plan_ffn(c, g, i - 1);
     return;
   }
   // cuBLASLt adds the residual as its C matrix when nothing comes between (act(x + b) + r needs
@@ -717,15 +754,6 @@ Status make_gemm(CudaContext& c, const plan::Graph& g, int i, backend::Shape max
   return plan.gemm->init(c.lt, c.handle, spec);
 }
 
-// Whether buffer b is read by an op other than `reader`, or leaves the device.
-bool read_elsewhere(const plan::Graph& g, int b, int reader) {
-  if (leaves_device(g, b)) return true;
-  for (size_t j = 0; j < g.ops.size(); ++j)
-    if (static_cast<int>(j) != reader)
-      for (int in : g.ops[j].inputs)
-        if (in == b) return true;
-  return false;
-}
 
 // The fusions of a kQuantize op into the kernel before it (OpPlan::fused_quantize): op i, an int8
 // linear (not fused into a LayerNorm) or a LayerNorm of fp32 rows, whose output op i + 1 quantizes
@@ -1154,12 +1182,57 @@ Status enqueue_layout(CudaContext& c, const backend::RunArgs& a) {
                      "copy of the packed layout to the device");
 }
 
-// Whether encrt's fp16 GEMM runs linear `plan` at M rows (option fp16_gemm), and whether its
-// fused linear + LayerNorm kernel does (then the LayerNorm op after it launches nothing).
+// Whether encrt's fp16 GEMM runs linear `plan` at M rows (option fp16_gemm).
 bool runs_f16_mma(const CudaContext& c, const OpPlan& plan, int M) {
   return plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows);
 }
-bool runs_gemm_norm(const CudaContext& c, const OpPlan& plan, int M) { return plan.gemm_norm && runs_f16_mma(c, plan, M); }
+
+// Whether the linear at segment position k runs with the LayerNorm after it in one kernel
+// (OpPlan::gemm_norm): both in this segment, in order, on encrt's GEMM at this run's rows (a
+// segment of one op, as observed runs make, runs each op by itself). Then the LayerNorm op
+// launches nothing.
+bool norm_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
+  if (k < 0 || k + 1 >= a.op_count || a.ops[k + 1] != a.ops[k] + 1) return false;
+  const OpPlan& p = c.plans[static_cast<size_t>(a.ops[k])];
+  return p.gemm_norm && runs_f16_mma(c, p, static_cast<int>(rows_of(a, a.graph->ops[static_cast<size_t>(a.ops[k])].out(0))));
+}
+
+// Whether the up projection at segment position k runs its feed-forward block in one kernel
+// (OpPlan::ffn_norm): the down projection and its LayerNorm next in this segment, fused as above.
+// Then the down projection and the LayerNorm launch nothing.
+bool ffn_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
+  if (k < 0 || k + 2 >= a.op_count || a.ops[k + 1] != a.ops[k] + 1) return false;
+  const OpPlan& p = c.plans[static_cast<size_t>(a.ops[k])];
+  return p.ffn_norm && runs_f16_mma(c, p, static_cast<int>(rows_of(a, a.graph->ops[static_cast<size_t>(a.ops[k])].out(0)))) &&
+         norm_fused_at(c, a, k + 1);
+}
+
+// The feed-forward block of up projection i (ffn_fused_at) as one kernel.
+Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& up = a.graph->ops[static_cast<size_t>(i)];
+  const Op& down = a.graph->ops[static_cast<size_t>(i) + 1];
+  const Op& ln = a.graph->ops[static_cast<size_t>(i) + 2];
+  const OpPlan& up_plan = c.plans[static_cast<size_t>(i)];
+  const OpPlan& down_plan = c.plans[static_cast<size_t>(i) + 1];
+  const OpPlan& ln_plan = c.plans[static_cast<size_t>(i) + 2];
+  const detail::LinearView& w1 = *up.p<plan::LinearParams>().weights;
+  FfnLayerNormArgs k;
+  k.M = static_cast<int>(rows_of(a, up.out(0)));
+  k.H = w1.K;
+  k.F = w1.N;
+  k.x = ptr(a, up.in(0));
+  k.w1 = up_plan.weights;
+  k.b1 = up_plan.gemm_bias;
+  k.activation = up_plan.gelu_in_gemm ? 2 : up_plan.activation;  // exact GELU even under gelu=cublaslt
+  k.w2 = down_plan.weights;
+  k.b2 = down_plan.bias;
+  k.residual = ptr(a, down.in(plan::slot::kLinearResidual));
+  k.gamma = ln_plan.gamma;
+  k.beta = ln_plan.beta;
+  k.eps = ln.p<plan::LayerNormParams>().eps;
+  k.y = ptr(a, ln.out(0));
+  return cuda_status(ffn_layer_norm(k, c.stream), "feed-forward block kernel (tensor cores, clusters)");
+}
 
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& op = a.graph->ops[static_cast<size_t>(i)];
@@ -1211,9 +1284,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
     }
     case OpKind::kLayerNorm: {
       if (fuses_at(c, a, position_of(a, i))) return enqueue_layer_norm_quantize(c, a, i);
-      if (plan.fused_linear >= 0 && runs_gemm_norm(c, c.plans[static_cast<size_t>(plan.fused_linear)],
-                                                   static_cast<int>(rows_of(a, op.in(0)))))
-        return Status::ok();  // the linear's kernel did it (gemm_f16_layer_norm)
+      if (norm_fused_at(c, a, position_of(a, i) - 1)) return Status::ok();  // done by the linear's kernel
       const plan::LayerNormParams& n = op.p<plan::LayerNormParams>();
       LayerNormArgs k;
       k.rows = static_cast<int>(rows_of(a, op.in(0)));
@@ -1239,7 +1310,10 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       if (plan.int8) return enqueue_linear_i8(c, a, i);
       const int M = static_cast<int>(rows_of(a, op.out(0)));
       const int r = op.in(plan::slot::kLinearResidual);
-      if (runs_gemm_norm(c, plan, M)) {  // linear + bias + residual + the LayerNorm after, one kernel
+      const int k_at = position_of(a, i);
+      if (ffn_fused_at(c, a, k_at)) return enqueue_ffn(c, a, i);
+      if (ffn_fused_at(c, a, k_at - 1)) return Status::ok();  // done by the up projection's kernel
+      if (norm_fused_at(c, a, k_at)) {  // linear + bias + residual + the LayerNorm after, one kernel
         const plan::LinearParams& p = op.p<plan::LinearParams>();
         const Op& ln = a.graph->ops[static_cast<size_t>(i) + 1];
         const OpPlan& ln_plan = c.plans[static_cast<size_t>(i) + 1];
@@ -1564,6 +1638,13 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       const OpPlan* mma_plan = plan_of(cv, g, op);
       const std::string rows_note =
           ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "";
+      const size_t at = static_cast<size_t>(&op - g.ops.data());
+      if (mma_plan && mma_plan->ffn_norm)
+        return "fp16 feed-forward block kernel (tensor cores, mma.sync m16n8k16; this up projection, its activation, the "
+               "down projection, its bias and residual and the LayerNorm in one kernel, over a thread-block cluster)" +
+               rows_note;
+      if (const OpPlan* before = at > 0 ? plan_of(cv, g, g.ops[at - 1]) : nullptr; before && before->ffn_norm)
+        return "in the up projection's feed-forward block kernel" + rows_note;
       if (mma_plan && mma_plan->gemm_norm)
         return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
                std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
@@ -1640,7 +1721,8 @@ std::string summary(const void* cv) {
                                                   : "auto") +
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
-         ", linear_norm " + (c.linear_norm_fused ? "fused" : "separate") +
+         ", linear_norm " +
+         (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
          (c.dependent_launch ? ", pdl on" : "");
 }
 

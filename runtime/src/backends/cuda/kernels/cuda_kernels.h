@@ -343,6 +343,36 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
 // than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not).
 cudaError_t gemm_f16_layer_norm_prepare(int N);
 
+// ---- Post-norm's feed-forward block in one kernel (ffn_layer_norm.cu; the device code and its
+// design: ffn_layer_norm_kernel.cuh): y = fp16(LayerNorm(fp16(act(x · w1ᵀ + b1)) · w2ᵀ + b2 +
+// residual) · gamma + beta), the up projection's columns and the down projection's over a
+// thread-block cluster (sm_90), H and F multiples of 8, H at most 8 · 128, the shared memory
+// within the GPU's (ffn_layer_norm_supported); the caller runs the linears and the LayerNorm
+// kernel otherwise.
+struct FfnLayerNormArgs {
+  int M = 0;
+  int H = 0;                       // x's and y's width: the up projection's K, the down projection's N
+  int F = 0;                       // the up projection's N, the down projection's K
+  const void* x = nullptr;         // fp16 [M, H], 16-byte aligned
+  const void* w1 = nullptr;        // fp16 [F, H] row-major, 16-byte aligned
+  const void* b1 = nullptr;        // fp16 [F] or null
+  int activation = 0;              // of the up projection: 0 none, 1 ReLU, 2 GELU (exact erf)
+  const void* w2 = nullptr;        // fp16 [H, F] row-major, 16-byte aligned
+  const float* b2 = nullptr;       // fp32 [H] or null
+  const void* residual = nullptr;  // fp16 [M, H] or null; may be x or y
+  const float* gamma = nullptr;    // fp32 [H]
+  const float* beta = nullptr;     // fp32 [H]
+  float eps = 0.0f;
+  void* y = nullptr;  // fp16 [M, H]; may be x
+};
+// Whether the kernel can run these widths on a GPU of compute capability cc_major whose blocks
+// may have max_shared_bytes of dynamic shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes);
+cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream);
+// At session creation: raises the kernel's shared-memory limit and checks that the GPU can run
+// its clusters (cudaErrorNotSupported if not).
+cudaError_t ffn_layer_norm_prepare(int H, int F);
+
 }  // namespace encrt::cuda
 
 namespace encrt::cuda {

@@ -1,7 +1,6 @@
 // Launches the fused linear + LayerNorm kernel (gemm_f16_layer_norm_kernel.cuh: the design) after
 // checking what it takes: a grid of ⌈N / BN⌉ × ⌈M / 16⌉ blocks in clusters of ⌈N / BN⌉ along x.
 #include <mutex>
-#include <type_traits>
 
 #include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
 #include "backends/cuda/kernels/launch.cuh"
@@ -69,18 +68,6 @@ cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
   return e != cudaSuccess ? e : cudaGetLastError();
 }
 
-template <class F>
-cudaError_t by_columns(int N, const F& f) {
-  switch (gemm_f16_layer_norm_columns(N)) {
-    case 32: return f(std::integral_constant<int, 32>{});
-    case 48: return f(std::integral_constant<int, 48>{});
-    case 64: return f(std::integral_constant<int, 64>{});
-    case 96: return f(std::integral_constant<int, 96>{});
-    case 128: return f(std::integral_constant<int, 128>{});
-    default: return cudaErrorInvalidValue;
-  }
-}
-
 }  // namespace
 
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
@@ -92,11 +79,11 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
   if (!aligned(a.x, 16) || !aligned(a.w, 16) || !aligned(a.y, 2) || (a.residual && !aligned(a.residual, 2)) ||
       (a.bias && !aligned(a.bias, 4)) || !aligned(a.gamma, 4) || !aligned(a.beta, 4))
     return cudaErrorMisalignedAddress;
-  return by_columns(a.N, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+  return gemm_f16_norm::with_block_columns(a.N, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
 }
 
 cudaError_t gemm_f16_layer_norm_prepare(int N) {
-  return by_columns(N, [&](auto bn) { return prepare<decltype(bn)::value>(N); });
+  return gemm_f16_norm::with_block_columns(N, [&](auto bn) { return prepare<decltype(bn)::value>(N); });
 }
 
 }  // namespace encrt::cuda

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #ifndef ENCRT_CUDA_HOST_EMULATION
 #include <cuda_fp16.h>
@@ -218,6 +219,20 @@ __global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16La
 
   layer_norm_epilogue<BN>(acc, reinterpret_cast<float*>(smem), reinterpret_cast<float*>(smem + L::kStats),
                           NormEpilogue{a.M, a.N, a.bias, a.residual, a.gamma, a.beta, a.eps, a.y}, m0, n0, cluster);
+}
+
+// The launchers' (gemm_f16_layer_norm.cu, ffn_layer_norm.cu) choice of the kernel's instance for a
+// row of N columns: f(std::integral_constant<int, BN>) with gemm_f16_layer_norm_columns(N).
+template <class F>
+cudaError_t with_block_columns(int N, const F& f) {
+  switch (gemm_f16_layer_norm_columns(N)) {
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 48: return f(std::integral_constant<int, 48>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 96: return f(std::integral_constant<int, 96>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace encrt::cuda::gemm_f16_norm

@@ -1,0 +1,90 @@
+// Launches the fused feed-forward block (ffn_layer_norm_kernel.cuh: the design) after checking what
+// it takes: a grid of C × ⌈M / 16⌉ blocks in clusters of C along x, the shared memory of its plan.
+#include <mutex>
+
+#include "backends/cuda/kernels/ffn_layer_norm_kernel.cuh"
+#include "backends/cuda/kernels/launch.cuh"
+
+namespace encrt::cuda {
+
+namespace {
+
+using ffn_norm::ffn_layer_norm_kernel;
+using ffn_norm::kBM;
+using ffn_norm::kThreads;
+using ffn_norm::Plan;
+using ffn_norm::plan_of;
+
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// The kernel's dynamic shared memory may reach the GPU's opt-in limit: said once, at the first
+// prepare (session creation, outside any graph capture), for every plan.
+template <int BN>
+cudaError_t opt_in() {
+  static std::once_flag once;
+  static cudaError_t opted = cudaSuccess;
+  std::call_once(once, [] {
+    int device = 0, most = 0;
+    opted = cudaGetDevice(&device);
+    if (opted == cudaSuccess) opted = cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (opted == cudaSuccess) opted = cudaFuncSetAttribute(ffn_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
+  });
+  return opted;
+}
+
+template <int BN>
+cudaError_t prepare(int H, int F) {
+  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  const Plan p = plan_of(H, F);
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3(static_cast<unsigned>(p.cluster), 1);
+  c.blockDim = dim3(kThreads);
+  c.dynamicSmemBytes = p.bytes;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(p.cluster);
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  c.attrs = &attribute;
+  c.numAttrs = 1;
+  int clusters = 0;
+  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, ffn_layer_norm_kernel<BN>, &c); e != cudaSuccess) return e;
+  return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
+}
+
+template <int BN>
+cudaError_t launch(const FfnLayerNormArgs& a, cudaStream_t stream) {
+  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  const Plan p = plan_of(a.H, a.F);
+  const dim3 grid(static_cast<unsigned>(p.cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
+  const cudaError_t e = launch_kernel_in_clusters(ffn_layer_norm_kernel<BN>, grid, kThreads, p.bytes,
+                                                  static_cast<unsigned>(p.cluster), stream, a, p);
+  return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+}  // namespace
+
+bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes) {
+  if (cc_major < 9 || H <= 0 || F <= 0 || H % 8 != 0 || F % 8 != 0) return false;
+  const Plan p = plan_of(H, F);
+  return p.cluster > 0 && p.bytes <= static_cast<size_t>(max_shared_bytes);
+}
+
+cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream) {
+  if (a.M == 0) return cudaSuccess;
+  if (a.M < 0 || a.H <= 0 || a.F <= 0 || a.H % 8 != 0 || a.F % 8 != 0 || a.activation < 0 || a.activation > 2 ||
+      plan_of(a.H, a.F).cluster == 0 || !(a.eps >= 0.0f))
+    return cudaErrorInvalidValue;
+  if (!a.x || !a.w1 || !a.w2 || !a.y || !a.gamma || !a.beta) return cudaErrorInvalidValue;
+  if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
+  if (!aligned(a.x, 16) || !aligned(a.w1, 16) || !aligned(a.w2, 16) || !aligned(a.y, 2) || (a.b1 && !aligned(a.b1, 2)) ||
+      (a.residual && !aligned(a.residual, 2)) || (a.b2 && !aligned(a.b2, 4)) || !aligned(a.gamma, 4) ||
+      !aligned(a.beta, 4))
+    return cudaErrorMisalignedAddress;
+  return gemm_f16_norm::with_block_columns(a.H, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+}
+
+cudaError_t ffn_layer_norm_prepare(int H, int F) {
+  return gemm_f16_norm::with_block_columns(H, [&](auto bn) { return prepare<decltype(bn)::value>(H, F); });
+}
+
+}  // namespace encrt::cuda
