@@ -43,9 +43,12 @@ source_bundle=${1:-build-gpu-bundle}
 # STEPS: which parts run (the models are always converted), for splitting the check over device
 # calls of at most 10 minutes: e.g. STEPS=inspect,accuracy,bench,packed,torch,trace, then
 # STEPS=conformance. Default: all but kernels (ncu's replays; the trace step gives each kernel's
-# time without performance counters). All of the default took 417 s on the H200 (build E0); build F
-# added about two minutes of steps: run STEPS=inspect,conformance,accuracy and
-# STEPS=bench,packed,torch,trace as two calls.
+# time without performance counters) and quick. All of the default took 417 s on the H200 (build
+# E0); builds F and G added about three minutes of steps: run STEPS=inspect,conformance,accuracy
+# and STEPS=bench,packed,torch,trace as two calls, or, when one call is all the device time there
+# is, STEPS=quick (step 0: expected about 6 minutes; every command in it has its own timeout, and
+# each figure is printed as it comes, "== ..." lines, so a call cut short keeps what it measured;
+# its files are named as the steps it samples name them, so device_bars.py reads it the same way).
 steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch,trace}
 want() { [[ ,$steps, == *,$1,* ]]; }
 results=${RESULTS_DIR:-${OUT:-$(mktemp -d)}}
@@ -92,6 +95,41 @@ PY
 fi
 echo "cuBLASLt: ${ENCRT_CUBLASLT:-from the library search path}"
 
+# The steps' tools: a conformance run of some cases, MiniLM's accuracy against PyTorch fp32, and
+# encrt bench's GPU time (each with a timeout: a hang costs its step, not the device call).
+conformance_case() {  # label backend tags [extra env]
+  local label=$1 backend=$2 tags=$3
+  timeout 180 env "${@:4}" "$bundle/bin/encrt_conformance" --backend "$backend" "$tags" >"$results/conformance_$label.log" 2>&1
+  note "conformance --backend $backend $tags${4:+ (${*:4})}: status $? ($(tail -2 "$results/conformance_$label.log" | head -1))"
+}
+accuracy() {  # label dtype backend [backend options] [timeout in seconds]
+  local label=$1 dtype=$2 backend=$3 options=${4:-} limit=${5:-120} out
+  local extra=(--backend "$backend")
+  [[ -n $options ]] && extra+=(--backend-options "$options")
+  if out=$(timeout "$limit" "$python" tests/e2e/minilm_check.py --prebuilt "$minilm" --dtypes "$dtype" --encrt "$encrt" \
+             "${extra[@]}" --json "$results/accuracy_$label.json" 2>&1); then
+    note "accuracy $label: $(echo "$out" | grep cosine)"
+  else
+    local status=$?
+    echo "$out" | tail -20
+    [[ $status -eq 124 ]] && out="timed out after $limit s"
+    note "accuracy $label: FAILED ($(echo "$out" | tail -1))"
+  fi
+}
+bench() {  # label model batch seq [encrt bench options...]
+  local label=$1 model=$2 batch=$3 seq=$4 json line
+  shift 4
+  json=$(timeout 120 "$encrt" bench "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 300 --warmup 30 \
+           --json "$@" 2>&1 | tail -1)
+  echo "$json" >"$results/bench_$label.json"
+  line=$("$python" -c "
+import json, sys
+d = json.loads(sys.argv[1]); g = d.get('device_ms', {})
+print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.get('median', -1), d['latency_ms']['median']))
+" "$json" 2>/dev/null || echo "failed: $json")
+  note "encrt cuda $label: $line"
+}
+
 # 1. The models.
 start=$SECONDS
 for dtype in fp16 int8; do
@@ -100,6 +138,56 @@ for dtype in fp16 int8; do
   fi
 done
 note "converted MiniLM fp16 and int8 in $((SECONDS - start)) s"
+
+# 0. STEPS=quick: the first things to measure when a device call is all there is (a task's device
+# time is 15 minutes, the machine's start included, so about 8 minutes of commands): whether the
+# builds since the last GPU run are correct (the conformance suite under the defaults and under
+# fp16_gemm=mma, which runs encrt's fp16 GEMM, fused linear + LayerNorm and fused feed-forward
+# kernels; the int8 GEMM's large tiles), accurate (MiniLM fp16 under both, int8), and what they
+# gain (GPU time of each choice they added at batch 1 and 32, PyTorch with graphs beside them,
+# and where batch 1's time goes under fp16_gemm=auto). The other steps measure the rest.
+if want quick; then
+export ENCRT_FIXTURES_DIR=$PWD/tests/fixtures
+export ENCRT_TEST_TMP_DIR=$(mktemp -d)
+export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
+"$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
+  >"$results/inspect_fp16_gemm_auto.txt" 2>&1
+note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel"
+for shape in 1x128 32x128; do
+  batch=${shape%x*} seq=${shape#*x}
+  bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
+  bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
+  bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
+  bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
+  bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
+  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
+done
+for norm in fused separate; do
+  bench "fp16_gemm_auto_${norm}_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,linear_norm=$norm
+done
+for tile in 64 128x64 128; do
+  bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_tile=$tile
+done
+if tout=$(timeout 120 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
+  while read -r l; do note "$l"; done < <(echo "$tout" | grep "^torch fp16")
+else
+  note "torch_gpu_bench: $(echo "$tout" | tail -1)"
+fi
+timeout 150 "$bundle/bin/encrt_conformance" --backend cuda >"$results/conformance.log" 2>&1
+note "conformance --backend cuda: status $? ($(tail -2 "$results/conformance.log" | head -1))"
+[[ $(tail -2 "$results/conformance.log" | head -1) == *passed* ]] || grep -B4 -A12 "FAILED" "$results/conformance.log" | head -60
+timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:fp16_gemm=mma >"$results/conformance_fp16_gemm_mma.log" 2>&1
+note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1))"
+[[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
+  grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
+conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
+accuracy fp16_cuda fp16 cuda "" 90
+accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
+accuracy int8_cuda int8 cuda "" 90
+PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+  "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
+note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
+fi
 
 # 2. Where each op runs.
 if want inspect; then
@@ -145,11 +233,6 @@ fi
 # every attention op but an int8 model's, so only their own cases): fp16; bf16 on fp32
 # activations (an int8 model's under auto and mma, an fp32 model's only under mma) and SIMT under
 # simt; the int8 kernel. Then the MiniLM cases on the int8 model, with each int8 attention route.
-conformance_case() {  # label backend tags [extra env]
-  local label=$1 backend=$2 tags=$3
-  timeout 180 env "${@:4}" "$bundle/bin/encrt_conformance" --backend "$backend" "$tags" >"$results/conformance_$label.log" 2>&1
-  note "conformance --backend $backend $tags${4:+ (${*:4})}: status $? ($(tail -2 "$results/conformance_$label.log" | head -1))"
-}
 conformance_case mma cuda:attention=mma "[f16_attention]"
 for option in auto mma simt; do
   conformance_case "bf16_$option" "cuda:attention=$option" "[bf16_attention]"
@@ -192,20 +275,6 @@ fi
 
 # 4. Accuracy against PyTorch fp32 (reference embeddings computed with the fp32 weights).
 if want accuracy; then
-accuracy() {  # label dtype backend [backend options] [timeout in seconds]
-  local label=$1 dtype=$2 backend=$3 options=${4:-} limit=${5:-120} out
-  local extra=(--backend "$backend")
-  [[ -n $options ]] && extra+=(--backend-options "$options")
-  if out=$(timeout "$limit" "$python" tests/e2e/minilm_check.py --prebuilt "$minilm" --dtypes "$dtype" --encrt "$encrt" \
-             "${extra[@]}" --json "$results/accuracy_$label.json" 2>&1); then
-    note "accuracy $label: $(echo "$out" | grep cosine)"
-  else
-    local status=$?
-    echo "$out" | tail -20
-    [[ $status -eq 124 ]] && out="timed out after $limit s"
-    note "accuracy $label: FAILED ($(echo "$out" | tail -1))"
-  fi
-}
 accuracy fp16_cuda fp16 cuda
 accuracy fp16_cuda_simt fp16 cuda attention=simt
 accuracy fp16_cuda_gelu_kernel fp16 cuda gelu=kernel
@@ -222,19 +291,6 @@ fi
 
 # 5. GPU time.
 if want bench; then
-bench() {  # label model batch seq [encrt bench options...]
-  local label=$1 model=$2 batch=$3 seq=$4 json line
-  shift 4
-  json=$(timeout 120 "$encrt" bench "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 300 --warmup 30 \
-           --json "$@" 2>&1 | tail -1)
-  echo "$json" >"$results/bench_$label.json"
-  line=$("$python" -c "
-import json, sys
-d = json.loads(sys.argv[1]); g = d.get('device_ms', {})
-print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.get('median', -1), d['latency_ms']['median']))
-" "$json" 2>/dev/null || echo "failed: $json")
-  note "encrt cuda $label: $line"
-}
 for shape in 1x128 32x128; do
   batch=${shape%x*} seq=${shape#*x}
   bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
