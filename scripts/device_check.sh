@@ -152,7 +152,7 @@ export ENCRT_TEST_TMP_DIR=$(mktemp -d)
 export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
-note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel"
+note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel, $(grep -c "QKV projection + attention kernel" "$results/inspect_fp16_gemm_auto.txt") QKV projections with their attention"
 for shape in 1x128 32x128; do
   batch=${shape%x*} seq=${shape#*x}
   bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
@@ -162,9 +162,13 @@ for shape in 1x128 32x128; do
   bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
   bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
 done
-for norm in fused separate; do
-  bench "fp16_gemm_auto_${norm}_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,linear_norm=$norm
-done
+# What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
+# (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
+# only), and none of them (separate).
+bench "fp16_gemm_auto_qkv_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,qkv_attention=separate
+bench "fp16_gemm_auto_fused_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,linear_norm=fused
+bench "fp16_gemm_auto_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 \
+  --backend-options fp16_gemm=auto,linear_norm=separate,qkv_attention=separate
 for tile in 64 128x64 128; do
   bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_tile=$tile
 done
@@ -199,7 +203,7 @@ done
   >"$results/inspect_fp16_simt.txt" 2>&1
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
-note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel"
+note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel, $(grep -c "QKV projection + attention kernel" "$results/inspect_fp16_gemm_auto.txt") QKV projections with their attention"
 note "attention kernels (fp16, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_fp16.txt")"
 # weights=mapped is refused on a discrete GPU (registering the file mapping never returned on the
 # H200 VM): the refusal must be immediate and say why; then cudaHostRegister on its own, by kind
@@ -253,7 +257,7 @@ done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
 for option in attention_split=off attention_split=on gelu=kernel pdl=off fp16_gemm=mma fp16_gemm=auto \
-  fp16_gemm=mma,linear_norm=fused fp16_gemm=mma,linear_norm=separate; do
+  fp16_gemm=mma,linear_norm=fused fp16_gemm=mma,linear_norm=separate,qkv_attention=separate; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option//[=,]/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option//[=,]/_}.log" | head -1))"
 done
@@ -312,10 +316,12 @@ for shape in 1x128 32x128; do
   # encrt's fp16 GEMM (new in build F) for every fp16 linear, and up to 256 rows (auto).
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
-  for norm in fused separate; do
-    bench "fp16_gemm_auto_${norm}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
-      --backend-options fp16_gemm=auto,linear_norm=$norm
-  done
+  bench "fp16_gemm_auto_qkv_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options fp16_gemm=auto,qkv_attention=separate
+  bench "fp16_gemm_auto_fused_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options fp16_gemm=auto,linear_norm=fused
+  bench "fp16_gemm_auto_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options fp16_gemm=auto,linear_norm=separate,qkv_attention=separate
   # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
   # tiles and the 16-byte fragment loads are new in build F).
   for tile in 32 64 128x64 128; do

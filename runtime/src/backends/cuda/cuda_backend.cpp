@@ -61,6 +61,10 @@ struct OpPlan {
   // whole feed-forward block, both linears and the LayerNorm (i + 2), in one kernel
   // (ffn_layer_norm.cu, sm_90), launched at this op. Option linear_norm=ffn.
   bool ffn_norm = false;
+  // A QKV projection whose attention (i + 1, the fp16 tensor-core kernel's, no probabilities)
+  // reads its output alone: both in one kernel (qkv_attention.cu, sm_90) for padded runs of
+  // sequences up to 128 tokens, launched at this op. Option qkv_attention.
+  bool qkv_attention = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -142,6 +146,9 @@ struct CudaContext {
   // default) also runs a feed-forward block's two linears and its LayerNorm as one kernel
   // (OpPlan::ffn_norm).
   LinearNorm linear_norm = LinearNorm::kFfn;
+  // qkv_attention=fused|separate: where encrt's fp16 GEMM runs a QKV projection, its attention in
+  // the same kernel for short sequences (fused, sm_90: OpPlan::qkv_attention) or not.
+  bool qkv_attention_fused = true;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -296,6 +303,10 @@ Status create(const backend::Options& options, int, void** out) {
                               {std::pair{"ffn", LinearNorm::kFfn}, std::pair{"fused", LinearNorm::kFused},
                                std::pair{"separate", LinearNorm::kSeparate}},
                               &c->linear_norm);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "qkv_attention", {std::pair{"fused", true}, std::pair{"separate", false}},
+                              &c->qkv_attention_fused);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -655,6 +666,26 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
   plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most) && ffn_layer_norm_prepare(w.K, w.N) == cudaSuccess;
 }
 
+// Whether QKV projection q and the attention q + 1 run as one kernel (OpPlan::qkv_attention): q an
+// fp16 linear on encrt's GEMM without activation or residual, its output read by the attention
+// alone, the attention on the fp16 tensor-core kernel (its semantics are the fused kernel's),
+// without probabilities, head_dim 32 or 64, the GPU able to run the kernel's clusters.
+void plan_qkv_attention(CudaContext& c, const plan::Graph& g, int q) {
+  const Op& lin = g.ops[static_cast<size_t>(q)];
+  const Op& att = g.ops[static_cast<size_t>(q) + 1];
+  const OpPlan& plan = c.plans[static_cast<size_t>(q)];
+  if (lin.kind != OpKind::kLinear || !plan.f16_mma || plan.int8 || plan.activation != 0 || plan.gelu_in_gemm ||
+      lin.in(plan::slot::kLinearResidual) >= 0)
+    return;
+  const plan::AttentionParams& p = att.p<plan::AttentionParams>();
+  const detail::LinearView& w = *lin.p<plan::LinearParams>().weights;
+  if (!c.plans[static_cast<size_t>(q) + 1].attention_mma || p.int8 || att.out(plan::slot::kAttentionProbs) >= 0 ||
+      att.in(plan::slot::kX) != lin.out(0) || read_elsewhere(g, lin.out(0), q + 1) || w.N != 3 * p.heads * p.head_dim ||
+      g.buffers[static_cast<size_t>(att.out(0))].dtype != DType::kF16 || !qkv_attention_supported(c.cc_major, p.head_dim, w.K))
+    return;
+  c.plans[static_cast<size_t>(q)].qkv_attention = qkv_attention_prepare(p.head_dim) == cudaSuccess;
+}
+
 // Decides how linear op i runs (fusion, where its residual goes), uploads its weights and the
 // bias it needs; the GEMM is made once the upload has device addresses (make_gemm).
 void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
@@ -953,6 +984,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
           return unsupported("backend cuda, attention=mma: the tensor-core attention kernel cannot run attention op '" +
                              op.label + "': " + why + " (attention=auto or simt runs it on the SIMT kernel)");
         plan.attention_mma = uses_attention_mma(c, g, op);
+        if (c.qkv_attention_fused && i > 0) plan_qkv_attention(c, g, static_cast<int>(i) - 1);
         break;
       }
       case OpKind::kCopy: {
@@ -1207,6 +1239,38 @@ bool ffn_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
          norm_fused_at(c, a, k + 1);
 }
 
+// Whether the QKV projection at segment position k runs with its attention in one kernel
+// (OpPlan::qkv_attention): the attention next in this segment, a padded run (the kernel takes
+// whole sequences of at most 128 rows, not packed ones), on encrt's GEMM at this run's rows.
+// Then the attention op launches nothing.
+bool qkv_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
+  if (k < 0 || k + 1 >= a.op_count || a.ops[k + 1] != a.ops[k] + 1 || a.packed || a.shape.seq > kQkvAttentionMaxSeq)
+    return false;
+  const OpPlan& p = c.plans[static_cast<size_t>(a.ops[k])];
+  return p.qkv_attention && runs_f16_mma(c, p, static_cast<int>(rows_of(a, a.graph->ops[static_cast<size_t>(a.ops[k])].out(0))));
+}
+
+// QKV projection i and its attention (qkv_fused_at) as one kernel.
+Status enqueue_qkv_attention(CudaContext& c, const backend::RunArgs& a, int i) {
+  const Op& lin = a.graph->ops[static_cast<size_t>(i)];
+  const Op& att = a.graph->ops[static_cast<size_t>(i) + 1];
+  const OpPlan& plan = c.plans[static_cast<size_t>(i)];
+  const plan::AttentionParams& p = att.p<plan::AttentionParams>();
+  QkvAttentionArgs k;
+  k.batch = a.shape.batch;
+  k.seq = a.shape.seq;
+  k.heads = p.heads;
+  k.head_dim = p.head_dim;
+  k.width = lin.p<plan::LinearParams>().weights->K;
+  k.x = ptr(a, lin.in(0));
+  k.w = plan.weights;
+  k.bias = plan.gemm_bias;
+  k.mask = static_cast<const int32_t*>(ptr(a, att.in(plan::slot::kAttentionMask)));
+  k.scale = p.scale;
+  k.out = ptr(a, att.out(0));
+  return cuda_status(qkv_attention(k, c.stream), "QKV projection + attention kernel (tensor cores, clusters)");
+}
+
 // The feed-forward block of up projection i (ffn_fused_at) as one kernel.
 Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& up = a.graph->ops[static_cast<size_t>(i)];
@@ -1311,6 +1375,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       const int M = static_cast<int>(rows_of(a, op.out(0)));
       const int r = op.in(plan::slot::kLinearResidual);
       const int k_at = position_of(a, i);
+      if (qkv_fused_at(c, a, k_at)) return enqueue_qkv_attention(c, a, i);
       if (ffn_fused_at(c, a, k_at)) return enqueue_ffn(c, a, i);
       if (ffn_fused_at(c, a, k_at - 1)) return Status::ok();  // done by the up projection's kernel
       if (norm_fused_at(c, a, k_at)) {  // linear + bias + residual + the LayerNorm after, one kernel
@@ -1367,6 +1432,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
     }
     case OpKind::kAttention: {
       const plan::AttentionParams& p = op.p<plan::AttentionParams>();
+      if (qkv_fused_at(c, a, position_of(a, i) - 1)) return Status::ok();  // done by the QKV projection's kernel
       AttentionArgs k;
       k.batch = a.shape.batch;
       k.seq = a.shape.seq;
@@ -1639,6 +1705,10 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       const std::string rows_note =
           ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "";
       const size_t at = static_cast<size_t>(&op - g.ops.data());
+      if (mma_plan && mma_plan->qkv_attention)
+        return "fp16 QKV projection + attention kernel (tensor cores, mma.sync m16n8k16; a sequence's 16-row tiles over a "
+               "thread-block cluster) for padded runs of up to " +
+               std::to_string(kQkvAttentionMaxSeq) + " tokens" + rows_note + "; else fp16 GEMM kernel";
       if (mma_plan && mma_plan->ffn_norm)
         return "fp16 feed-forward block kernel (tensor cores, mma.sync m16n8k16; this up projection, its activation, the "
                "down projection, its bias and residual and the LayerNorm in one kernel, over a thread-block cluster)" +
@@ -1681,13 +1751,20 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       return s;
     }
     case OpKind::kEmbed: return op.p<plan::EmbedParams>().norm ? "embed+layer_norm kernel" : "embed kernel";
-    case OpKind::kAttention:
+    case OpKind::kAttention: {
+      const size_t at = static_cast<size_t>(&op - g.ops.data());
+      const OpPlan* qkv = at > 0 ? plan_of(cv, g, g.ops[at - 1]) : nullptr;
+      const std::string fused = qkv && qkv->qkv_attention ? "in the QKV projection's kernel for padded runs of up to " +
+                                                                std::to_string(kQkvAttentionMaxSeq) + " tokens; else "
+                                                          : "";
       if (ctx(cv).attention == AttentionKernel::kInt8)  // every other attention op is refused at prepare
         return "attention kernel (int8 tensor cores, mma.sync s8/u8), head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
-      return std::string(!uses_attention_mma(ctx(cv), g, op)      ? "attention kernel (SIMT)"
+      return fused +
+             std::string(!uses_attention_mma(ctx(cv), g, op)      ? "attention kernel (SIMT)"
                          : attention_mma_bf16(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync bf16)"
                                                               : "attention kernel (tensor cores, mma.sync)") +
              ", head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
+    }
     case OpKind::kCopy: return copies_to_device(op) ? "pinned staging + cudaMemcpyAsync" : "cudaMemcpyAsync";
     case OpKind::kPoolMean: return "mean pooling kernel";
     case OpKind::kPoolFirst: return "first-token kernel";
@@ -1723,11 +1800,12 @@ std::string summary(const void* cv) {
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
+         ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", nullptr};
 
 }  // namespace
 

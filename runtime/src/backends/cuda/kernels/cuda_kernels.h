@@ -373,6 +373,30 @@ cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream);
 // its clusters (cudaErrorNotSupported if not).
 cudaError_t ffn_layer_norm_prepare(int H, int F);
 
+// ---- An encoder layer's QKV projection and attention in one kernel (qkv_attention.cu; the device
+// code and its design: qkv_attention_kernel.cuh): fp16, padded rows of sequences of at most 128
+// tokens, head_dim 32 or 64, no probabilities; a sequence's 16-row tiles over a thread-block
+// cluster (sm_90). The caller runs the QKV linear and the attention kernel otherwise.
+struct QkvAttentionArgs {
+  int batch = 0, seq = 0, heads = 0, head_dim = 0;
+  int width = 0;                  // x's width (the projection's K), a multiple of 8
+  const void* x = nullptr;        // fp16 [batch · seq, width], 16-byte aligned
+  const void* w = nullptr;        // fp16 [3 · heads · head_dim, width] row-major (Q | K | V rows), 16-byte aligned
+  const void* bias = nullptr;     // fp16 [3 · heads · head_dim] or null
+  const int32_t* mask = nullptr;  // [batch, seq], 0 = a padded key; null: every key real
+  float scale = 1.0f;
+  void* out = nullptr;  // fp16 [batch · seq, heads · head_dim]
+  int cluster = 0;      // set by the launcher: ⌈seq / 16⌉ blocks a cluster
+};
+constexpr int kQkvAttentionMaxSeq = 128;
+inline bool qkv_attention_supported(int cc_major, int head_dim, int width) {
+  return cc_major >= 9 && (head_dim == 32 || head_dim == 64) && width > 0 && width % 8 == 0;
+}
+cudaError_t qkv_attention(const QkvAttentionArgs& a, cudaStream_t stream);
+// At session creation: raises the kernel's shared-memory limit and checks that the GPU can run a
+// cluster of 8 of its blocks (cudaErrorNotSupported if not).
+cudaError_t qkv_attention_prepare(int head_dim);
+
 }  // namespace encrt::cuda
 
 namespace encrt::cuda {
