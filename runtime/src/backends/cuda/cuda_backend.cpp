@@ -17,6 +17,7 @@
 #include "backends/cuda/cuda_gemm.h"
 #include "backends/cuda/cuda_graph_cache.h"
 #include "backends/cuda/cuda_host_mapping.h"
+#include "backends/cuda/layer_fusions.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/kernels/cuda_kernels.h"
 #include "core/half.h"
@@ -431,14 +432,6 @@ bool supports(const void*, const plan::Graph& g, const Op& op) {
   return !tail_op(op) && op_supported(g, op, model);
 }
 
-// Whether a buffer is read or written outside this backend's kernels: a named output, or a copy's.
-bool leaves_device(const plan::Graph& g, int buffer) {
-  for (const plan::NamedTensor& t : g.outputs)
-    if (t.buffer == buffer) return true;
-  for (const Op& op : g.ops)
-    if (op.kind == OpKind::kCopy && (op.in(0) == buffer || op.out(0) == buffer)) return true;
-  return false;
-}
 
 // Quantized activation rows: a kQuantize op's bytes, an int8 linear's input.
 bool holds_quantized_rows(const plan::Graph& g, int buffer) {
@@ -595,18 +588,6 @@ std::vector<unsigned char> row_major_weights(const detail::LinearView& w) {
   return out;
 }
 
-// Post-norm's "linear with a residual, then LayerNorm in place on its output": the LayerNorm adds
-// the linear's bias and residual (residual + bias + LayerNorm in one kernel). Safe because the
-// LayerNorm writes nothing but that output, so the residual's memory is still intact there.
-bool fuses_into_norm(const plan::Graph& g, int i) {
-  if (i + 1 >= static_cast<int>(g.ops.size())) return false;
-  const Op& lin = g.ops[static_cast<size_t>(i)];
-  const Op& ln = g.ops[static_cast<size_t>(i) + 1];
-  if (lin.kind != OpKind::kLinear || ln.kind != OpKind::kLayerNorm) return false;
-  if (lin.in(plan::slot::kLinearResidual) < 0 || lin.p<plan::LinearParams>().activation != kernels::Activation::kNone)
-    return false;
-  return ln.in(0) == lin.out(0) && ln.out(0) == lin.out(0);
-}
 
 // An int8 linear: the weights unpacked to row-major int8 [ld_d, Kp] (zero rows past N: cuBLASLt
 // wants N and K multiples of 4), the epilogue's per-column arrays padded to ld_d with zeros.
@@ -641,29 +622,18 @@ void prepare_linear_i8(CudaContext& c, const plan::Graph& g, int i, Upload* up, 
   if (plan.fused_into_norm) c.plans[static_cast<size_t>(i) + 1].fused_linear = i;
 }
 
-// Whether buffer b is read by an op other than `reader`, or leaves the device.
-bool read_elsewhere(const plan::Graph& g, int b, int reader) {
-  if (leaves_device(g, b)) return true;
-  for (size_t j = 0; j < g.ops.size(); ++j)
-    if (static_cast<int>(j) != reader)
-      for (int in : g.ops[j].inputs)
-        if (in == b) return true;
-  return false;
-}
 
 // Whether up projection u, the down projection u + 1 (gemm_norm) and its LayerNorm run as one
 // kernel (OpPlan::ffn_norm): u an fp16 linear on encrt's GEMM without a residual, its output read
 // by u + 1 alone, and the kernel's shared memory within the GPU's.
 void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
   const Op& up = g.ops[static_cast<size_t>(u)];
-  const Op& down = g.ops[static_cast<size_t>(u) + 1];
-  OpPlan& plan = c.plans[static_cast<size_t>(u)];
-  if (up.kind != OpKind::kLinear || !plan.f16_mma || plan.int8 || up.in(plan::slot::kLinearResidual) >= 0) return;
-  if (down.in(0) != up.out(0) || read_elsewhere(g, up.out(0), u + 1)) return;
+  if (!ffn_block_at(g, u) || !c.plans[static_cast<size_t>(u)].f16_mma || c.plans[static_cast<size_t>(u)].int8) return;
   const detail::LinearView& w = *up.p<plan::LinearParams>().weights;
   int most = 0;
   if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device) != cudaSuccess) return;
-  plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most) && ffn_layer_norm_prepare(w.K, w.N) == cudaSuccess;
+  c.plans[static_cast<size_t>(u)].ffn_norm =
+      ffn_layer_norm_supported(c.cc_major, w.K, w.N, most) && ffn_layer_norm_prepare(w.K, w.N) == cudaSuccess;
 }
 
 // Whether QKV projection q and the attention q + 1 run as one kernel (OpPlan::qkv_attention): q an
@@ -671,17 +641,12 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
 // alone, the attention on the fp16 tensor-core kernel (its semantics are the fused kernel's),
 // without probabilities, head_dim 32 or 64, the GPU able to run the kernel's clusters.
 void plan_qkv_attention(CudaContext& c, const plan::Graph& g, int q) {
-  const Op& lin = g.ops[static_cast<size_t>(q)];
-  const Op& att = g.ops[static_cast<size_t>(q) + 1];
   const OpPlan& plan = c.plans[static_cast<size_t>(q)];
-  if (lin.kind != OpKind::kLinear || !plan.f16_mma || plan.int8 || plan.activation != 0 || plan.gelu_in_gemm ||
-      lin.in(plan::slot::kLinearResidual) >= 0)
-    return;
+  if (!qkv_attention_at(g, q) || !plan.f16_mma || plan.int8 || plan.gelu_in_gemm) return;
+  const Op& att = g.ops[static_cast<size_t>(q) + 1];
   const plan::AttentionParams& p = att.p<plan::AttentionParams>();
-  const detail::LinearView& w = *lin.p<plan::LinearParams>().weights;
-  if (!c.plans[static_cast<size_t>(q) + 1].attention_mma || p.int8 || att.out(plan::slot::kAttentionProbs) >= 0 ||
-      att.in(plan::slot::kX) != lin.out(0) || read_elsewhere(g, lin.out(0), q + 1) || w.N != 3 * p.heads * p.head_dim ||
-      g.buffers[static_cast<size_t>(att.out(0))].dtype != DType::kF16 || !qkv_attention_supported(c.cc_major, p.head_dim, w.K))
+  if (!c.plans[static_cast<size_t>(q) + 1].attention_mma || g.buffers[static_cast<size_t>(att.out(0))].dtype != DType::kF16 ||
+      !qkv_attention_supported(c.cc_major, p.head_dim, g.ops[static_cast<size_t>(q)].p<plan::LinearParams>().weights->K))
     return;
   c.plans[static_cast<size_t>(q)].qkv_attention = qkv_attention_prepare(p.head_dim) == cudaSuccess;
 }
