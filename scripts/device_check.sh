@@ -169,6 +169,8 @@ bench "fp16_gemm_auto_qkv_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --
 bench "fp16_gemm_auto_fused_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,linear_norm=fused
 bench "fp16_gemm_auto_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 \
   --backend-options fp16_gemm=auto,linear_norm=separate,qkv_attention=separate
+# The fused kernels' clusters of 16 blocks (auto at batch 1 on an H200) against 8.
+bench "fp16_gemm_auto_cluster8_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,norm_cluster=8
 for tile in 64 128x64 128; do
   bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_tile=$tile
 done
@@ -322,6 +324,8 @@ for shape in 1x128 32x128; do
     --backend-options fp16_gemm=auto,linear_norm=fused
   bench "fp16_gemm_auto_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options fp16_gemm=auto,linear_norm=separate,qkv_attention=separate
+  bench "fp16_gemm_auto_cluster8_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options fp16_gemm=auto,norm_cluster=8
   # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
   # tiles and the 16-byte fragment loads are new in build F).
   for tile in 32 64 128x64 128; do

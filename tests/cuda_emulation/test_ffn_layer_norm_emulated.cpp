@@ -2,8 +2,9 @@
 // warp_emulation.h, the blocks of each cluster together (launch_clusters), against the block in
 // double on the same fp16 inputs: h = fp16(act(x·w1ᵀ + b1)), then LayerNorm(h·w2ᵀ + b2 + residual)
 // · gamma + beta. Widths: MiniLM's (H 384, F 1536: clusters of 8, slices of 192 = 3 chunks), a
-// cluster of 4 with F not a multiple of the slices (H 104, F 200: most of the last slices past F),
-// and H 256 / F 1000; M across 16-row tiles; every activation, with and without b1; the residual
+// cluster of 5 with F not a multiple of the slices (H 104, F 200: most of the last slices past F),
+// and H 256 / F 1000, and MiniLM in clusters of 16 (slices of 128, the last four past F); M across
+// 16-row tiles; every activation, with and without b1; the residual
 // being x, and y being x (in place). This checks the chunked up projection, the gather over the
 // cluster's shared memory, the down projection from it and the LayerNorm's statistics.
 //
@@ -44,23 +45,24 @@ struct Halves {
 };
 
 struct Case {
-  int M = 1, H = 384, F = 1536, activation = 2;
+  int M = 1, H = 384, F = 1536, activation = 2, max_cluster = 8;
   bool b1 = true, residual = true, in_place = false;
   std::string describe() const {
     std::ostringstream s;
     s << "M " << M << " H " << H << " F " << F << " act " << activation << (b1 ? " b1" : "") << (residual ? " residual" : "")
-      << (in_place ? " in place" : "");
+      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster;
     return s.str();
   }
 };
 
 void run_kernel(const FfnLayerNormArgs& a) {
-  const ffn::Plan p = ffn::plan_of(a.H, a.F);
+  const ffn::Plan p = ffn::plan_of(a.H, a.F, a.max_cluster);
   const encrt::emulation::Index grid{static_cast<unsigned>(p.cluster), static_cast<unsigned>((a.M + ffn::kBM - 1) / ffn::kBM), 1};
   auto go = [&](auto kernel) {
     encrt::emulation::launch_clusters(grid, p.cluster, ffn::kThreads, p.bytes, [&] { kernel(a, p); });
   };
   switch (p.bn) {
+    case 24: go(ffn::ffn_layer_norm_kernel<24>); break;
     case 32: go(ffn::ffn_layer_norm_kernel<32>); break;
     case 48: go(ffn::ffn_layer_norm_kernel<48>); break;
     case 64: go(ffn::ffn_layer_norm_kernel<64>); break;
@@ -110,6 +112,7 @@ void check_case(const Case& c) {
   a.beta = beta.data();
   a.eps = eps;
   a.y = c.in_place ? x.data() : y.data();
+  a.max_cluster = c.max_cluster;
   encrt::emulation::reset_reads();
   encrt::emulation::allow_reads(x.data(), x.size * 2);
   encrt::emulation::allow_reads(w1.data(), w1.size * 2);
@@ -208,6 +211,12 @@ TEST_CASE("cuda emulation: fused feed-forward block in place on its input", "[cu
   check_case(c);
 }
 
+TEST_CASE("cuda emulation: fused feed-forward block in clusters of 16", "[cuda_emulation][ffn_layer_norm]") {
+  Case c;
+  c.M = 16, c.H = 384, c.F = 1536, c.max_cluster = 16;  // MiniLM: 16 blocks of 24 columns, slices of 128
+  check_case(c);
+}
+
 TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ffn_layer_norm]") {
   const ffn::Plan minilm = ffn::plan_of(384, 1536);
   CHECK(minilm.cluster == 8);
@@ -215,9 +224,15 @@ TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ff
   CHECK(minilm.slice == 192);
   CHECK(minilm.h_columns == 1536);
   CHECK(minilm.bytes <= 227 * 1024);  // sm_90's opt-in limit for a block
+  const ffn::Plan sixteen = ffn::plan_of(384, 1536, 16);
+  CHECK(sixteen.cluster == 16);
+  CHECK(sixteen.bn == 24);
+  CHECK(sixteen.slice == 128);  // 96 rounded up to the 64-column chunks; the last 4 slices past F
+  CHECK(sixteen.h_columns == 2048);
+  CHECK(sixteen.bytes <= 227 * 1024);
   const ffn::Plan odd = ffn::plan_of(104, 200);
-  CHECK(odd.cluster == 4);
+  CHECK(odd.cluster == 5);
   CHECK(odd.slice == 64);
-  CHECK(odd.h_columns == 256);
+  CHECK(odd.h_columns == 384);
   CHECK(ffn::plan_of(1032, 4096).cluster == 0);  // past 8 blocks of 128 columns
 }

@@ -2,7 +2,7 @@
 // under warp_emulation.h, the blocks of each thread-block cluster together (launch_clusters: their
 // own shared memory, distributed shared memory between them, the cluster's barrier), against
 // LayerNorm(x · wᵀ + bias + residual) · gamma + beta in double on the same fp16 inputs: every
-// block width (32, 48, 64, 96, 128 columns; clusters of 1 to 8 blocks, the last one partial), M
+// block width (24, 32, 48, 64, 96, 128 columns; clusters of 1 to 16 blocks, the last one partial), M
 // across 16-row tiles (1, 16, 37), K inside one 128-value stage and across many (8, 200, 1544),
 // with and without bias and residual, and the residual being the output itself (in place). This
 // checks the tiling, the split of K over the warps, the sums over the warps and over the cluster,
@@ -47,25 +47,26 @@ struct Halves {
 };
 
 struct Case {
-  int M = 1, N = 32, K = 8;
+  int M = 1, N = 32, K = 8, max_cluster = 8;
   bool bias = true, residual = true, in_place = false;
   std::string describe() const {
     std::ostringstream s;
     s << "M " << M << " N " << N << " K " << K << (bias ? " bias" : "") << (residual ? " residual" : "")
-      << (in_place ? " in place" : "");
+      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster;
     return s.str();
   }
 };
 
 void run_kernel(const GemmF16LayerNormArgs& a) {
   using namespace encrt::cuda::gemm_f16_norm;
-  const int bn = gemm_f16_layer_norm_columns(a.N);
+  const int bn = gemm_f16_layer_norm_columns(a.N, a.max_cluster);
   const int cluster = (a.N + bn - 1) / bn;
   const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM), 1};
   auto go = [&](auto kernel, size_t bytes) {
     encrt::emulation::launch_clusters(grid, cluster, kThreads, bytes, [&] { kernel(a, cluster); });
   };
   switch (bn) {
+    case 24: go(gemm_f16_layer_norm_kernel<24>, Layout<24>::kBytes); break;
     case 32: go(gemm_f16_layer_norm_kernel<32>, Layout<32>::kBytes); break;
     case 48: go(gemm_f16_layer_norm_kernel<48>, Layout<48>::kBytes); break;
     case 64: go(gemm_f16_layer_norm_kernel<64>, Layout<64>::kBytes); break;
@@ -108,6 +109,7 @@ void check_case(const Case& c) {
   a.beta = beta.data();
   a.eps = eps;
   a.y = y.data();
+  a.max_cluster = c.max_cluster;
   encrt::emulation::reset_reads();
   encrt::emulation::allow_reads(x.data(), x.size * 2);
   encrt::emulation::allow_reads(w.data(), w.size * 2);
@@ -163,7 +165,7 @@ void check_case(const Case& c) {
 
 TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters, every block width, against double",
           "[cuda_emulation][gemm_f16_layer_norm]") {
-  // N: 100 (32 columns a block, 4 blocks, the last partial), 256 (32, 8 full), 384 (MiniLM: 48, 8),
+  // N: 100 (24 columns a block, 5 blocks, the last partial), 256 (32, 8 full), 384 (MiniLM: 48, 8),
   // 500 (64, 8, partial), 600 (96, 7, partial), 1000 (128, 8, partial).
   int index = 0;
   for (int N : {100, 256, 384, 500, 600, 1000})
@@ -190,9 +192,24 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm over a long K, and in place 
   check_case(c);
 }
 
+TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters of 16", "[cuda_emulation][gemm_f16_layer_norm]") {
+  Case c;
+  c.max_cluster = 16;
+  c.M = 16, c.N = 384, c.K = 1544;  // MiniLM's down projection: 16 blocks of 24 columns
+  check_case(c);
+  c.M = 5, c.N = 376, c.K = 200;  // 16 blocks, the last partial (16 columns)
+  check_case(c);
+}
+
 TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulation][gemm_f16_layer_norm]") {
-  CHECK(gemm_f16_layer_norm_columns(1) == 32);
+  CHECK(gemm_f16_layer_norm_columns(1) == 24);
+  CHECK(gemm_f16_layer_norm_columns(192) == 24);
+  CHECK(gemm_f16_layer_norm_columns(193) == 32);
   CHECK(gemm_f16_layer_norm_columns(256) == 32);
+  CHECK(gemm_f16_layer_norm_columns(384, 16) == 24);  // MiniLM: a cluster of 16
+  CHECK(gemm_f16_layer_norm_columns(2048, 16) == 128);
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(128, 132) == 16);  // MiniLM at batch 1 on an H200
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(256, 132) == 8);
   CHECK(gemm_f16_layer_norm_columns(257) == 48);
   CHECK(gemm_f16_layer_norm_columns(384) == 48);  // MiniLM: a cluster of 8
   CHECK(gemm_f16_layer_norm_columns(768) == 96);  // BERT-base: 8

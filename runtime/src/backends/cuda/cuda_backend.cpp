@@ -66,6 +66,9 @@ struct OpPlan {
   // reads its output alone: both in one kernel (qkv_attention.cu, sm_90) for padded runs of
   // sequences up to 128 tokens, launched at this op. Option qkv_attention.
   bool qkv_attention = false;
+  // gemm_norm, ffn_norm: the GPU runs that kernel in clusters of 16 blocks too (checked at
+  // prepare); option norm_cluster says when they are used.
+  bool cluster16 = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -150,6 +153,11 @@ struct CudaContext {
   // qkv_attention=fused|separate: where encrt's fp16 GEMM runs a QKV projection, its attention in
   // the same kernel for short sequences (fused, sm_90: OpPlan::qkv_attention) or not.
   bool qkv_attention_fused = true;
+  // norm_cluster=auto|8|16: the most blocks of a fused linear + LayerNorm or feed-forward kernel's
+  // cluster (a row's columns over them): 16 halves each block's weights where the GPU runs such
+  // clusters; auto (0) takes 16 where every block of the grid then has a multiprocessor of its own
+  // (gemm_f16_layer_norm_cluster_for), else 8.
+  int norm_cluster = 0;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -308,6 +316,10 @@ Status create(const backend::Options& options, int, void** out) {
     return s;
   if (Status s = parse_choice(options, "qkv_attention", {std::pair{"fused", true}, std::pair{"separate", false}},
                               &c->qkv_attention_fused);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "norm_cluster", {std::pair{"auto", 0}, std::pair{"8", 8}, std::pair{"16", 16}},
+                              &c->norm_cluster);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -632,8 +644,10 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
   const detail::LinearView& w = *up.p<plan::LinearParams>().weights;
   int most = 0;
   if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device) != cudaSuccess) return;
-  c.plans[static_cast<size_t>(u)].ffn_norm =
-      ffn_layer_norm_supported(c.cc_major, w.K, w.N, most) && ffn_layer_norm_prepare(w.K, w.N) == cudaSuccess;
+  OpPlan& plan = c.plans[static_cast<size_t>(u)];
+  plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 8) && ffn_layer_norm_prepare(w.K, w.N, 8) == cudaSuccess;
+  plan.cluster16 = plan.ffn_norm && c.norm_cluster != 8 && ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 16) &&
+                   ffn_layer_norm_prepare(w.K, w.N, 16) == cudaSuccess;
 }
 
 // Whether QKV projection q and the attention q + 1 run as one kernel (OpPlan::qkv_attention): q an
@@ -674,7 +688,8 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
     plan.gemm_norm = plan.f16_mma && c.linear_norm != LinearNorm::kSeparate &&
                      g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
-                     gemm_f16_layer_norm_prepare(w.N) == cudaSuccess;  // the GPU can run its clusters
+                     gemm_f16_layer_norm_prepare(w.N, 8) == cudaSuccess;  // the GPU can run its clusters
+    plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16) == cudaSuccess;
     if (plan.gemm_norm && c.linear_norm == LinearNorm::kFfn && i > 0) plan_ffn(c, g, i - 1);
     return;
   }
@@ -1184,6 +1199,12 @@ bool runs_f16_mma(const CudaContext& c, const OpPlan& plan, int M) {
   return plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows);
 }
 
+// The most blocks of a fused kernel's cluster for op plan p at M rows (option norm_cluster).
+int norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
+  if (!p.cluster16 || c.norm_cluster == 8) return 8;
+  return c.norm_cluster == 16 ? 16 : gemm_f16_layer_norm_cluster_for(M, c.sms);
+}
+
 // Whether the linear at segment position k runs with the LayerNorm after it in one kernel
 // (OpPlan::gemm_norm): both in this segment, in order, on encrt's GEMM at this run's rows (a
 // segment of one op, as observed runs make, runs each op by itself). Then the LayerNorm op
@@ -1260,6 +1281,7 @@ Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
   k.beta = ln_plan.beta;
   k.eps = ln.p<plan::LayerNormParams>().eps;
   k.y = ptr(a, ln.out(0));
+  k.max_cluster = norm_cluster_of(c, up_plan, k.M);
   return cuda_status(ffn_layer_norm(k, c.stream), "feed-forward block kernel (tensor cores, clusters)");
 }
 
@@ -1359,6 +1381,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
         k.beta = ln_plan.beta;
         k.eps = ln.p<plan::LayerNormParams>().eps;
         k.y = ptr(a, ln.out(0));
+        k.max_cluster = norm_cluster_of(c, plan, M);
         return cuda_status(gemm_f16_layer_norm(k, s), "fp16 GEMM + LayerNorm kernel (tensor cores, clusters)");
       }
       if (runs_f16_mma(c, plan, M)) {
@@ -1684,6 +1707,10 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
         return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
                std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
                               gemm_f16_layer_norm_columns(p.weights->N)) +
+               (mma_plan->cluster16 ? " or, where the rows leave multiprocessors free, " +
+                                          std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N, 16) - 1) /
+                                                         gemm_f16_layer_norm_columns(p.weights->N, 16))
+                                    : std::string()) +
                " blocks; bias, residual and the next op's LayerNorm)" + rows_note;
       if (mma_plan && mma_plan->f16_mma)
         return std::string("fp16 GEMM kernel (tensor cores, mma.sync m16n8k16; epilogue: ") +
@@ -1765,12 +1792,13 @@ std::string summary(const void* cv) {
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
-         ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
+         ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") + ", norm_cluster " +
+         (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
-                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", nullptr};
+                                   "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster", nullptr};
 
 }  // namespace
 

@@ -327,21 +327,29 @@ struct GemmF16LayerNormArgs {
   const float* beta = nullptr;     // fp32 [N]
   float eps = 0.0f;
   void* y = nullptr;  // fp16 [M, N]
+  // The most blocks a cluster may have: 8 (portable: every sm_90 GPU runs them) or 16 (where
+  // gemm_f16_layer_norm_prepare found that the GPU runs them: half the columns, so half the
+  // weights, a block).
+  int max_cluster = 8;
 };
-// Columns a block takes (BN): the narrowest of 32, 48, 64, 96, 128 with at most 8 blocks a row
-// (MiniLM's 384: 48, a cluster of 8); 0 past 1024 columns.
-inline int gemm_f16_layer_norm_columns(int N) {
-  for (int bn : {32, 48, 64, 96, 128})
-    if ((N + bn - 1) / bn <= 8) return bn;
+// Columns a block takes (BN): the narrowest of 24, 32, 48, 64, 96, 128 with at most max_cluster
+// blocks a row (MiniLM's 384: 48, a cluster of 8; 24, a cluster of 16); 0 past 1024 columns.
+inline int gemm_f16_layer_norm_columns(int N, int max_cluster = 8) {
+  for (int bn : {24, 32, 48, 64, 96, 128})
+    if ((N + bn - 1) / bn <= max_cluster) return bn;
   return 0;
 }
 inline bool gemm_f16_layer_norm_supported(int cc_major, int N, int K) {
   return cc_major >= 9 && K > 0 && K % 8 == 0 && N > 0 && gemm_f16_layer_norm_columns(N) > 0;
 }
+// Whether clusters of up to 16 blocks go to work at M rows: where each block of the grid then
+// still has a multiprocessor of its own (MiniLM at batch 1 on an H200: 8 row tiles × 16 blocks =
+// 128 of 132), else 8.
+inline int gemm_f16_layer_norm_cluster_for(int M, int sms) { return (M + 15) / 16 * 16 <= sms ? 16 : 8; }
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream);
 // At session creation, for a row width N: raises the kernel's shared-memory limit (it takes more
 // than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not).
-cudaError_t gemm_f16_layer_norm_prepare(int N);
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster);
 
 // ---- Post-norm's feed-forward block in one kernel (ffn_layer_norm.cu; the device code and its
 // design: ffn_layer_norm_kernel.cuh): y = fp16(LayerNorm(fp16(act(x · w1ᵀ + b1)) · w2ᵀ + b2 +
@@ -364,14 +372,15 @@ struct FfnLayerNormArgs {
   const float* beta = nullptr;     // fp32 [H]
   float eps = 0.0f;
   void* y = nullptr;  // fp16 [M, H]; may be x
+  int max_cluster = 8;  // as GemmF16LayerNormArgs's (ffn_layer_norm_prepare says whether 16 runs)
 };
 // Whether the kernel can run these widths on a GPU of compute capability cc_major whose blocks
 // may have max_shared_bytes of dynamic shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes);
+bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes, int max_cluster);
 cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream);
 // At session creation: raises the kernel's shared-memory limit and checks that the GPU can run
 // its clusters (cudaErrorNotSupported if not).
-cudaError_t ffn_layer_norm_prepare(int H, int F);
+cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster);
 
 // ---- An encoder layer's QKV projection and attention in one kernel (qkv_attention.cu; the device
 // code and its design: qkv_attention_kernel.cuh): fp16, padded rows of sequences of at most 128

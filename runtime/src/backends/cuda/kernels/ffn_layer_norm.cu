@@ -28,14 +28,17 @@ cudaError_t opt_in() {
     opted = cudaGetDevice(&device);
     if (opted == cudaSuccess) opted = cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     if (opted == cudaSuccess) opted = cudaFuncSetAttribute(ffn_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
+    // Clusters of more than 8 blocks (prepare checks that the GPU runs them before they are used).
+    if (opted == cudaSuccess)
+      opted = cudaFuncSetAttribute(ffn_layer_norm_kernel<BN>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   });
   return opted;
 }
 
 template <int BN>
-cudaError_t prepare(int H, int F) {
+cudaError_t prepare(int H, int F, int max_cluster) {
   if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
-  const Plan p = plan_of(H, F);
+  const Plan p = plan_of(H, F, max_cluster);
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3(static_cast<unsigned>(p.cluster), 1);
   c.blockDim = dim3(kThreads);
@@ -54,7 +57,7 @@ cudaError_t prepare(int H, int F) {
 template <int BN>
 cudaError_t launch(const FfnLayerNormArgs& a, cudaStream_t stream) {
   if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
-  const Plan p = plan_of(a.H, a.F);
+  const Plan p = plan_of(a.H, a.F, a.max_cluster);
   const dim3 grid(static_cast<unsigned>(p.cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
   const cudaError_t e = launch_kernel_in_clusters(ffn_layer_norm_kernel<BN>, grid, kThreads, p.bytes,
                                                   static_cast<unsigned>(p.cluster), stream, a, p);
@@ -63,16 +66,16 @@ cudaError_t launch(const FfnLayerNormArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
-bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes) {
-  if (cc_major < 9 || H <= 0 || F <= 0 || H % 8 != 0 || F % 8 != 0) return false;
-  const Plan p = plan_of(H, F);
+bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes, int max_cluster) {
+  if (cc_major < 9 || H <= 0 || F <= 0 || H % 8 != 0 || F % 8 != 0 || (max_cluster != 8 && max_cluster != 16)) return false;
+  const Plan p = plan_of(H, F, max_cluster);
   return p.cluster > 0 && p.bytes <= static_cast<size_t>(max_shared_bytes);
 }
 
 cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
   if (a.M < 0 || a.H <= 0 || a.F <= 0 || a.H % 8 != 0 || a.F % 8 != 0 || a.activation < 0 || a.activation > 2 ||
-      plan_of(a.H, a.F).cluster == 0 || !(a.eps >= 0.0f))
+      (a.max_cluster != 8 && a.max_cluster != 16) || plan_of(a.H, a.F, a.max_cluster).cluster == 0 || !(a.eps >= 0.0f))
     return cudaErrorInvalidValue;
   if (!a.x || !a.w1 || !a.w2 || !a.y || !a.gamma || !a.beta) return cudaErrorInvalidValue;
   if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
@@ -80,11 +83,14 @@ cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream) {
       (a.residual && !aligned(a.residual, 2)) || (a.b2 && !aligned(a.b2, 4)) || !aligned(a.gamma, 4) ||
       !aligned(a.beta, 4))
     return cudaErrorMisalignedAddress;
-  return gemm_f16_norm::with_block_columns(a.H, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+  return gemm_f16_norm::with_block_columns(plan_of(a.H, a.F, a.max_cluster).bn,
+                                           [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
 }
 
-cudaError_t ffn_layer_norm_prepare(int H, int F) {
-  return gemm_f16_norm::with_block_columns(H, [&](auto bn) { return prepare<decltype(bn)::value>(H, F); });
+cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster) {
+  if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
+  return gemm_f16_norm::with_block_columns(plan_of(H, F, max_cluster).bn,
+                                           [&](auto bn) { return prepare<decltype(bn)::value>(H, F, max_cluster); });
 }
 
 }  // namespace encrt::cuda

@@ -12,8 +12,10 @@
 // instead of two, and h never goes to memory.
 //
 // A thread-block cluster (cluster.cuh, sm_90) of C blocks owns 16 rows. Its blocks split the down
-// projection's H output columns, BN each (C = ⌈H / BN⌉ ≤ 8, gemm_f16_layer_norm_columns), and the
-// up projection's F columns, S each (S = ⌈F / C⌉ rounded up to 64; MiniLM: C 8, BN 48, S 192).
+// projection's H output columns, BN each (C = ⌈H / BN⌉ ≤ 8, or 16 where the GPU runs such
+// clusters: gemm_f16_layer_norm_columns), and the up projection's F columns, S each (S = ⌈F / C⌉
+// rounded up to 64; MiniLM: C 8, BN 48, S 192, or C 16, BN 24, S 128: the slices past F are
+// zeros, never loaded).
 // 1. Up projection: the block's 16 × S slice of h in chunks of 64 columns (4 warps of 16 columns,
 //    gemm_f16_mma_kernel.cuh's fragments and permuted k order), K = H through a ring of 8 stages of
 //    32 values (stage_ring.cuh: its first weights loaded before waiting for the kernel ahead), the
@@ -64,9 +66,9 @@ struct Plan {
   int ld_h = 0;                        // W + 32: rows 64 bytes apart mod 128 (no bank conflict)
   size_t stages_at = 0, slice_at = 0, gathered_at = 0, stats_at = 0, bytes = 0;
 };
-inline Plan plan_of(int H, int F) {
+inline Plan plan_of(int H, int F, int max_cluster = 8) {
   Plan p;
-  p.bn = gemm_f16_layer_norm_columns(H);
+  p.bn = gemm_f16_layer_norm_columns(H, max_cluster);
   if (p.bn == 0 || F <= 0) return p;
   p.cluster = (H + p.bn - 1) / p.bn;
   p.slice = ((F + p.cluster - 1) / p.cluster + kChunk - 1) / kChunk * kChunk;

@@ -25,6 +25,9 @@ cudaError_t opt_in() {
   std::call_once(once, [] {
     opted = cudaFuncSetAttribute(gemm_f16_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(Layout<BN>::kBytes));
+    // Clusters of more than 8 blocks (prepare checks that the GPU runs them before they are used).
+    if (opted == cudaSuccess)
+      opted = cudaFuncSetAttribute(gemm_f16_layer_norm_kernel<BN>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   });
   return opted;
 }
@@ -45,11 +48,12 @@ cudaLaunchConfig_t config_of(const GemmF16LayerNormArgs& a, cudaLaunchAttribute*
 }
 
 template <int BN>
-cudaError_t prepare(int N) {
+cudaError_t prepare(int N, int max_cluster) {
   if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
   GemmF16LayerNormArgs a;
   a.M = kBM;
   a.N = N;
+  a.max_cluster = max_cluster;
   cudaLaunchAttribute attribute = {};
   const cudaLaunchConfig_t c = config_of<BN>(a, &attribute);
   int clusters = 0;
@@ -72,18 +76,22 @@ cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
 
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
-  if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || gemm_f16_layer_norm_columns(a.N) == 0 || !(a.eps >= 0.0f))
+  if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || (a.max_cluster != 8 && a.max_cluster != 16) ||
+      gemm_f16_layer_norm_columns(a.N, a.max_cluster) == 0 || !(a.eps >= 0.0f))
     return cudaErrorInvalidValue;
   if (!a.x || !a.w || !a.y || !a.gamma || !a.beta || a.x == a.y) return cudaErrorInvalidValue;
   if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
   if (!aligned(a.x, 16) || !aligned(a.w, 16) || !aligned(a.y, 2) || (a.residual && !aligned(a.residual, 2)) ||
       (a.bias && !aligned(a.bias, 4)) || !aligned(a.gamma, 4) || !aligned(a.beta, 4))
     return cudaErrorMisalignedAddress;
-  return gemm_f16_norm::with_block_columns(a.N, [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(a.N, a.max_cluster),
+                                           [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
 }
 
-cudaError_t gemm_f16_layer_norm_prepare(int N) {
-  return gemm_f16_norm::with_block_columns(N, [&](auto bn) { return prepare<decltype(bn)::value>(N); });
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster) {
+  if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
+  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster),
+                                           [&](auto bn) { return prepare<decltype(bn)::value>(N, max_cluster); });
 }
 
 }  // namespace encrt::cuda

@@ -221,11 +221,12 @@ __global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16La
                           NormEpilogue{a.M, a.N, a.bias, a.residual, a.gamma, a.beta, a.eps, a.y}, m0, n0, cluster);
 }
 
-// The launchers' (gemm_f16_layer_norm.cu, ffn_layer_norm.cu) choice of the kernel's instance for a
-// row of N columns: f(std::integral_constant<int, BN>) with gemm_f16_layer_norm_columns(N).
+// The launchers' (gemm_f16_layer_norm.cu, ffn_layer_norm.cu) choice of the kernel's instance for
+// BN columns a block (gemm_f16_layer_norm_columns): f(std::integral_constant<int, BN>).
 template <class F>
-cudaError_t with_block_columns(int N, const F& f) {
-  switch (gemm_f16_layer_norm_columns(N)) {
+cudaError_t with_block_columns(int bn, const F& f) {
+  switch (bn) {
+    case 24: return f(std::integral_constant<int, 24>{});
     case 32: return f(std::integral_constant<int, 32>{});
     case 48: return f(std::integral_constant<int, 48>{});
     case 64: return f(std::integral_constant<int, 64>{});
