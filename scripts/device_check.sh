@@ -259,7 +259,7 @@ done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
 for option in attention_split=off attention_split=on gelu=kernel pdl=off fp16_gemm=mma fp16_gemm=auto \
-  fp16_gemm=mma,linear_norm=fused fp16_gemm=mma,linear_norm=separate,qkv_attention=separate; do
+  fp16_gemm=mma,linear_norm=fused fp16_gemm=mma,linear_norm=separate,qkv_attention=separate fp16_gemm=mma,norm_cluster=8; do
   timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:$option" >"$results/conformance_${option//[=,]/_}.log" 2>&1
   note "conformance --backend cuda:$option: status $? ($(tail -2 "$results/conformance_${option//[=,]/_}.log" | head -1))"
 done
