@@ -22,6 +22,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cuda_emulation/fp16_rows.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/ffn_layer_norm_kernel.cuh"
 #include "core/half.h"
@@ -31,18 +32,11 @@ namespace {
 using encrt::cuda::FfnLayerNormArgs;
 namespace ffn = encrt::cuda::ffn_norm;
 
-constexpr uint16_t kSentinel = 0x7bffu;  // 65504: no correct output here is that
-constexpr size_t kGuard = 64;
-
-struct Halves {
-  explicit Halves(size_t n, uint16_t fill = 0) : storage((n * 2 + 15) / 16 + 1), size(n) {
-    for (size_t i = 0; i < n; ++i) data()[i] = fill;
-  }
-  uint16_t* data() { return reinterpret_cast<uint16_t*>(storage.data()); }
-  float at(size_t i) { return encrt::half_to_float(data()[i]); }
-  std::vector<uint4> storage;
-  size_t size;
-};
+using encrt::emulation::check_no_store_past;
+using encrt::emulation::check_normalized_row;
+using encrt::emulation::Halves;
+using encrt::emulation::kGuard;
+using encrt::emulation::kSentinel;
 
 struct Case {
   int M = 1, H = 384, F = 1536, activation = 2, max_cluster = 8;
@@ -145,7 +139,6 @@ void check_case(const Case& c) {
       const double to_midpoint = one_ulp / 2 - std::fabs(v - rounded);
       ulp[static_cast<size_t>(f)] = to_midpoint <= err * 1.5 ? one_ulp : 0.0;
     }
-    double mean = 0.0;
     for (int n = 0; n < H; ++n) {
       double sum = 0.0, magnitude = 0.0, flips = 0.0;
       for (int f = 0; f < F; ++f) {
@@ -158,33 +151,10 @@ void check_case(const Case& c) {
       if (c.residual) sum += xs.at(static_cast<size_t>(m) * H + n);
       z[static_cast<size_t>(n)] = sum;
       error[static_cast<size_t>(n)] = std::ldexp(magnitude, -22) * F + std::ldexp(std::fabs(sum), -21) + flips;
-      mean += sum;
     }
-    mean /= H;
-    double var = 0.0;
-    for (int n = 0; n < H; ++n) var += (z[static_cast<size_t>(n)] - mean) * (z[static_cast<size_t>(n)] - mean);
-    var /= H;
-    const double sigma = std::sqrt(var + eps);
-    const double e_max = *std::max_element(error.begin(), error.end());
-    for (int n = 0; n < H && failures < 5; ++n) {
-      const double normalized = (z[static_cast<size_t>(n)] - mean) / sigma;
-      const double want = normalized * gamma[static_cast<size_t>(n)] + beta[static_cast<size_t>(n)];
-      const float got = out.at(static_cast<size_t>(m) * H + n);
-      const double bound = std::ldexp(std::fabs(want), -11) +
-                           std::fabs(gamma[static_cast<size_t>(n)]) * (3.0 * e_max / sigma + std::ldexp(std::fabs(normalized), -13)) +
-                           std::ldexp(1.0, -24);
-      if (!(std::fabs(got - want) <= bound)) {
-        ++failures;
-        FAIL_CHECK("m " << m << " n " << n << ": kernel " << got << " want " << want << " (bound " << bound << ")");
-      }
-    }
+    failures += check_normalized_row(z, error, gamma.data(), beta.data(), eps, out, static_cast<size_t>(m) * H, m, 5 - failures);
   }
-  if (!c.in_place)
-    for (size_t g = 0; g < kGuard; ++g)
-      if (y.data()[static_cast<size_t>(M) * H + g] != kSentinel) {
-        FAIL_CHECK("a store past y[M, H] at +" << g);
-        break;
-      }
+  if (!c.in_place) check_no_store_past(y, static_cast<size_t>(M) * H);
   CHECK(failures == 0);
 }
 

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cuda_emulation/fp16_rows.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
 #include "core/half.h"
@@ -32,19 +33,11 @@ namespace {
 using encrt::cuda::GemmF16LayerNormArgs;
 using encrt::cuda::gemm_f16_layer_norm_columns;
 
-constexpr uint16_t kSentinel = 0x7bffu;  // 65504, fp16's largest: no correct output here is that
-constexpr size_t kGuard = 64;            // values past y that no store may touch
-
-// 16-byte aligned fp16 storage (the kernel's 16-byte copies want aligned rows).
-struct Halves {
-  explicit Halves(size_t n, uint16_t fill = 0) : storage((n * 2 + 15) / 16 + 1), size(n) {
-    for (size_t i = 0; i < n; ++i) data()[i] = fill;
-  }
-  uint16_t* data() { return reinterpret_cast<uint16_t*>(storage.data()); }
-  float at(size_t i) { return encrt::half_to_float(data()[i]); }
-  std::vector<uint4> storage;
-  size_t size;
-};
+using encrt::emulation::check_no_store_past;
+using encrt::emulation::check_normalized_row;
+using encrt::emulation::Halves;
+using encrt::emulation::kGuard;
+using encrt::emulation::kSentinel;
 
 struct Case {
   int M = 1, N = 32, K = 8, max_cluster = 8;
@@ -120,7 +113,6 @@ void check_case(const Case& c) {
   int failures = 0;
   std::vector<double> z(static_cast<size_t>(N)), error(static_cast<size_t>(N));
   for (int m = 0; m < M && failures < 5; ++m) {
-    double mean = 0.0;
     for (int n = 0; n < N; ++n) {
       double sum = 0.0, magnitude = 0.0;
       for (int k = 0; k < K; ++k) {
@@ -132,32 +124,10 @@ void check_case(const Case& c) {
       if (with_residual) sum += residual.at(static_cast<size_t>(m) * N + n);
       z[static_cast<size_t>(n)] = sum;
       error[static_cast<size_t>(n)] = std::ldexp(magnitude, -22) * K + std::ldexp(std::fabs(sum), -21);
-      mean += sum;
     }
-    mean /= N;
-    double var = 0.0;
-    for (int n = 0; n < N; ++n) var += (z[static_cast<size_t>(n)] - mean) * (z[static_cast<size_t>(n)] - mean);
-    var /= N;
-    const double sigma = std::sqrt(var + eps);
-    const double e_max = *std::max_element(error.begin(), error.end());
-    for (int n = 0; n < N && failures < 5; ++n) {
-      const double normalized = (z[static_cast<size_t>(n)] - mean) / sigma;
-      const double want = normalized * gamma[static_cast<size_t>(n)] + beta[static_cast<size_t>(n)];
-      const float got = y.at(static_cast<size_t>(m) * N + n);
-      const double bound = std::ldexp(std::fabs(want), -11) +
-                           std::fabs(gamma[static_cast<size_t>(n)]) * (3.0 * e_max / sigma + std::ldexp(std::fabs(normalized), -13)) +
-                           std::ldexp(1.0, -24);
-      if (!(std::fabs(got - want) <= bound)) {
-        ++failures;
-        FAIL_CHECK("m " << m << " n " << n << ": kernel " << got << " want " << want << " (bound " << bound << ")");
-      }
-    }
+    failures += check_normalized_row(z, error, gamma.data(), beta.data(), eps, y, static_cast<size_t>(m) * N, m, 5 - failures);
   }
-  for (size_t g = 0; g < kGuard; ++g)
-    if (y.data()[static_cast<size_t>(M) * N + g] != kSentinel) {
-      FAIL_CHECK("a store past y[M, N] at +" << g);
-      break;
-    }
+  check_no_store_past(y, static_cast<size_t>(M) * N);
   CHECK(failures == 0);
 }
 

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cuda_emulation/fp16_rows.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/gemm_f16_mma_kernel.cuh"
 #include "core/half.h"
@@ -29,19 +30,10 @@ namespace {
 
 using encrt::cuda::GemmF16MmaArgs;
 
-constexpr uint16_t kSentinel = 0x7bffu;  // 65504, fp16's largest: no correct output here is that
-constexpr size_t kGuard = 64;            // values past y that no store may touch
-
-// 16-byte aligned fp16 storage (the kernel's 16-byte copies want aligned rows).
-struct Halves {
-  explicit Halves(size_t n, uint16_t fill = 0) : storage((n * 2 + 15) / 16 + 1), size(n) {
-    for (size_t i = 0; i < n; ++i) data()[i] = fill;
-  }
-  uint16_t* data() { return reinterpret_cast<uint16_t*>(storage.data()); }
-  float at(size_t i) { return encrt::half_to_float(data()[i]); }
-  std::vector<uint4> storage;
-  size_t size;
-};
+using encrt::emulation::check_no_store_past;
+using encrt::emulation::Halves;
+using encrt::emulation::kGuard;
+using encrt::emulation::kSentinel;
 
 struct Case {
   int M = 1, N = 2, K = 8, tile = 64;
@@ -131,11 +123,7 @@ void check_case(const Case& c) {
         FAIL_CHECK("m " << m << " n " << n << ": kernel " << got << " want " << want << " (bound " << bound << ")");
       }
     }
-  for (size_t g = 0; g < kGuard; ++g)
-    if (y.data()[static_cast<size_t>(M) * N + g] != kSentinel) {
-      FAIL_CHECK("a store past y[M, N] at +" << g);
-      break;
-    }
+  check_no_store_past(y, static_cast<size_t>(M) * N);
   CHECK(failures == 0);
 }
 

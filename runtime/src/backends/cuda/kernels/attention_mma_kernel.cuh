@@ -242,6 +242,136 @@ __device__ __forceinline__ void store_key_tile(MmaTiles<D, Staged<Io>, kQueryRow
   if (threadIdx.x < kKeyTile) t.real[threadIdx.x] = l.tile_real != 0 ? 1 : 0;
 }
 
+// One key tile's step of the online softmax for a warp's 16 query rows (the header comment's
+// flash-attention form): s[nt] are the warp's scores of the tile (rows g (0, 1) and g + 8 (2, 3),
+// keys nt·8 + 2tg, + 1 of the warp's keys), real[j] whether its key j is real. Scales and masks
+// (-inf) s, takes the tile's row max over the group's 4 lanes, rescales the running sum l (this
+// lane's part) and the output o to the new running max m, and leaves p = exp(s − max) in s.
+template <int kKeyGroups, int D>
+__device__ __forceinline__ void softmax_step(float (&s)[kKeyGroups][4], const int* real, int tg, float scale,
+                                             float (&m)[2], float (&l)[2], float (&o)[D / 8][4], bool& any_real) {
+  float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int nt = 0; nt < kKeyGroups; ++nt)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const bool is_real = real[nt * 8 + 2 * tg + e] != 0;
+      any_real |= is_real;
+      s[nt][e] = is_real ? s[nt][e] * scale : -INFINITY;
+      s[nt][2 + e] = is_real ? s[nt][2 + e] * scale : -INFINITY;
+      tile_max[0] = fmaxf(tile_max[0], s[nt][e]);
+      tile_max[1] = fmaxf(tile_max[1], s[nt][2 + e]);
+    }
+  float correction[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float m_new = fmaxf(m[r], tile_max[r]);
+    correction[r] = m[r] == m_new ? 1.0f : expf(m[r] - m_new);  // (-inf - -inf would be NaN)
+    m[r] = m_new;
+    l[r] *= correction[r];
+  }
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) {
+    o[dt][0] *= correction[0];
+    o[dt][1] *= correction[0];
+    o[dt][2] *= correction[1];
+    o[dt][3] *= correction[1];
+  }
+  // p = exp(s - max), 0 for a -inf score (a padded key, or a real one): the running max may
+  // still be -inf here while a later tile's is finite, and the reference's exp(-inf - max) is 0
+  // then; a row whose every real score is -inf is made NaN at the end, as the reference's
+  // exp(-inf - -inf). A NaN score gives a NaN p (and row).
+#pragma unroll
+  for (int nt = 0; nt < kKeyGroups; ++nt)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      s[nt][e] = s[nt][e] == -INFINITY ? 0.0f : expf(s[nt][e] - m[0]);
+      s[nt][2 + e] = s[nt][2 + e] == -INFINITY ? 0.0f : expf(s[nt][2 + e] - m[1]);
+      l[0] += s[nt][e];
+      l[1] += s[nt][2 + e];
+    }
+}
+
+// O += P·V over the warp's keys of the tile, 16 at a time: P's A fragment is the score fragments
+// of key groups 2kk (columns 2tg, 2tg + 1 of the step) and 2kk + 1 (columns 2tg + 8, 2tg + 9),
+// rows g then g + 8, rounded to T. B (k = the key, n = the dimension) from V's row-major
+// [key][d] (v: the warp's first key, rows ld values apart): keys 2tg, 2tg + 1 (and + 8) of the
+// step at dimension dt·8 + g, two 16-bit loads per register.
+template <int kKeyGroups, int D, typename T>
+__device__ __forceinline__ void add_pv(float (&o)[D / 8][4], const float (&s)[kKeyGroups][4], const T* v, int ld, int g,
+                                       int tg) {
+#pragma unroll
+  for (int kk = 0; kk < kKeyGroups / 2; ++kk) {
+    const uint32_t pa[4] = {pack_rounded<T>(s[2 * kk][0], s[2 * kk][1]), pack_rounded<T>(s[2 * kk][2], s[2 * kk][3]),
+                            pack_rounded<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                            pack_rounded<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    const T* key = v + (kk * 16 + 2 * tg) * ld;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) {
+      const int d = dt * 8 + g;
+      mma_m16n8k16<T>(o[dt], pa, pack(key[d], key[ld + d]), pack(key[8 * ld + d], key[9 * ld + d]));
+    }
+  }
+}
+
+// The split layout's merge of the warps' softmax states of the same 16 rows: each warp leaves its
+// own (leave_state), then, after a barrier, warp 0 (take_states) rescales each to the largest
+// running max M, as softmax_step rescales a tile's (a factor of 1 where the max is M itself, so a
+// +Inf max stays NaN; 0 where a warp's max is -inf: it added nothing), and adds them in warp order.
+template <int D>
+__device__ __forceinline__ void leave_state(SplitStates<D>& states, int warp, int lane, int g, int tg,
+                                            const float (&o)[D / 8][4], const float (&m)[2], const float (&l)[2],
+                                            bool has_real) {
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) states.o[warp][dt][e][lane] = o[dt][e];
+  if (tg == 0) {
+    states.m[warp][g] = m[0], states.m[warp][g + 8] = m[1];
+    states.l[warp][g] = l[0], states.l[warp][g + 8] = l[1];
+  }
+  if (lane == 0) states.any_real[warp] = has_real ? 1 : 0;
+}
+template <int D, int kWarpsMerged>
+__device__ __forceinline__ void take_states(const SplitStates<D>& states, int lane, int g, float (&o)[D / 8][4],
+                                            float (&l)[2], bool& has_real) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = g + 8 * r;
+    float M = states.m[0][row];
+    for (int w = 1; w < kWarpsMerged; ++w) M = fmaxf(M, states.m[w][row]);
+    float sum = 0.0f;
+    float acc[D / 8][2];
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) acc[dt][0] = acc[dt][1] = 0.0f;
+    for (int w = 0; w < kWarpsMerged; ++w) {
+      const float mw = states.m[w][row];
+      const float f = mw == M ? 1.0f : mw == -INFINITY ? 0.0f : expf(mw - M);
+      sum += states.l[w][row] * f;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) {
+        acc[dt][0] += states.o[w][dt][2 * r][lane] * f;
+        acc[dt][1] += states.o[w][dt][2 * r + 1][lane] * f;
+      }
+    }
+    l[r] = sum;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) o[dt][2 * r] = acc[dt][0], o[dt][2 * r + 1] = acc[dt][1];
+  }
+  for (int w = 1; w < kWarpsMerged; ++w) has_real = has_real || states.any_real[w] != 0;
+}
+
+// 1 / the row sum for the output. A zero sum: no real key in the sequence (zeros), or every real
+// score -inf (NaN, as the reference). With a finite max the sum is at least 1 (the max's own p),
+// so nothing else gives 0.
+__device__ __forceinline__ void output_scale(const float (&l)[2], bool sequence_has_real, float (&inv)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
+}
+
 // Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf.
 template <int D, typename Io, int kSplit = 1>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
@@ -254,7 +384,6 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   constexpr int kQueryRows = kQueryTileOf<kSplit>;
   constexpr int kWarpKeys = kKeyTile / kSplit;  // keys of each tile that a warp takes
   constexpr int kKeyGroups = kWarpKeys / 8;     // its n8 tiles of S per key tile
-  constexpr int kKeySteps = kWarpKeys / 16;     // its k16 steps of P·V per key tile
   __shared__ MmaTiles<D, T, kQueryRows> t;
   __shared__ std::conditional_t<(kSplit > 1), SplitStates<D>, char> states;
   const int b = blockIdx.z, h = blockIdx.y, q0 = blockIdx.x * kQueryRows;
@@ -332,66 +461,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
                         pair_at(&t.k[kb + nt * 8 + g][kt * 16 + 8 + 2 * tg]));
     }
 
-    // Scale, mask (-inf), the tile's row max over the group's 4 lanes, the rescale factor.
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < kKeyGroups; ++nt)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const bool real = t.real[kb + nt * 8 + 2 * tg + e] != 0;
-        any_real |= real;
-        s[nt][e] = real ? s[nt][e] * a.scale : -INFINITY;
-        s[nt][2 + e] = real ? s[nt][2 + e] * a.scale : -INFINITY;
-        tile_max[0] = fmaxf(tile_max[0], s[nt][e]);
-        tile_max[1] = fmaxf(tile_max[1], s[nt][2 + e]);
-      }
-    float correction[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      const float m_new = fmaxf(m[r], tile_max[r]);
-      correction[r] = m[r] == m_new ? 1.0f : expf(m[r] - m_new);  // (-inf - -inf would be NaN)
-      m[r] = m_new;
-      l[r] *= correction[r];
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      o[dt][0] *= correction[0];
-      o[dt][1] *= correction[0];
-      o[dt][2] *= correction[1];
-      o[dt][3] *= correction[1];
-    }
-    // p = exp(s - max), 0 for a -inf score (a padded key, or a real one): the running max may
-    // still be -inf here while a later tile's is finite, and the reference's exp(-inf - max) is 0
-    // then; a row whose every real score is -inf is made NaN at the end, as the reference's
-    // exp(-inf - -inf). A NaN score gives a NaN p (and row).
-#pragma unroll
-    for (int nt = 0; nt < kKeyGroups; ++nt)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        s[nt][e] = s[nt][e] == -INFINITY ? 0.0f : expf(s[nt][e] - m[0]);
-        s[nt][2 + e] = s[nt][2 + e] == -INFINITY ? 0.0f : expf(s[nt][2 + e] - m[1]);
-        l[0] += s[nt][e];
-        l[1] += s[nt][2 + e];
-      }
-
-    // O += P·V per 16 keys: P's A fragment is the score fragments of key groups 2kk (columns
-    // 2tg, 2tg + 1 of the step) and 2kk + 1 (columns 2tg + 8, 2tg + 9), rows g then g + 8. B
-    // (k = the key, n = the dimension) from V's row-major [key][d]: keys 2tg, 2tg + 1 (and + 8)
-    // of the step at dimension dt·8 + g, two 16-bit loads per register.
-#pragma unroll
-    for (int kk = 0; kk < kKeySteps; ++kk) {
-      const uint32_t pa[4] = {pack_rounded<T>(s[2 * kk][0], s[2 * kk][1]), pack_rounded<T>(s[2 * kk][2], s[2 * kk][3]),
-                              pack_rounded<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack_rounded<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const int key = kb + kk * 16 + 2 * tg;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) {
-        const int d = dt * 8 + g;
-        mma_m16n8k16<T>(o[dt], pa, pack(t.v[key][d], t.v[key + 1][d]), pack(t.v[key + 8][d], t.v[key + 9][d]));
-      }
-    }
+    softmax_step<kKeyGroups, D>(s, &t.real[kb], tg, a.scale, m, l, o, any_real);
+    add_pv<kKeyGroups, D, T>(o, s, &t.v[kb][0], MmaTiles<D, T, kQueryRows>::kLd, g, tg);
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {  // the group's 4 parts of the row sum
@@ -400,54 +471,15 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
   }
   bool sequence_has_real = __any_sync(0xffffffffu, any_real);
   if constexpr (kSplit > 1) {
-    // Merge the kSplit warps' states of the same rows (here every warp is active: q0 < n): each
-    // leaves its own, then warp 0 rescales each to the largest running max M, as the loop above
-    // rescales a tile's (a factor of 1 where the max is M itself, so a +Inf max stays NaN; 0 where
-    // a warp's max is -inf: it added nothing), and adds them in warp order.
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) states.o[warp][dt][e][lane] = o[dt][e];
-    if (tg == 0) {
-      states.m[warp][g] = m[0], states.m[warp][g + 8] = m[1];
-      states.l[warp][g] = l[0], states.l[warp][g + 8] = l[1];
-    }
-    if (lane == 0) states.any_real[warp] = sequence_has_real ? 1 : 0;
+    // Merge the kSplit warps' states of the same rows (here every warp is active: q0 < n).
+    leave_state<D>(states, warp, lane, g, tg, o, m, l, sequence_has_real);
     __syncthreads();
     if (warp != 0) return;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = g + 8 * r;
-      float M = states.m[0][row];
-      for (int w = 1; w < kSplit; ++w) M = fmaxf(M, states.m[w][row]);
-      float sum = 0.0f;
-      float acc[D / 8][2];
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) acc[dt][0] = acc[dt][1] = 0.0f;
-      for (int w = 0; w < kSplit; ++w) {
-        const float mw = states.m[w][row];
-        const float f = mw == M ? 1.0f : mw == -INFINITY ? 0.0f : expf(mw - M);
-        sum += states.l[w][row] * f;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-          acc[dt][0] += states.o[w][dt][2 * r][lane] * f;
-          acc[dt][1] += states.o[w][dt][2 * r + 1][lane] * f;
-        }
-      }
-      l[r] = sum;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) o[dt][2 * r] = acc[dt][0], o[dt][2 * r + 1] = acc[dt][1];
-    }
-    for (int w = 1; w < kSplit; ++w) sequence_has_real = sequence_has_real || states.any_real[w] != 0;
+    take_states<D, kSplit>(states, lane, g, o, l, sequence_has_real);
   }
   if (!active) return;  // after the loop and the merge: no __syncthreads follows
-
-  // A zero sum: no real key (zeros), or every real score -inf (NaN, as the reference). With a
-  // finite max the sum is at least 1 (the max's own p), so nothing else gives 0.
   float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
+  output_scale(l, sequence_has_real, inv);
   Io* out = static_cast<Io*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {

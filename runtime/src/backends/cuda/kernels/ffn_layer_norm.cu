@@ -1,7 +1,5 @@
 // Launches the fused feed-forward block (ffn_layer_norm_kernel.cuh: the design) after checking what
 // it takes: a grid of C × ⌈M / 16⌉ blocks in clusters of C along x, the shared memory of its plan.
-#include <mutex>
-
 #include "backends/cuda/kernels/ffn_layer_norm_kernel.cuh"
 #include "backends/cuda/kernels/launch.cuh"
 
@@ -17,46 +15,22 @@ using ffn_norm::plan_of;
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-// The kernel's dynamic shared memory may reach the GPU's opt-in limit: said once, at the first
-// prepare (session creation, outside any graph capture), for every plan.
+// The kernel's dynamic shared memory is its plan's, up to the GPU's opt-in limit (the limit set).
 template <int BN>
-cudaError_t opt_in() {
-  static std::once_flag once;
-  static cudaError_t opted = cudaSuccess;
-  std::call_once(once, [] {
-    int device = 0, most = 0;
-    opted = cudaGetDevice(&device);
-    if (opted == cudaSuccess) opted = cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (opted == cudaSuccess) opted = cudaFuncSetAttribute(ffn_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
-    // Clusters of more than 8 blocks (prepare checks that the GPU runs them before they are used).
-    if (opted == cudaSuccess)
-      opted = cudaFuncSetAttribute(ffn_layer_norm_kernel<BN>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  });
-  return opted;
+cudaError_t set_up() {
+  return set_up_kernel_once<ffn_layer_norm_kernel<BN>>(-1);
 }
 
 template <int BN>
 cudaError_t prepare(int H, int F, int max_cluster) {
-  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  if (const cudaError_t e = set_up<BN>(); e != cudaSuccess) return e;
   const Plan p = plan_of(H, F, max_cluster);
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3(static_cast<unsigned>(p.cluster), 1);
-  c.blockDim = dim3(kThreads);
-  c.dynamicSmemBytes = p.bytes;
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(p.cluster);
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  c.attrs = &attribute;
-  c.numAttrs = 1;
-  int clusters = 0;
-  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, ffn_layer_norm_kernel<BN>, &c); e != cudaSuccess) return e;
-  return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
+  return clusters_fit(ffn_layer_norm_kernel<BN>, static_cast<unsigned>(p.cluster), kThreads, p.bytes);
 }
 
 template <int BN>
 cudaError_t launch(const FfnLayerNormArgs& a, cudaStream_t stream) {
-  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  if (const cudaError_t e = set_up<BN>(); e != cudaSuccess) return e;
   const Plan p = plan_of(a.H, a.F, a.max_cluster);
   const dim3 grid(static_cast<unsigned>(p.cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
   const cudaError_t e = launch_kernel_in_clusters(ffn_layer_norm_kernel<BN>, grid, kThreads, p.bytes,

@@ -1,7 +1,5 @@
 // Launches the fused linear + LayerNorm kernel (gemm_f16_layer_norm_kernel.cuh: the design) after
 // checking what it takes: a grid of ⌈N / BN⌉ × ⌈M / 16⌉ blocks in clusters of ⌈N / BN⌉ along x.
-#include <mutex>
-
 #include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
 #include "backends/cuda/kernels/launch.cuh"
 
@@ -16,55 +14,19 @@ using gemm_f16_norm::Layout;
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-// Past 48 KB of dynamic shared memory a kernel must say so, once (the backend calls
-// gemm_f16_layer_norm_prepare at session creation, outside any graph capture).
 template <int BN>
-cudaError_t opt_in() {
-  static std::once_flag once;
-  static cudaError_t opted = cudaSuccess;
-  std::call_once(once, [] {
-    opted = cudaFuncSetAttribute(gemm_f16_layer_norm_kernel<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(Layout<BN>::kBytes));
-    // Clusters of more than 8 blocks (prepare checks that the GPU runs them before they are used).
-    if (opted == cudaSuccess)
-      opted = cudaFuncSetAttribute(gemm_f16_layer_norm_kernel<BN>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  });
-  return opted;
-}
-
-template <int BN>
-cudaLaunchConfig_t config_of(const GemmF16LayerNormArgs& a, cudaLaunchAttribute* cluster_attribute) {
-  const int cluster = (a.N + BN - 1) / BN;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
-  c.blockDim = dim3(kThreads);
-  c.dynamicSmemBytes = Layout<BN>::kBytes;
-  cluster_attribute->id = cudaLaunchAttributeClusterDimension;
-  cluster_attribute->val.clusterDim.x = static_cast<unsigned>(cluster);
-  cluster_attribute->val.clusterDim.y = cluster_attribute->val.clusterDim.z = 1;
-  c.attrs = cluster_attribute;
-  c.numAttrs = 1;
-  return c;
-}
-
-template <int BN>
-cudaError_t prepare(int N, int max_cluster) {
-  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
-  GemmF16LayerNormArgs a;
-  a.M = kBM;
-  a.N = N;
-  a.max_cluster = max_cluster;
-  cudaLaunchAttribute attribute = {};
-  const cudaLaunchConfig_t c = config_of<BN>(a, &attribute);
-  int clusters = 0;
-  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, gemm_f16_layer_norm_kernel<BN>, &c); e != cudaSuccess)
+cudaError_t prepare(int N) {
+  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_kernel<BN>>(static_cast<int>(Layout<BN>::kBytes));
+      e != cudaSuccess)
     return e;
-  return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
+  return clusters_fit(gemm_f16_layer_norm_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, Layout<BN>::kBytes);
 }
 
 template <int BN>
 cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
-  if (const cudaError_t e = opt_in<BN>(); e != cudaSuccess) return e;
+  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_kernel<BN>>(static_cast<int>(Layout<BN>::kBytes));
+      e != cudaSuccess)
+    return e;
   const int cluster = (a.N + BN - 1) / BN;
   const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
   const cudaError_t e = launch_kernel_in_clusters(gemm_f16_layer_norm_kernel<BN>, grid, kThreads, Layout<BN>::kBytes,
@@ -91,7 +53,7 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
 cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster) {
   if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
   return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster),
-                                           [&](auto bn) { return prepare<decltype(bn)::value>(N, max_cluster); });
+                                           [&](auto bn) { return prepare<decltype(bn)::value>(N); });
 }
 
 }  // namespace encrt::cuda

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
 #include <utility>
 
 #include "backends/cuda/kernels/cuda_kernels.h"
@@ -44,6 +45,47 @@ template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                           Args&&... args) {
   return launch_kernel_in_clusters(kernel, grid, block, shared_bytes, 0u, stream, std::forward<Args>(args)...);
+}
+
+// Once per kernel (the first call's result is every call's): raises its dynamic shared memory
+// limit to `bytes` (past 48 KB a kernel must say so; negative: the current GPU's opt-in limit) and
+// allows clusters of more than 8 blocks (clusters_fit checks that a GPU runs them before they are
+// used). The backend calls it through the kernels' prepare functions at session creation, outside
+// any graph capture.
+template <auto kKernel>
+cudaError_t set_up_kernel_once(int bytes) {
+  static std::once_flag once;
+  static cudaError_t result = cudaSuccess;
+  std::call_once(once, [bytes] {
+    int limit = bytes, device = 0;
+    if (limit < 0) {
+      result = cudaGetDevice(&device);
+      if (result == cudaSuccess) result = cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+      if (result != cudaSuccess) return;
+    }
+    result = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
+    if (result == cudaSuccess) result = cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  });
+  return result;
+}
+
+// Whether the current GPU runs `kernel` in clusters of `cluster` blocks along x, each of `threads`
+// threads and shared_bytes of dynamic shared memory (cudaErrorNotSupported if not one fits).
+template <typename... Params>
+cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned threads, size_t shared_bytes) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3(cluster, 1, 1);
+  c.blockDim = dim3(threads);
+  c.dynamicSmemBytes = shared_bytes;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  c.attrs = &attribute;
+  c.numAttrs = 1;
+  int clusters = 0;
+  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &c); e != cudaSuccess) return e;
+  return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
 }
 
 }  // namespace encrt::cuda

@@ -80,8 +80,6 @@ struct Layout {
 template <int D>
 __global__ void __launch_bounds__(kThreads) qkv_attention_kernel(QkvAttentionArgs a) {
   using L = Layout<D>;
-  using mma_attention::pack;
-  using mma_attention::pack_rounded;
   using mma_attention::pair_at;
   using mma_gemm_f16::load_rows_async;
   using mma_gemm_f16::words_at;
@@ -213,55 +211,8 @@ __global__ void __launch_bounds__(kThreads) qkv_attention_kernel(QkvAttentionArg
         mma_m16n8k16<__half>(s[nt], qa[kt], pair_at(k_s + (kb + nt * 8 + g) * kLd + kt * 16 + 2 * t),
                              pair_at(k_s + (kb + nt * 8 + g) * kLd + kt * 16 + 8 + 2 * t));
     }
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const bool real = real_s[kb + nt * 8 + 2 * t + e] != 0;
-        any_real |= real;
-        s[nt][e] = real ? s[nt][e] * a.scale : -INFINITY;
-        s[nt][2 + e] = real ? s[nt][2 + e] * a.scale : -INFINITY;
-        tile_max[0] = fmaxf(tile_max[0], s[nt][e]);
-        tile_max[1] = fmaxf(tile_max[1], s[nt][2 + e]);
-      }
-    float correction[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      const float m_new = fmaxf(m[r], tile_max[r]);
-      correction[r] = m[r] == m_new ? 1.0f : expf(m[r] - m_new);  // (-inf - -inf would be NaN)
-      m[r] = m_new;
-      l[r] *= correction[r];
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      o[dt][0] *= correction[0];
-      o[dt][1] *= correction[0];
-      o[dt][2] *= correction[1];
-      o[dt][3] *= correction[1];
-    }
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        s[nt][e] = s[nt][e] == -INFINITY ? 0.0f : expf(s[nt][e] - m[0]);
-        s[nt][2 + e] = s[nt][2 + e] == -INFINITY ? 0.0f : expf(s[nt][2 + e] - m[1]);
-        l[0] += s[nt][e];
-        l[1] += s[nt][2 + e];
-      }
-    // O += P·V over the tile's 16 keys (attention_mma_kernel.cuh: P's A fragment from the two score
-    // fragments, V's B fragment two 16-bit loads a register).
-    const uint32_t pa[4] = {pack_rounded<__half>(s[0][0], s[0][1]), pack_rounded<__half>(s[0][2], s[0][3]),
-                            pack_rounded<__half>(s[1][0], s[1][1]), pack_rounded<__half>(s[1][2], s[1][3])};
-    const int key = kb + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      const int d = dt * 8 + g;
-      mma_m16n8k16<__half>(o[dt], pa, pack(v_s[key * kLd + d], v_s[(key + 1) * kLd + d]),
-                           pack(v_s[(key + 8) * kLd + d], v_s[(key + 9) * kLd + d]));
-    }
+    mma_attention::softmax_step<2, D>(s, real_s + kb, t, a.scale, m, l, o, any_real);
+    mma_attention::add_pv<2, D, __half>(o, s, v_s + kb * kLd, kLd, g, t);
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {  // the group's 4 parts of the row sum
@@ -270,49 +221,15 @@ __global__ void __launch_bounds__(kThreads) qkv_attention_kernel(QkvAttentionArg
   }
   bool sequence_has_real = __any_sync(0xffffffffu, any_real);
 
-  // The 4 warps' states merged by warp 0 (attention_mma_kernel.cuh's split layout: each rescaled
-  // to the largest running max, added in warp order); a warp without a tile adds nothing.
+  // The 4 warps' states merged by warp 0 (attention_mma_kernel.cuh's split layout); a warp without
+  // a tile adds nothing.
   auto& states = *reinterpret_cast<mma_attention::SplitStates<D>*>(smem);
-#pragma unroll
-  for (int dt = 0; dt < D / 8; ++dt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) states.o[warp][dt][e][lane] = o[dt][e];
-  if (t == 0) {
-    states.m[warp][g] = m[0], states.m[warp][g + 8] = m[1];
-    states.l[warp][g] = l[0], states.l[warp][g + 8] = l[1];
-  }
-  if (lane == 0) states.any_real[warp] = sequence_has_real ? 1 : 0;
+  mma_attention::leave_state<D>(states, warp, lane, g, t, o, m, l, sequence_has_real);
   __syncthreads();
   if (warp == 0) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = g + 8 * r;
-      float M = states.m[0][row];
-      for (int w2 = 1; w2 < kWarps; ++w2) M = fmaxf(M, states.m[w2][row]);
-      float sum = 0.0f;
-      float acc[D / 8][2];
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) acc[dt][0] = acc[dt][1] = 0.0f;
-      for (int w2 = 0; w2 < kWarps; ++w2) {
-        const float mw = states.m[w2][row];
-        const float f = mw == M ? 1.0f : mw == -INFINITY ? 0.0f : expf(mw - M);
-        sum += states.l[w2][row] * f;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-          acc[dt][0] += states.o[w2][dt][2 * r][lane] * f;
-          acc[dt][1] += states.o[w2][dt][2 * r + 1][lane] * f;
-        }
-      }
-      l[r] = sum;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt) o[dt][2 * r] = acc[dt][0], o[dt][2 * r + 1] = acc[dt][1];
-    }
-    for (int w2 = 1; w2 < kWarps; ++w2) sequence_has_real = sequence_has_real || states.any_real[w2] != 0;
-    // A zero sum: no real key (zeros), or every real score -inf (NaN, as the reference).
+    mma_attention::take_states<D, kWarps>(states, lane, g, o, l, sequence_has_real);
     float inv[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-      inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
+    mma_attention::output_scale(l, sequence_has_real, inv);
     __half* out = static_cast<__half*>(a.out);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
