@@ -17,10 +17,11 @@
 // rounded up to 64; MiniLM: C 8, BN 48, S 192, or C 16, BN 24, S 128: the slices past F are
 // zeros, never loaded).
 // 1. Up projection: the block's 16 × S slice of h in chunks of 64 columns (4 warps of 16 columns,
-//    gemm_f16_mma_kernel.cuh's fragments and permuted k order), K = H through a ring of 8 stages of
-//    32 values (stage_ring.cuh: its first weights loaded before waiting for the kernel ahead), the
-//    chunks one after another in the same ring; each chunk's epilogue (+ b1, the activation,
-//    rounding to fp16) writes it to the block's slice in shared memory.
+//    gemm_f16_mma_kernel.cuh's fragments and permuted k order). x's 16 rows are loaded once, whole,
+//    into shared memory (with the ring's first stage); w1's rows go through a ring of 12 stages of
+//    32 K values (4 KB each: stage_ring.cuh, its first weights loaded before waiting for the kernel
+//    ahead), the chunks one after another in the same ring; each chunk's epilogue (+ b1, the
+//    activation, rounding to fp16) writes it to the block's slice in shared memory.
 // 2. The cluster's barrier; every block gathers the cluster's slices through distributed shared
 //    memory into its own copy of the 16 rows of h (16 × C·S values; MiniLM 48 KB).
 // 3. Down projection and LayerNorm: gemm_f16_layer_norm_kernel.cuh's loop (the K of a 128-value
@@ -54,8 +55,8 @@ using gemm_f16_norm::kBM;
 using gemm_f16_norm::kThreads;
 constexpr int kChunk = 64;         // up-projection columns a chunk (4 warps × 16)
 constexpr int kUpK = 32;           // K values of an up-projection stage
-constexpr int kUpStages = 8;
-constexpr size_t kUpStageBytes = static_cast<size_t>(kBM + kChunk) * kUpK * 2;  // x rows, then w1 rows
+constexpr int kUpStages = 12;
+constexpr size_t kUpStageBytes = static_cast<size_t>(kChunk) * kUpK * 2;  // w1's rows
 
 // The shape of the kernel's work and its dynamic shared memory, made on the host (plan_of) and
 // passed to the kernel: the stages (the up projection's, then the down projection's, then the partial
@@ -64,7 +65,8 @@ struct Plan {
   int cluster = 0, bn = 0, slice = 0;  // C, BN, S
   int h_columns = 0;                   // W = C·S rounded up to 128 (the down projection's stages)
   int ld_h = 0;                        // W + 32: rows 64 bytes apart mod 128 (no bank conflict)
-  size_t stages_at = 0, slice_at = 0, gathered_at = 0, stats_at = 0, bytes = 0;
+  int ld_x = 0;                        // x's rows in shared memory: H rounded up to 64, + 32 (the same)
+  size_t stages_at = 0, x_at = 0, slice_at = 0, gathered_at = 0, stats_at = 0, bytes = 0;
 };
 inline Plan plan_of(int H, int F, int max_cluster = 8) {
   Plan p;
@@ -79,8 +81,10 @@ inline Plan plan_of(int H, int F, int max_cluster = 8) {
   size_t stages = kUpStages * kUpStageBytes;
   if (down > stages) stages = down;
   if (partials > stages) stages = partials;
+  p.ld_x = (H + 63) / 64 * 64 + 32;
   p.stages_at = 0;
-  p.slice_at = stages;
+  p.x_at = stages;
+  p.slice_at = p.x_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.ld_x) * 2;
   p.gathered_at = p.slice_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.slice) * 2;
   p.stats_at = p.gathered_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.ld_h) * 2;
   p.bytes = p.stats_at + 2 * kBM * sizeof(float);
@@ -127,8 +131,8 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
 
   // 1. The up projection, chunk after chunk of 64 columns, one ring of (chunk, k) steps.
   {
-    __half* up_a = reinterpret_cast<__half*>(smem + p.stages_at);  // [kUpStages][16][32]
-    __half* up_b = up_a + kUpStages * kBM * kUpK;                  // [kUpStages][64][32]
+    __half* up_b = reinterpret_cast<__half*>(smem + p.stages_at);  // [kUpStages][64][32]
+    __half* x_s = reinterpret_cast<__half*>(smem + p.x_at);        // [16][ld_x]
     const int k_steps = (a.H + kUpK - 1) / kUpK;
     const int f_end = f0 + p.slice < a.F ? f0 + p.slice : a.F;  // w1's rows of this block end here
     float acc[2][4] = {};
@@ -139,14 +143,23 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
           load_rows_async<kChunk, kUpK, kUpK, kThreads>(up_b + slot * kChunk * kUpK, w1, f_end, a.H,
                                                         f0 + (s / k_steps) * kChunk, (s % k_steps) * kUpK);
         },
-        [&](int slot, int s) {
-          load_rows_async<kBM, kUpK, kUpK, kThreads>(up_a + slot * kBM * kUpK, x, a.M, a.H, m0, (s % k_steps) * kUpK);
+        [&](int, int s) {
+          if (s != 0) return;  // x's rows, whole, with the first stage; zeros past M and past H
+          const int chunks = k_steps * kUpK / 8;  // 16-byte chunks of a row, to the last step's end
+          for (int e = static_cast<int>(threadIdx.x); e < kBM * chunks; e += kThreads) {
+            const int r = e / chunks, c = (e % chunks) * 8;
+            __half* dst = x_s + r * p.ld_x + c;
+            if (m0 + r < a.M && c < a.H)
+              copy_async<16>(dst, x + static_cast<size_t>(m0 + r) * static_cast<size_t>(a.H) + static_cast<size_t>(c));
+            else
+              *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+          }
         },
         [&](int slot) {
-          const __half* sa = up_a + slot * kBM * kUpK;
           const __half* sb = up_b + slot * kChunk * kUpK;
           const int c = 8 * t;
-          const uint4 lo = words_at(sa + g * kUpK + c), hi = words_at(sa + (g + 8) * kUpK + c);
+          const __half* sa = x_s + (step % k_steps) * kUpK;
+          const uint4 lo = words_at(sa + g * p.ld_x + c), hi = words_at(sa + (g + 8) * p.ld_x + c);
           const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt) {
