@@ -3,7 +3,8 @@
 // double on the same fp16 inputs: h = fp16(act(x·w1ᵀ + b1)), then LayerNorm(h·w2ᵀ + b2 + residual)
 // · gamma + beta. Widths: MiniLM's (H 384, F 1536: clusters of 8, slices of 192 = 3 chunks), a
 // cluster of 5 with F not a multiple of the slices (H 104, F 200: most of the last slices past F),
-// and H 256 / F 1000, and MiniLM in clusters of 16 (slices of 128, the last four past F); M across
+// and H 256 / F 1000 (slices of 128: two whole chunks), and MiniLM in clusters of 16 (slices of 96:
+// a chunk and a half); M across
 // 16-row tiles; every activation, with and without b1; the residual
 // being x, and y being x (in place). This checks the chunked up projection, the gather over the
 // cluster's shared memory, the down projection from it and the LayerNorm's statistics.
@@ -197,12 +198,12 @@ TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ff
   const ffn::Plan sixteen = ffn::plan_of(384, 1536, 16);
   CHECK(sixteen.cluster == 16);
   CHECK(sixteen.bn == 24);
-  CHECK(sixteen.slice == 128);  // 96 rounded up to the 64-column chunks; the last 4 slices past F
-  CHECK(sixteen.h_columns == 2048);
+  CHECK(sixteen.slice == 96);  // 1.5 chunks of 64: the second cut at the slice's end
+  CHECK(sixteen.h_columns == 1536);
   CHECK(sixteen.bytes <= 227 * 1024);
   const ffn::Plan odd = ffn::plan_of(104, 200);
   CHECK(odd.cluster == 5);
-  CHECK(odd.slice == 64);
-  CHECK(odd.h_columns == 384);
+  CHECK(odd.slice == 40);  // ⌈200 / 5⌉: one chunk, cut at 40
+  CHECK(odd.h_columns == 256);
   CHECK(ffn::plan_of(1032, 4096).cluster == 0);  // past 8 blocks of 128 columns
 }

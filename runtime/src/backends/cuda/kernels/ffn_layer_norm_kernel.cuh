@@ -14,8 +14,9 @@
 // A thread-block cluster (cluster.cuh, sm_90) of C blocks owns 16 rows. Its blocks split the down
 // projection's H output columns, BN each (C = ⌈H / BN⌉ ≤ 8, or 16 where the GPU runs such
 // clusters: gemm_f16_layer_norm_columns), and the up projection's F columns, S each (S = ⌈F / C⌉
-// rounded up to 64; MiniLM: C 8, BN 48, S 192, or C 16, BN 24, S 128: the slices past F are
-// zeros, never loaded).
+// rounded up to 8; MiniLM: C 8, BN 48, S 192, or C 16, BN 24, S 96). A slice goes in chunks of 64
+// columns, the last one cut at the slice's end (w1's rows past it are zeros, not loaded, and
+// its columns there are not kept).
 // 1. Up projection: the block's 16 × S slice of h in chunks of 64 columns (4 warps of 16 columns,
 //    gemm_f16_mma_kernel.cuh's fragments and permuted k order). x's 16 rows are loaded once, whole,
 //    into shared memory (with the ring's first stage); w1's rows go through a ring of 12 stages of
@@ -73,7 +74,7 @@ inline Plan plan_of(int H, int F, int max_cluster = 8) {
   p.bn = gemm_f16_layer_norm_columns(H, max_cluster);
   if (p.bn == 0 || F <= 0) return p;
   p.cluster = (H + p.bn - 1) / p.bn;
-  p.slice = ((F + p.cluster - 1) / p.cluster + kChunk - 1) / kChunk * kChunk;
+  p.slice = ((F + p.cluster - 1) / p.cluster + 7) / 8 * 8;
   p.h_columns = (p.cluster * p.slice + gemm_f16_norm::kBlockK - 1) / gemm_f16_norm::kBlockK * gemm_f16_norm::kBlockK;
   p.ld_h = p.h_columns + 32;
   const size_t down = static_cast<size_t>(gemm_f16_norm::kStages) * static_cast<size_t>(p.bn) * gemm_f16_norm::kLd * 2;
@@ -138,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
     float acc[2][4] = {};
     int step = 0;  // the step the warps multiply next
     run_stage_ring<kUpStages>(
-        (p.slice / kChunk) * k_steps,
+        (p.slice + kChunk - 1) / kChunk * k_steps,
         [&](int slot, int s) {
           load_rows_async<kChunk, kUpK, kUpK, kThreads>(up_b + slot * kChunk * kUpK, w1, f_end, a.H,
                                                         f0 + (s / k_steps) * kChunk, (s % k_steps) * kUpK);
@@ -174,9 +175,10 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
 #pragma unroll
               for (int i = 0; i < 4; ++i) {
                 const int col = chunk * kChunk + warp * 16 + nt * 8 + 2 * t + (i & 1), f = f0 + col;
-                // Columns past F: w1's rows there are zeros, so 0 (no bias: act(0) = 0).
+                // Columns past F: w1's rows there are zeros, so 0 (no bias: act(0) = 0). The last
+                // chunk may reach past the slice: those columns are the next block's.
                 const float v = f < a.F ? up_value(acc[nt][i], a, f) : 0.0f;
-                slice[(g + 8 * (i >> 1)) * p.slice + col] = __float2half_rn(v);
+                if (col < p.slice) slice[(g + 8 * (i >> 1)) * p.slice + col] = __float2half_rn(v);
                 acc[nt][i] = 0.0f;
               }
           }
