@@ -64,13 +64,18 @@ cudaError_t set_up_kernel_once(int bytes) {
       if (result != cudaSuccess) return;
     }
     result = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
-    if (result == cudaSuccess) result = cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    // A GPU without clusters of more than 8 blocks may refuse this: clusters_fit then refuses 16
+    // too, and 8 still run.
+    if (result == cudaSuccess && cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
+      (void)cudaGetLastError();
+    if (result != cudaSuccess) (void)cudaGetLastError();  // the refusal is the result, not a later launch's error
   });
   return result;
 }
 
 // Whether the current GPU runs `kernel` in clusters of `cluster` blocks along x, each of `threads`
-// threads and shared_bytes of dynamic shared memory (cudaErrorNotSupported if not one fits).
+// threads and shared_bytes of dynamic shared memory (cudaErrorNotSupported if not one fits). A
+// refusal is cleared from the runtime's last error, which the launchers read after each launch.
 template <typename... Params>
 cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned threads, size_t shared_bytes) {
   cudaLaunchConfig_t c = {};
@@ -84,7 +89,10 @@ cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned t
   c.attrs = &attribute;
   c.numAttrs = 1;
   int clusters = 0;
-  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &c); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &c); e != cudaSuccess) {
+    (void)cudaGetLastError();  // a cluster size the GPU refuses is the answer, not a later launch's error
+    return e;
+  }
   return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
 }
 
