@@ -313,7 +313,7 @@ inline int gemm_f16_mma_tile(int M, int N, int sms) {
 // ---- Post-norm's linear + bias + residual + LayerNorm in one kernel (gemm_f16_layer_norm.cu; the
 // device code and its design: gemm_f16_layer_norm_kernel.cuh): y = fp16(LayerNorm(x · wᵀ + bias +
 // residual) · gamma + beta), fp16 operands, fp32 sums, statistics and epilogue. A row's columns
-// spread over a thread-block cluster of up to 8 blocks of BN columns (sm_90 and newer), K a
+// spread over a thread-block cluster of up to 8 (or 16) blocks of BN columns (sm_90 and newer), K a
 // multiple of 8, N at most 8 · 128; the caller chooses (gemm_f16_layer_norm_supported) and runs
 // the linear and the LayerNorm kernel otherwise.
 struct GemmF16LayerNormArgs {

@@ -8,8 +8,8 @@
 // LayerNorms after the attention's output projection and after the FFN's down projection; a
 // LayerNorm needs the whole row, which one block of a GEMM does not have. Here the row's columns
 // are spread over a thread-block cluster (cluster.cuh: sm_90 and newer), one block per BN columns
-// and 16 rows, up to 8 blocks (N ≤ 8·BN), and the blocks add up the rows' statistics through
-// distributed shared memory: the LayerNorm costs two cluster barriers instead of a kernel, and
+// and 16 rows, up to 8 blocks (N ≤ 8·BN; 16 where the GPU runs such clusters), and the blocks add
+// up the rows' statistics through distributed shared memory: the LayerNorm costs two cluster barriers instead of a kernel, and
 // the linear's output never goes to memory before it is normalized.
 //
 // A block: 4 warps on one 16 × BN tile of the linear, the K of a stage split over the warps (each
@@ -166,7 +166,7 @@ __device__ __forceinline__ void layer_norm_epilogue(const float (&acc)[BN / 8][4
 }
 
 // grid (cluster, ⌈M / 16⌉), clusters of `cluster` blocks along x (block x covers columns
-// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8).
+// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8, or 16: GemmF16LayerNormArgs::max_cluster).
 template <int BN>
 __global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16LayerNormArgs a, int cluster) {
   constexpr int NT = BN / 8;            // n8 tiles of a warp (each warp covers every column)
