@@ -9,8 +9,9 @@
 // LayerNorm needs the whole row, which one block of a GEMM does not have. Here the row's columns
 // are spread over a thread-block cluster (cluster.cuh: sm_90 and newer), one block per BN columns
 // and 16 rows, up to 8 blocks (N ≤ 8·BN; 16 where the GPU runs such clusters), and the blocks add
-// up the rows' statistics through distributed shared memory: the LayerNorm costs two cluster barriers instead of a kernel, and
-// the linear's output never goes to memory before it is normalized.
+// up the rows' statistics through distributed shared memory: the LayerNorm costs two cluster
+// barriers instead of a kernel, and the linear's output never goes to memory before it is
+// normalized.
 //
 // A block: 4 warps on one 16 × BN tile of the linear, the K of a stage split over the warps (each
 // warp takes 32 of the stage's 128 values: a warp's chain of mma.sync is a quarter of K, as in a
