@@ -162,6 +162,11 @@ for shape in 1x128 32x128; do
   bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
   bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
 done
+# The int8 model's linears as fp16 (int8_linears: auto takes f16 up to 256 rows, so batch 1 runs
+# them by default) against int8 arithmetic, and with encrt's fp16 GEMM and its fused kernels.
+bench "int8_linears_int8_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options int8_linears=int8
+bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options fp16_gemm=auto
+bench "int8_linears_f16_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=f16
 # What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
 # (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
 # only), and none of them (separate).
@@ -187,9 +192,13 @@ note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/c
 [[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
+# The fixture models' int8 files through int8 arithmetic (the defaults run them as fp16 linears at
+# the suite's small shapes), and MiniLM int8 with it.
+conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
 accuracy int8_cuda int8 cuda "" 90
+accuracy int8_cuda_linears_f16 int8 cuda int8_linears=f16 90
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
@@ -251,10 +260,11 @@ conformance_case att_int8_packed cuda:attention=int8 "conformance: packed batche
   >"$results/inspect_int8_att_int8.txt" 2>&1
 note "attention kernels (int8 model, auto): $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_int8.txt"); attention=int8: $(grep -m1 -o "attention kernel[^|]*" "$results/inspect_int8_att_int8.txt")"
 # Every op again with each layout of the row kernels forced (auto: the first run above).
+# (int8_linears=int8: the int8 model's quantize and LayerNorm + quantize kernels run.)
 for rows in warp block; do
-  ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend "cuda:rows=$rows" \
-    >"$results/conformance_rows_$rows.log" 2>&1
-  note "conformance --backend cuda:rows=$rows (MiniLM int8): status $? ($(tail -2 "$results/conformance_rows_$rows.log" | head -1))"
+  ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" \
+    --backend "cuda:rows=$rows,int8_linears=int8" >"$results/conformance_rows_$rows.log" 2>&1
+  note "conformance --backend cuda:rows=$rows,int8_linears=int8 (MiniLM int8): status $? ($(tail -2 "$results/conformance_rows_$rows.log" | head -1))"
 done
 # The attention kernel's other warp layout (auto splits the keys at the suite's small grids), and
 # cuBLASLt's GELU epilogue.
@@ -276,7 +286,8 @@ for tile in 128x64 128; do
 done
 ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend cuda \
   "conformance: MiniLM*" >"$results/conformance_int8_minilm.log" 2>&1
-note "conformance --backend cuda, MiniLM int8: status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
+note "conformance --backend cuda, MiniLM int8 (its linears as fp16 at the suite's 256 rows): status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
+conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 fi
 
 # 4. Accuracy against PyTorch fp32 (reference embeddings computed with the fp32 weights).
@@ -288,6 +299,7 @@ accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma
 accuracy int8_cuda int8 cuda
+accuracy int8_cuda_linears_f16 int8 cuda int8_linears=f16
 accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
 accuracy int8_cuda_tile_128 int8 cuda int8_tile=128
 accuracy int8_cuda_att_int8 int8 cuda attention=int8
@@ -315,6 +327,11 @@ for shape in 1x128 32x128; do
     bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
   done
   bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
+  # The int8 model's linears as int8 arithmetic and as fp16 ones (auto: f16 up to 256 rows).
+  for linears in int8 f16; do
+    bench "int8_linears_${linears}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" \
+      --backend-options int8_linears=$linears
+  done
   # encrt's fp16 GEMM (new in build F) for every fp16 linear, and up to 256 rows (auto).
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto

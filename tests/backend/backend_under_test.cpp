@@ -16,6 +16,12 @@ const backend::Options& reference_options() {
   return options;
 }
 
+backend::Options reference_options_for(const detail::SessionImpl& under_test) {
+  backend::Options o = reference_options();
+  if (under_test.dequantized_int8) o["int8_linears"] = "f16";
+  return o;
+}
+
 namespace {
 // Whether the CPU backend with these options computes fp16 linears in fp16 arithmetic.
 bool cpu_f16_arith(const BackendUnderTest& b) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "session/session_impl.h"
 
 namespace encrt::conformance {
 
@@ -21,6 +22,10 @@ void set_backend_under_test(BackendUnderTest b);
 
 // The reference: the CPU backend with the scalar kernels.
 const backend::Options& reference_options();
+// The reference's options for comparing with session `under_test`: reference_options(), with the
+// model's int8 linears run as fp16 ones too where under_test runs them so (its backend's option
+// int8_linears: model/dequantized_linears.h), so that both compute the same thing.
+backend::Options reference_options_for(const detail::SessionImpl& under_test);
 
 // The largest normalized error allowed for one op's fp32 output against the reference:
 // max |got - ref| over the finite outputs, divided by the RMS of the reference output (0: bit

@@ -236,6 +236,7 @@ const backend::BackendInterface kMockDeviceBackend = {
     /*last_device_ms=*/nullptr,
     supports_packed,
     expand_packed,
+    /*dequantizes_int8_linears=*/nullptr,
 };
 
 }  // namespace encrt::conformance

@@ -176,21 +176,27 @@ void check_model(const test::Fixture& f, converter::WeightType type, const std::
   auto m = load(path);
   const DType weights = type == converter::WeightType::kF32 ? DType::kF32 : type == converter::WeightType::kF16 ? DType::kF16 : DType::kI8;
 
-  detail::SessionImpl ref;
-  REQUIRE(detail::build_session(m->impl, options_for(f, "cpu", reference_options()), true, &ref).is_ok());
-  REQUIRE(detail::execute_session(&ref, inputs_of(f, f.batch), nullptr).is_ok());
-  const auto want = outputs_of(ref, nullptr);
-
   detail::SessionImpl s;
   const Status built = detail::build_session(m->impl, options_for(f, b.backend, b.options), true, &s);
   INFO(built.to_string());
   REQUIRE(built.is_ok());
+  // int8 linears run as fp16 ones (option int8_linears): the reference does the same, and the
+  // tolerance is an fp16 model's.
+  const DType held_as = s.dequantized_int8 ? DType::kF16 : weights;
+  INFO("int8 linears as fp16: " << (s.dequantized_int8 ? "yes" : "no"));
+
+  detail::SessionImpl ref;
+  REQUIRE(detail::build_session(m->impl, options_for(f, "cpu", reference_options_for(s)), true, &ref).is_ok());
+  REQUIRE(ref.dequantized_int8 == s.dequantized_int8);
+  REQUIRE(detail::execute_session(&ref, inputs_of(f, f.batch), nullptr).is_ok());
+  const auto want = outputs_of(ref, nullptr);
+
   size_t on_backend = 0;
   for (int ob : s.placement.op_backend) on_backend += s.backends[static_cast<size_t>(ob)].table == b.table;
   if (on_backend == 0) WARN(b.label << " runs no op of " << f.name << " " << converter::weight_type_name(type) << " (all on the CPU backend)");
   const auto guarded = run_guarded(&s, inputs_of(f, f.batch));
   const auto got = outputs_of(s, guarded.get());
-  const double tol = model_tolerance(b, weights);
+  const double tol = model_tolerance(b, held_as);
   for (const auto& [name, ref_values] : want) {
     const Comparison c = compare_f32(got.at(name).data(), ref_values.data(), ref_values.size());
     INFO("output " << name << ": normalized max error " << c.normalized_error << " (tolerance " << tol << ") "
@@ -268,8 +274,12 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
   o.max_batch = batch;
   o.max_seq = seq;
   o.padding = Padding::kPadded;  // padding rows compared too (packed: test_packed.cpp)
+  o.backend = b.backend;
+  o.backend_options = b.options;
+  detail::SessionImpl probe;  // whether the backend runs the int8 linears as fp16 ones (int8_linears)
+  REQUIRE(detail::build_session(m->impl, o, false, &probe).is_ok());
   o.backend = "cpu";
-  o.backend_options = reference_options();
+  o.backend_options = reference_options_for(probe);
   detail::SessionImpl ref;
   REQUIRE(detail::build_session(m->impl, o, true, &ref).is_ok());
   REQUIRE(detail::execute_session(&ref, in, nullptr).is_ok());
@@ -281,7 +291,7 @@ TEST_CASE("conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)", "[conformance][models
   INFO(created.to_string());
   REQUIRE(created.is_ok());
   REQUIRE(session->run(in).is_ok());
-  const DType weights = m->impl.layers[0].qkv.dtype;
+  const DType weights = probe.dequantized_int8 ? DType::kF16 : m->impl.layers[0].qkv.dtype;
   for (const auto& [name, values] : want) {
     std::vector<float> got(values.size());
     REQUIRE(session->copy_output(name, got.data(), got.size() * sizeof(float)).is_ok());

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backends/cuda/layer_fusions.h"
+#include "model/dequantized_linears.h"
 #include "model/model_impl.h"
 #include "plan/encoder_graph.h"
 #include "support/fixtures.h"
@@ -24,9 +25,12 @@ struct Counts {
   int layers = 0, qkv_attention = 0, ffn = 0, linear_norm = 0;
 };
 
-Counts count_fusions(const std::string& fixture, int attention_layer = -1, bool src_mask = false) {
+// type kI8: the int8 model with its linears run as fp16 ones (the cuda backend's int8_linears=f16,
+// and auto at small batches: model/dequantized_linears.h).
+Counts count_fusions(const std::string& fixture, int attention_layer = -1, bool src_mask = false,
+                     converter::WeightType type = converter::WeightType::kF16) {
   const test::Fixture f = test::load_fixture(fixture);
-  const std::string path = test::convert_fixture(f, converter::WeightType::kF16, "", ".layer_fusions");
+  const std::string path = test::convert_fixture(f, type, "", ".layer_fusions");
   Model::Impl impl;
   impl.file = std::make_unique<MappedFile>();
   REQUIRE(impl.file->open(path).is_ok());
@@ -36,6 +40,7 @@ Counts count_fusions(const std::string& fixture, int attention_layer = -1, bool 
   options.max_seq = 16;
   options.attention_layer = attention_layer;
   options.src_mask = src_mask;
+  if (type == converter::WeightType::kI8) options.dequantized = &impl.dequantized_linears();
   const plan::Graph g = plan::build_encoder_graph(impl, options);
   Counts c;
   c.layers = static_cast<int>(impl.layers.size());
@@ -53,6 +58,17 @@ TEST_CASE("cuda layer fusions: every layer of post-norm encoders", "[cuda_fusion
   for (const char* name : {"bert_plain", "torch_post_gelu_3layer", "torch_post_relu"}) {
     INFO(name);
     const Counts c = count_fusions(name);
+    REQUIRE(c.layers > 0);
+    CHECK(c.qkv_attention == c.layers);
+    CHECK(c.ffn == c.layers);
+    CHECK(c.linear_norm == 2 * c.layers);
+  }
+}
+
+TEST_CASE("cuda layer fusions: int8 models whose linears run as fp16 take every fusion", "[cuda_fusions][int8_linears]") {
+  for (const char* name : {"bert_plain", "torch_post_gelu_3layer", "torch_post_relu"}) {
+    INFO(name);
+    const Counts c = count_fusions(name, -1, false, converter::WeightType::kI8);
     REQUIRE(c.layers > 0);
     CHECK(c.qkv_attention == c.layers);
     CHECK(c.ffn == c.layers);

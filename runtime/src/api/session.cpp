@@ -5,6 +5,7 @@
 
 #include "backend/registry.h"
 #include "encrt/encrt.hpp"
+#include "model/dequantized_linears.h"
 #include "session/session_impl.h"
 
 namespace encrt {
@@ -251,6 +252,11 @@ std::string Session::kernel_summary() const {
     if (b.ops.empty()) continue;
     s += (s.empty() ? "" : "; ") + (impl_->backends.size() > 1 ? std::string(b.table->name) + ": " : std::string()) +
          b.table->summary(b.context);
+  }
+  if (impl_->dequantized_int8) {  // model/dequantized_linears.h
+    const detail::DequantizedLinears& d = impl_->model->dequantized_linears();
+    s += "; int8 linears run as fp16 (" + std::to_string(d.count()) + " dequantized once per model, " +
+         std::to_string(d.bytes()) + " bytes of host memory)";
   }
   return s;
 }

@@ -134,6 +134,12 @@ struct BackendInterface {
   // last segment and before synchronize(); it is ordered after the work already submitted. Null:
   // a session with a token-level output in this backend's memory never packs.
   Status (*expand_packed)(void* context, const RunArgs& args, int buffer);
+  // (optional) Whether a session of an int8 model runs its int8 linears as fp16 ones
+  // (model/dequantized_linears.h: the weights dequantized once per model, no quantize ops, float
+  // attention), from the backend's options and the session's maximum shape: where its fp16 kernels
+  // are faster than its int8 ones (the cuda backend at small batches). The session asks each of its
+  // backends before it builds the graph; one yes decides. Null: never.
+  bool (*dequantizes_int8_linears)(const void* context, Shape max);
 };
 
 // True when `b` has every required entry (the registry checks each table once).

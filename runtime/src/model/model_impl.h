@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "model/mapped_file.h"
 
 namespace encrt::detail {
+
+class DequantizedLinears;
 
 // A linear layer y = x · Wᵀ + b with W [N, K] packed for the kernels.
 struct LinearView {
@@ -103,6 +106,14 @@ struct ModelImpl {
   LinearView pooler;
   HeadView head;
   HeadInfo head_info;  // the same for the public API (labels, names)
+
+  // The int8 linears as fp16 ones (dequantized_linears.h), built on the first call, once for every
+  // session of the model (thread-safe).
+  const DequantizedLinears& dequantized_linears() const;
+
+ private:
+  mutable std::once_flag dequantized_once_;
+  mutable std::shared_ptr<const DequantizedLinears> dequantized_;  // shared_ptr: the type is incomplete here
 };
 
 // Verifies `data` as a .encrt buffer and fills `impl` (everything but `file`); with

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/dequantized_linears.h"
 #include "model/tensor_names.h"
 
 namespace encrt::plan {
@@ -145,7 +146,7 @@ class GraphBuilder {
     p.scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim));
     // Int8 attention where the model asks for it and the layer's own weights are int8 (a layer
     // kept in fp16 by the accuracy guardrail keeps float attention too).
-    p.int8 = spec_.int8_attention && L.qkv.dtype == DType::kI8;
+    p.int8 = spec_.int8_attention && weights(L.qkv).dtype == DType::kI8;
     p.window = spec_.attention_window;
     const int ctx = rows_f32(names::layer(l, "attention.context"), spec_.hidden);
     int probs = -1;
@@ -159,8 +160,14 @@ class GraphBuilder {
     return ctx;
   }
 
-  int linear(const std::string& label, int l, int in, const detail::LinearView& w, kernels::Activation act,
+  // The weights a linear runs with: its fp16 view where the options dequantize int8 linears.
+  const detail::LinearView& weights(const detail::LinearView& w) const {
+    return opt_.dequantized ? opt_.dequantized->effective(w) : w;
+  }
+
+  int linear(const std::string& label, int l, int in, const detail::LinearView& stored, kernels::Activation act,
              int residual, const std::string& out_name, Rows rows) {
+    const detail::LinearView& w = weights(stored);
     LinearParams p{&w, act};
     if (w.dtype == DType::kI8) {
       const int q = buffer(label + ".input_u8", DType::kU8, rows, static_cast<size_t>(kernels::round_up(w.K, kernels::kPanelK)));

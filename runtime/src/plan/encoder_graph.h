@@ -4,6 +4,10 @@
 
 #include "plan/graph.h"
 
+namespace encrt::detail {
+class DequantizedLinears;
+}
+
 namespace encrt::plan {
 
 struct EncoderGraphOptions {
@@ -11,6 +15,10 @@ struct EncoderGraphOptions {
   int max_seq = 1;
   int attention_layer = -1;  // >= 0: that layer's attention writes the "attention" output
   bool src_mask = false;     // the graph takes the src mask inputs (every attention op reads them)
+  // Set: the int8 linears that have an fp16 view there run as fp16 linears on the unquantized
+  // activations (no quantize op before them), and a layer whose QKV linear does takes float
+  // attention (model/dequantized_linears.h).
+  const detail::DequantizedLinears* dequantized = nullptr;
 };
 
 Graph build_encoder_graph(const detail::ModelImpl& model, const EncoderGraphOptions& options);

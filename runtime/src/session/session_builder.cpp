@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backend/registry.h"
+#include "model/dequantized_linears.h"
 #include "plan/encoder_graph.h"
 #include "plan/lifetimes.h"
 #include "session/session_impl.h"
@@ -60,6 +61,19 @@ Status open_backends(const SessionOptions& o, SessionImpl* s) {
     s->memories[static_cast<size_t>(slot.memory)].owner = static_cast<int>(b);
   }
   return Status::ok();
+}
+
+// Whether the session runs the model's int8 linears as fp16 ones: a model with int8 linears and
+// one of the session's backends asking for it (BackendInterface::dequantizes_int8_linears).
+bool dequantizes_int8_linears(const ModelImpl& model, const SessionOptions& o, const SessionImpl& s) {
+  bool int8 = model.pooler.dtype == DType::kI8 || model.head.classifier.dtype == DType::kI8;
+  for (const LayerView& l : model.layers)
+    for (const LinearView* w : {&l.qkv, &l.attn_out, &l.ffn_up, &l.ffn_down}) int8 = int8 || w->dtype == DType::kI8;
+  if (!int8) return false;
+  for (const BackendSlot& b : s.backends)
+    if (b.table->dequantizes_int8_linears && b.table->dequantizes_int8_linears(b.context, {o.max_batch, o.max_seq}))
+      return true;
+  return false;
 }
 
 // Each op on the requested backend when it supports the op (for auto: on the first of its
@@ -292,8 +306,10 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   g.max_seq = options.max_seq;
   g.attention_layer = options.attention_layer;
   g.src_mask = options.src_mask;
-  s->graph = plan::build_encoder_graph(model, g);
   if (Status st = open_backends(options, s); !st) return st;
+  s->dequantized_int8 = dequantizes_int8_linears(model, options, *s);
+  if (s->dequantized_int8) g.dequantized = &model.dequantized_linears();
+  s->graph = plan::build_encoder_graph(model, g);
   place(s);
   for (size_t i = 0; i < s->graph.ops.size(); ++i) {
     BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];

@@ -54,6 +54,8 @@ struct SessionImpl {
   size_t intermediates_total = 0;
   std::vector<OpProfile> profile;   // one per op, names fixed at creation
   std::vector<double> profile_ms;   // per op, filled by a profiled run
+  // The model's int8 linears run as fp16 ones (a backend asked: dequantizes_int8_linears).
+  bool dequantized_int8 = false;
 
   // Packed runs (SessionOptions::padding): whether this session can run them (else why not),
   // whether the model reads each sequence's first token, the token-level outputs the core

@@ -20,6 +20,10 @@ struct CpuContext {
   // layer takes the table's kernel for any weights.
   bool weights_past_bound = false;
   int narrow_linears = 0, int8_linears = 0;  // int8 linears with 7-bit weights (run by gemm_u8s7), of all
+  // Option int8_linears=f16: an int8 model's linears run as fp16 ones (model/dequantized_linears.h:
+  // the file's weights without quantized activations; the same arithmetic the cuda backend takes
+  // at small batches, so the two can be compared).
+  bool dequantize_int8 = false;
 };
 
 const CpuContext& ctx(const void* c) { return *static_cast<const CpuContext*>(c); }
@@ -61,6 +65,10 @@ Status create(const backend::Options& options, int threads, void** out) {
   auto c = std::make_unique<CpuContext>();
   if (Status s = select_kernels(options, &c->kernels); !s) return s;
   c->threads = threads;
+  const std::string linears = option(options, "int8_linears");
+  if (!linears.empty() && linears != "int8" && linears != "f16")
+    return invalid_argument("option int8_linears of backend cpu is int8 or f16, not '" + linears + "'");
+  c->dequantize_int8 = linears == "f16";
   *out = c.release();
   return Status::ok();
 }
@@ -177,7 +185,9 @@ std::string summary(const void* c) {
   return s.str();
 }
 
-const char* const kOptionKeys[] = {"isa", "int8_route", nullptr};
+bool dequantizes_int8_linears(const void* c, backend::Shape) { return ctx(c).dequantize_int8; }
+
+const char* const kOptionKeys[] = {"isa", "int8_route", "int8_linears", nullptr};
 
 }  // namespace
 
@@ -208,6 +218,7 @@ const backend::BackendInterface kCpuBackend = {
     /*last_device_ms=*/nullptr,
     supports_packed,
     /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
+    dequantizes_int8_linears,
 };
 
 }  // namespace encrt::cpu

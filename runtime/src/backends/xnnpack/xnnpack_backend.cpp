@@ -372,6 +372,7 @@ const backend::BackendInterface kXnnpackBackend = {
     /*last_device_ms=*/nullptr,
     supports_packed,
     /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
+    /*dequantizes_int8_linears=*/nullptr,
 };
 
 }  // namespace encrt::xnnpack
