@@ -160,13 +160,13 @@ for shape in 1x128 32x128; do
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
-  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
+  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,pdl=off
 done
-# The int8 model's linears as fp16 (int8_linears: auto takes f16 up to 256 rows, so batch 1 runs
-# them by default) against int8 arithmetic, and with encrt's fp16 GEMM and its fused kernels.
+# The int8 model's linears as fp16 (int8_linears=auto, the default, runs them so) against int8
+# arithmetic, and with encrt's fp16 GEMM and its fused kernels at batch 1.
 bench "int8_linears_int8_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options int8_linears=int8
+bench "int8_linears_int8_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8
 bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options fp16_gemm=auto
-bench "int8_linears_f16_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=f16
 # What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
 # (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
 # only), and none of them (separate).
@@ -177,7 +177,7 @@ bench "fp16_gemm_auto_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 \
 # The fused kernels' clusters of 16 blocks (auto at batch 1 on an H200) against 8.
 bench "fp16_gemm_auto_cluster8_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,norm_cluster=8
 for tile in 64 128x64 128; do
-  bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_tile=$tile
+  bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8,int8_tile=$tile
 done
 if tout=$(timeout 120 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
   while read -r l; do note "$l"; done < <(echo "$tout" | grep "^torch fp16")
@@ -192,13 +192,13 @@ note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/c
 [[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
-# The fixture models' int8 files through int8 arithmetic (the defaults run them as fp16 linears at
-# the suite's small shapes), and MiniLM int8 with it.
+# The fixture models' int8 files through int8 arithmetic (the defaults run their linears as fp16
+# ones), and MiniLM int8 with it.
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
 accuracy int8_cuda int8 cuda "" 90
-accuracy int8_cuda_linears_f16 int8 cuda int8_linears=f16 90
+accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
@@ -286,7 +286,7 @@ for tile in 128x64 128; do
 done
 ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt timeout 120 "$bundle/bin/encrt_conformance" --backend cuda \
   "conformance: MiniLM*" >"$results/conformance_int8_minilm.log" 2>&1
-note "conformance --backend cuda, MiniLM int8 (its linears as fp16 at the suite's 256 rows): status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
+note "conformance --backend cuda, MiniLM int8 (its linears as fp16, the default): status $? ($(tail -2 "$results/conformance_int8_minilm.log" | head -1))"
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 fi
 
@@ -299,11 +299,11 @@ accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma
 accuracy int8_cuda int8 cuda
-accuracy int8_cuda_linears_f16 int8 cuda int8_linears=f16
-accuracy int8_cuda_cublaslt int8 cuda int8_gemm=cublaslt
-accuracy int8_cuda_tile_128 int8 cuda int8_tile=128
+accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8
+accuracy int8_cuda_cublaslt int8 cuda int8_linears=int8,int8_gemm=cublaslt
+accuracy int8_cuda_tile_128 int8 cuda int8_linears=int8,int8_tile=128
 accuracy int8_cuda_att_int8 int8 cuda attention=int8
-accuracy int8_cuda_simt int8 cuda attention=simt
+accuracy int8_cuda_simt int8 cuda int8_linears=int8,attention=simt
 accuracy int8_cpu int8 cpu
 fi
 
@@ -319,15 +319,15 @@ for shape in 1x128 32x128; do
   # (the defaults before 2026-12-04).
   bench "fp16_gelu_kernel_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options gelu=kernel
   bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
-  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options pdl=off
+  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,pdl=off
   bench "fp16_previous_defaults_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options pdl=off,gelu=kernel
   for split in on off; do
     bench "fp16_split_${split}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options attention_split=$split
-    bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention_split=$split
+    bench "int8_split_${split}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,attention_split=$split
   done
-  bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_gemm=cublaslt
-  # The int8 model's linears as int8 arithmetic and as fp16 ones (auto: f16 up to 256 rows).
+  bench "int8_cublaslt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,int8_gemm=cublaslt
+  # The int8 model's linears as int8 arithmetic and as fp16 ones (auto: f16).
   for linears in int8 f16; do
     bench "int8_linears_${linears}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" \
       --backend-options int8_linears=$linears
@@ -346,23 +346,25 @@ for shape in 1x128 32x128; do
   # The int8 GEMM's block tiles, each forced (auto: by the grid, gemm_i8_mma_tile; the 128-row
   # tiles and the 16-byte fragment loads are new in build F).
   for tile in 32 64 128x64 128; do
-    bench "int8_tile_${tile}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_tile=$tile
+    bench "int8_tile_${tile}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,int8_tile=$tile
   done
   # An int8 model's attention: bf16 tensor cores (auto, above), the int8 kernel, the SIMT fp32 one.
   bench "int8_att_int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=int8
-  bench "int8_simt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options attention=simt
+  bench "int8_simt_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,attention=simt
   # The row kernels' two layouts (row_layout.cuh; auto mixes them by op and row count).
   for rows in warp block; do
     bench "fp16_rows_${rows}_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options rows=$rows
-    bench "int8_rows_${rows}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options rows=$rows
+    bench "int8_rows_${rows}_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,rows=$rows
   done
 done
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   --backend-options attention=int8 >"$results/profile_int8_att_int8_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
-  --backend-options int8_gemm=cublaslt >"$results/profile_int8_cublaslt_b32.txt" 2>&1
+  --backend-options int8_linears=int8,int8_gemm=cublaslt >"$results/profile_int8_cublaslt_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   >"$results/profile_int8_b32.txt" 2>&1
+"$encrt" bench "$minilm/minilm.int8.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
+  --backend-options int8_linears=int8 >"$results/profile_int8_linears_int8_b32.txt" 2>&1
 "$encrt" bench "$minilm/minilm.fp16.encrt" --backend cuda --batch 32 --seq 128 --iters 20 --warmup 5 --profile \
   >"$results/profile_fp16_b32.txt" 2>&1
 for dtype in fp16 int8; do
@@ -406,6 +408,10 @@ for batch in 1 32; do
       >"$results/trace_fp16_${option/=/_}_b${batch}.txt" 2>&1
     note "trace encrt fp16 $option batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_${option/=/_}_b${batch}.txt" || tail -1 "$results/trace_fp16_${option/=/_}_b${batch}.txt"))"
   done
+  PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+    "$minilm/minilm.int8.encrt" --batch "$batch" --seq 128 --options int8_linears=int8 \
+    >"$results/trace_int8_linears_int8_b${batch}.txt" 2>&1
+  note "trace encrt int8 int8_linears=int8 batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_int8_linears_int8_b${batch}.txt" || tail -1 "$results/trace_int8_linears_int8_b${batch}.txt"))"
   timeout 90 "$python" scripts/kernel_trace.py torch --batch "$batch" --seq 128 >"$results/trace_torch_b${batch}.txt" 2>&1
   note "trace PyTorch fp16 graph batch $batch: status $? ($(grep -m1 "kernels per run" "$results/trace_torch_b${batch}.txt" || tail -1 "$results/trace_torch_b${batch}.txt"))"
 done

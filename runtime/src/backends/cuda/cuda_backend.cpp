@@ -119,14 +119,15 @@ enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
 // GEMM wherever it applies (mma), or encrt's up to kF16MmaAutoRows rows and cuBLASLt above (auto).
 enum class F16Gemm : uint8_t { kCublasLt, kMma, kAuto };
 constexpr int kF16MmaAutoRows = 256;
-// Option int8_linears: how an int8 model's linears run: int8 arithmetic (int8), as fp16 linears on
-// the weights dequantized once per model (f16: model/dequantized_linears.h; fp16 activations,
-// float attention, every fp16 kernel and fusion), or f16 for sessions of at most kInt8AsF16Rows
-// rows and int8 above (auto). Measured on an H200 (build E): MiniLM at batch 1 took 169.2 µs in
-// fp16 and 277.8 in int8 (57 kernels against 44, each as slow at 128 rows): at small batches the
-// int8 path's extra quantize kernels and fp32 activations cost more than its smaller weights save.
+// Option int8_linears: how an int8 model's linears run: int8 arithmetic (int8), or as fp16 linears
+// on the weights dequantized once per model (f16: model/dequantized_linears.h; fp16 activations,
+// float attention, every fp16 kernel and fusion); auto: the faster of the two as measured, which is
+// f16 at every shape so far. Measured on an H200 (build E, MiniLM seq 128): batch 1 fp16 169.2 µs,
+// int8 277.8 (57 kernels against 44, each as slow at 128 rows); batch 32 fp16 497.7, int8 1119.4
+// (the int8 tensor-core GEMMs 26 µs each against cuBLASLt's fp16 9; fp32 activations between the
+// int8 path's kernels, and its quantize kernels). When int8 arithmetic wins at some shape, auto
+// takes it there (dequantizes_int8_linears has the session's maximum shape for that).
 enum class Int8Linears : uint8_t { kAuto, kInt8, kF16 };
-constexpr int kInt8AsF16Rows = 256;
 // Option linear_norm (CudaContext::linear_norm).
 enum class LinearNorm : uint8_t { kFfn, kFused, kSeparate };
 
@@ -387,11 +388,10 @@ void destroy(void* c) { delete static_cast<CudaContext*>(c); }
 
 // Option int8_linears (Int8Linears); auto keeps int8 under attention=int8 (the user asked for
 // int8 attention, which fp16 linears would leave none of).
-bool dequantizes_int8_linears(const void* cv, backend::Shape max) {
+bool dequantizes_int8_linears(const void* cv, backend::Shape) {
   const CudaContext& c = ctx(cv);
   if (c.int8_linears != Int8Linears::kAuto) return c.int8_linears == Int8Linears::kF16;
-  return c.attention != AttentionKernel::kInt8 &&
-         static_cast<long>(max.batch) * static_cast<long>(max.seq) <= static_cast<long>(kInt8AsF16Rows);
+  return c.attention != AttentionKernel::kInt8;
 }
 
 // ---- What runs here: a whole fp16 or fp32 encoder, or nothing (a model split between the GPU
