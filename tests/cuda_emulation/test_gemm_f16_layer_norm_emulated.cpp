@@ -178,8 +178,12 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulat
   CHECK(gemm_f16_layer_norm_columns(256) == 32);
   CHECK(gemm_f16_layer_norm_columns(384, 16) == 24);  // MiniLM: a cluster of 16
   CHECK(gemm_f16_layer_norm_columns(2048, 16) == 128);
-  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(128, 132) == 16);  // MiniLM at batch 1 on an H200
-  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(256, 132) == 8);
+  // MiniLM at batch 1 on an H200: 8 clusters of 16, if the GPU runs 8 of them at once; 7 (one
+  // GPC short) would leave the eighth for a second wave: clusters of 8 then.
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(128, 132, 8) == 16);
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(128, 132, 7) == 8);
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(128, 132, 0) == 8);  // unknown: never 16
+  CHECK(encrt::cuda::gemm_f16_layer_norm_cluster_for(256, 132, 16) == 8);  // 256 blocks: more than the SMs
   CHECK(gemm_f16_layer_norm_columns(257) == 48);
   CHECK(gemm_f16_layer_norm_columns(384) == 48);  // MiniLM: a cluster of 8
   CHECK(gemm_f16_layer_norm_columns(768) == 96);  // BERT-base: 8

@@ -67,8 +67,9 @@ struct OpPlan {
   // sequences up to 128 tokens, launched at this op. Option qkv_attention.
   bool qkv_attention = false;
   // gemm_norm, ffn_norm: the GPU runs that kernel in clusters of 16 blocks too (checked at
-  // prepare); option norm_cluster says when they are used.
+  // prepare), at most active16 of them at once; option norm_cluster says when they are used.
   bool cluster16 = false;
+  int active16 = 0;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -166,7 +167,7 @@ struct CudaContext {
   // norm_cluster=auto|8|16: the most blocks of a fused linear + LayerNorm or feed-forward kernel's
   // cluster (a row's columns over them): 16 halves each block's weights where the GPU runs such
   // clusters; auto (0) takes 16 where every block of the grid then has a multiprocessor of its own
-  // (gemm_f16_layer_norm_cluster_for), else 8.
+  // and the GPU runs all its clusters at once (gemm_f16_layer_norm_cluster_for), else 8.
   int norm_cluster = 0;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
@@ -674,7 +675,7 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
   OpPlan& plan = c.plans[static_cast<size_t>(u)];
   plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 8) && ffn_layer_norm_prepare(w.K, w.N, 8) == cudaSuccess;
   plan.cluster16 = plan.ffn_norm && c.norm_cluster != 8 && ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 16) &&
-                   ffn_layer_norm_prepare(w.K, w.N, 16) == cudaSuccess;
+                   ffn_layer_norm_prepare(w.K, w.N, 16, &plan.active16) == cudaSuccess;
 }
 
 // Whether QKV projection q and the attention q + 1 run as one kernel (OpPlan::qkv_attention): q an
@@ -716,7 +717,7 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
                      g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
                      gemm_f16_layer_norm_prepare(w.N, 8) == cudaSuccess;  // the GPU can run its clusters
-    plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16) == cudaSuccess;
+    plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16, &plan.active16) == cudaSuccess;
     if (plan.gemm_norm && c.linear_norm == LinearNorm::kFfn && i > 0) plan_ffn(c, g, i - 1);
     return;
   }
@@ -1229,7 +1230,7 @@ bool runs_f16_mma(const CudaContext& c, const OpPlan& plan, int M) {
 // The most blocks of a fused kernel's cluster for op plan p at M rows (option norm_cluster).
 int norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
   if (!p.cluster16 || c.norm_cluster == 8) return 8;
-  return c.norm_cluster == 16 ? 16 : gemm_f16_layer_norm_cluster_for(M, c.sms);
+  return c.norm_cluster == 16 ? 16 : gemm_f16_layer_norm_cluster_for(M, c.sms, p.active16);
 }
 
 // Whether the linear at segment position k runs with the LayerNorm after it in one kernel
@@ -1734,7 +1735,8 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
         return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
                std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
                               gemm_f16_layer_norm_columns(p.weights->N)) +
-               (mma_plan->cluster16 ? " or, where the rows leave multiprocessors free, " +
+               (mma_plan->cluster16 ? " or, where the GPU runs all the rows' clusters at once (" +
+                                          std::to_string(mma_plan->active16) + " of 16), " +
                                           std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N, 16) - 1) /
                                                          gemm_f16_layer_norm_columns(p.weights->N, 16))
                                     : std::string()) +

@@ -344,12 +344,18 @@ inline bool gemm_f16_layer_norm_supported(int cc_major, int N, int K) {
 }
 // Whether clusters of up to 16 blocks go to work at M rows: where each block of the grid then
 // still has a multiprocessor of its own (MiniLM at batch 1 on an H200: 8 row tiles × 16 blocks =
-// 128 of 132), else 8.
-inline int gemm_f16_layer_norm_cluster_for(int M, int sms) { return (M + 15) / 16 * 16 <= sms ? 16 : 8; }
+// 128 of 132) and the GPU runs all ⌈M / 16⌉ clusters at once (active16: how many clusters of 16 of
+// the kernel it runs at once, the prepare functions' count; a cluster's blocks must share a GPC, so
+// a GPU may run fewer than sms / 16 of them, and a second wave would double the time), else 8.
+inline int gemm_f16_layer_norm_cluster_for(int M, int sms, int active16) {
+  const int tiles = (M + 15) / 16;
+  return tiles * 16 <= sms && tiles <= active16 ? 16 : 8;
+}
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream);
 // At session creation, for a row width N: raises the kernel's shared-memory limit (it takes more
-// than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not).
-cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster);
+// than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not);
+// *active_clusters (when set): how many of them it runs at once.
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters = nullptr);
 
 // ---- Post-norm's feed-forward block in one kernel (ffn_layer_norm.cu; the device code and its
 // design: ffn_layer_norm_kernel.cuh): y = fp16(LayerNorm(fp16(act(x · w1ᵀ + b1)) · w2ᵀ + b2 +
@@ -379,8 +385,8 @@ struct FfnLayerNormArgs {
 bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes, int max_cluster);
 cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream);
 // At session creation: raises the kernel's shared-memory limit and checks that the GPU can run
-// its clusters (cudaErrorNotSupported if not).
-cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster);
+// its clusters (cudaErrorNotSupported if not); *active_clusters (when set): how many at once.
+cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster, int* active_clusters = nullptr);
 
 // ---- An encoder layer's QKV projection and attention in one kernel (qkv_attention.cu; the device
 // code and its design: qkv_attention_kernel.cuh): fp16, padded rows of sequences of at most 128

@@ -22,10 +22,10 @@ cudaError_t set_up() {
 }
 
 template <int BN>
-cudaError_t prepare(int H, int F, int max_cluster) {
+cudaError_t prepare(int H, int F, int max_cluster, int* active_clusters) {
   if (const cudaError_t e = set_up<BN>(); e != cudaSuccess) return e;
   const Plan p = plan_of(H, F, max_cluster);
-  return clusters_fit(ffn_layer_norm_kernel<BN>, static_cast<unsigned>(p.cluster), kThreads, p.bytes);
+  return clusters_fit(ffn_layer_norm_kernel<BN>, static_cast<unsigned>(p.cluster), kThreads, p.bytes, active_clusters);
 }
 
 template <int BN>
@@ -61,10 +61,10 @@ cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream) {
                                            [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
 }
 
-cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster) {
+cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster, int* active_clusters) {
   if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
-  return gemm_f16_norm::with_block_columns(plan_of(H, F, max_cluster).bn,
-                                           [&](auto bn) { return prepare<decltype(bn)::value>(H, F, max_cluster); });
+  return gemm_f16_norm::with_block_columns(
+      plan_of(H, F, max_cluster).bn, [&](auto bn) { return prepare<decltype(bn)::value>(H, F, max_cluster, active_clusters); });
 }
 
 }  // namespace encrt::cuda

@@ -15,11 +15,12 @@ using gemm_f16_norm::Layout;
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 template <int BN>
-cudaError_t prepare(int N) {
+cudaError_t prepare(int N, int* active_clusters) {
   if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_kernel<BN>>(static_cast<int>(Layout<BN>::kBytes));
       e != cudaSuccess)
     return e;
-  return clusters_fit(gemm_f16_layer_norm_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, Layout<BN>::kBytes);
+  return clusters_fit(gemm_f16_layer_norm_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, Layout<BN>::kBytes,
+                      active_clusters);
 }
 
 template <int BN>
@@ -50,10 +51,10 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
                                            [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
 }
 
-cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster) {
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters) {
   if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
   return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster),
-                                           [&](auto bn) { return prepare<decltype(bn)::value>(N); });
+                                           [&](auto bn) { return prepare<decltype(bn)::value>(N, active_clusters); });
 }
 
 }  // namespace encrt::cuda

@@ -74,10 +74,14 @@ cudaError_t set_up_kernel_once(int bytes) {
 }
 
 // Whether the current GPU runs `kernel` in clusters of `cluster` blocks along x, each of `threads`
-// threads and shared_bytes of dynamic shared memory (cudaErrorNotSupported if not one fits). A
-// refusal is cleared from the runtime's last error, which the launchers read after each launch.
+// threads and shared_bytes of dynamic shared memory (cudaErrorNotSupported if not one fits), and in
+// *active (when set) how many such clusters it runs at once (cudaOccupancyMaxActiveClusters: the
+// GPU's clusters of processors limit it, not only its count of them: a cluster of 16 needs 16
+// multiprocessors of one GPC). A refusal is cleared from the runtime's last error, which the
+// launchers read after each launch.
 template <typename... Params>
-cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned threads, size_t shared_bytes) {
+cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned threads, size_t shared_bytes,
+                         int* active = nullptr) {
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3(cluster, 1, 1);
   c.blockDim = dim3(threads);
@@ -93,6 +97,7 @@ cudaError_t clusters_fit(void (*kernel)(Params...), unsigned cluster, unsigned t
     (void)cudaGetLastError();  // a cluster size the GPU refuses is the answer, not a later launch's error
     return e;
   }
+  if (active) *active = clusters;
   return clusters > 0 ? cudaSuccess : cudaErrorNotSupported;
 }
 
