@@ -47,30 +47,35 @@ cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size
   return launch_kernel_in_clusters(kernel, grid, block, shared_bytes, 0u, stream, std::forward<Args>(args)...);
 }
 
-// Once per kernel (the first call's result is every call's): raises its dynamic shared memory
-// limit to `bytes` (past 48 KB a kernel must say so; negative: the current GPU's opt-in limit) and
-// allows clusters of more than 8 blocks (clusters_fit checks that a GPU runs them before they are
-// used). The backend calls it through the kernels' prepare functions at session creation, outside
-// any graph capture.
+// Once per kernel and device (the first call's result is every later call's on that device):
+// raises its dynamic shared memory limit to `bytes` (past 48 KB a kernel must say so; negative: the
+// current GPU's opt-in limit) and allows clusters of more than 8 blocks (clusters_fit checks that a
+// GPU runs them before they are used). Function attributes are a device's: a process that uses a
+// second GPU sets them there too. The backend calls it through the kernels' prepare functions at
+// session creation, outside any graph capture; a device index past kMaxDevices is refused.
+constexpr int kMaxDevices = 64;
 template <auto kKernel>
 cudaError_t set_up_kernel_once(int bytes) {
-  static std::once_flag once;
-  static cudaError_t result = cudaSuccess;
-  std::call_once(once, [bytes] {
-    int limit = bytes, device = 0;
+  static std::once_flag once[kMaxDevices];
+  static cudaError_t result[kMaxDevices] = {};
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::call_once(once[device], [bytes, device] {
+    cudaError_t& r = result[device];
+    int limit = bytes;
     if (limit < 0) {
-      result = cudaGetDevice(&device);
-      if (result == cudaSuccess) result = cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-      if (result != cudaSuccess) return;
+      r = cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+      if (r != cudaSuccess) return;
     }
-    result = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
+    r = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
     // A GPU without clusters of more than 8 blocks may refuse this: clusters_fit then refuses 16
     // too, and 8 still run.
-    if (result == cudaSuccess && cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
+    if (r == cudaSuccess && cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
       (void)cudaGetLastError();
-    if (result != cudaSuccess) (void)cudaGetLastError();  // the refusal is the result, not a later launch's error
+    if (r != cudaSuccess) (void)cudaGetLastError();  // the refusal is the result, not a later launch's error
   });
-  return result;
+  return result[device];
 }
 
 // Whether the current GPU runs `kernel` in clusters of `cluster` blocks along x, each of `threads`
