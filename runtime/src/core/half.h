@@ -57,7 +57,7 @@ inline uint16_t float_to_half(float f) {
   }
   uint32_t h = ((abs >> 13) - ((127 - 15) << 10));
   const uint32_t rem = abs & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  h += static_cast<uint32_t>(rem > 0x1000u) | (static_cast<uint32_t>(rem == 0x1000u) & (h & 1u));  // no branch to mispredict
   return static_cast<uint16_t>(sign | h);
 }
 

@@ -27,16 +27,28 @@ void DequantizedLinears::add(const LinearView& w) {
   std::unique_ptr<uint16_t, Free> panels(static_cast<uint16_t*>(std::aligned_alloc(64, bytes)));
   if (!panels) return;  // no memory for it: the linear stays int8
   std::memset(panels.get(), 0, bytes);
+  // In the fp16 panels' order (PanelN16: panel, k, column of the panel), reading the int8 panels
+  // (PanelN16K4: panel, k / 4, column, k % 4) that hold the same 16 columns.
   const auto* q = static_cast<const int8_t*>(w.packed);
-  for (int n = 0; n < w.N; ++n) {
-    for (int k = 0; k < w.K; ++k) {
-      double v = static_cast<double>(q[kernels::panel_i8_index(n, k, w.K)]) * static_cast<double>(w.scales[n]);
-      if (w.activation_multipliers) v *= static_cast<double>(w.activation_multipliers[k]);
-      const uint16_t h = float_to_half(static_cast<float>(v));
-      if ((h & 0x7c00u) == 0x7c00u) return;  // beyond half (or not finite): keep the int8 linear
-      panels.get()[kernels::panel_f32_index(n, k, w.K)] = h;
+  const int K4 = (w.K + kernels::kPanelK - 1) / kernels::kPanelK;
+  uint16_t* out = panels.get();
+  bool beyond = false;
+  for (int n0 = 0; n0 < w.N; n0 += kernels::kPanelN) {
+    const int columns = w.N - n0 < kernels::kPanelN ? w.N - n0 : kernels::kPanelN;
+    const int8_t* panel = q + static_cast<size_t>(n0 / kernels::kPanelN) * K4 * kernels::kPanelN * kernels::kPanelK;
+    double scale[kernels::kPanelN];
+    for (int j = 0; j < columns; ++j) scale[j] = static_cast<double>(w.scales[n0 + j]);
+    for (int k = 0; k < w.K; ++k, out += kernels::kPanelN) {
+      const double m = w.activation_multipliers ? static_cast<double>(w.activation_multipliers[k]) : 1.0;
+      const int8_t* group = panel + static_cast<size_t>(k / kernels::kPanelK) * kernels::kPanelN * kernels::kPanelK + k % kernels::kPanelK;
+      for (int j = 0; j < columns; ++j) {
+        const uint16_t h = float_to_half(static_cast<float>(group[j * kernels::kPanelK] * scale[j] * m));
+        beyond |= (h & 0x7c00u) == 0x7c00u;
+        out[j] = h;
+      }
     }
   }
+  if (beyond) return;  // a weight beyond half (or not finite): keep the int8 linear
   Entry e;
   e.source = &w;
   e.view.dtype = DType::kF16;
