@@ -77,6 +77,7 @@ TEST_CASE("int8 linears as fp16: the weights are the int8 file's, within half a 
     const auto int8 = load_impl(test::convert_fixture(f, converter::WeightType::kI8, f.has_pooler ? "pooler" : ""));
     const detail::DequantizedLinears& d = int8->dequantized_linears();
     CHECK(&d == &int8->dequantized_linears());  // once per model
+    CHECK(d.bytes() == 0);                      // no panels until a backend reads them
     size_t int8_linears = 0, checked = 0;
     for (const auto& [w8, w32] : linear_pairs(*int8, *fp32)) {
       INFO(name);
@@ -90,6 +91,14 @@ TEST_CASE("int8 linears as fp16: the weights are the int8 file's, within half a 
       REQUIRE(v != nullptr);
       CHECK(&d.effective(*w8) == v);
       REQUIRE(v->dtype == DType::kF16);
+      CHECK(v->dequantized_from == w8);
+      CHECK(v->packed == nullptr);
+      REQUIRE(d.materialize(*v));
+      REQUIRE(v->packed != nullptr);
+      const void* first = v->packed;
+      CHECK(d.materialize(*v));  // once: the same panels
+      CHECK(v->packed == first);
+      CHECK_FALSE(d.materialize(*w8));  // not a view of these
       REQUIRE(v->N == w8->N);
       REQUIRE(v->K == w8->K);
       CHECK(v->bias == w8->bias);
@@ -121,6 +130,21 @@ TEST_CASE("int8 linears as fp16: the weights are the int8 file's, within half a 
     CHECK(d.count() == int8_linears);
     CHECK(checked > 0);
     CHECK(d.bytes() >= checked * sizeof(uint16_t));
+    // Each weight as the cuda backend's kernel computes it (dequantize_weights_kernel.cuh: the
+    // emulation tests hold the kernel to dequantized_weight bit for bit).
+    for (const auto& [w8, w32] : linear_pairs(*int8, *fp32)) {
+      const detail::LinearView* v = d.find(*w8);
+      if (!v) continue;
+      const auto* h = static_cast<const uint16_t*>(v->packed);
+      const auto* q = static_cast<const int8_t*>(w8->packed);
+      int mismatches = 0;
+      for (int n = 0; n < v->N; ++n)
+        for (int k = 0; k < v->K; ++k)
+          mismatches += h[kernels::panel_f32_index(n, k, v->K)] !=
+                        detail::dequantized_weight(q[kernels::panel_i8_index(n, k, v->K)], w8->scales[n],
+                                                   w8->activation_multipliers ? w8->activation_multipliers[k] : 1.0f);
+      CHECK(mismatches == 0);
+    }
   }
 }
 
@@ -136,6 +160,9 @@ TEST_CASE("int8 linears as fp16: the graph has no quantize op, fp16 linears and 
     REQUIRE(detail::build_session(*impl, options_of(f, option), true, &s).is_ok());
     const bool f16 = option == "f16";
     CHECK(s.dequantized_int8 == f16);
+    for (const plan::Op& op : s.graph.ops)  // the CPU backend reads the panels: made at session creation
+      if (op.kind == plan::OpKind::kLinear && op.p<plan::LinearParams>().weights->dequantized_from)
+        CHECK(op.p<plan::LinearParams>().weights->packed != nullptr);
     int quantize = 0, int8_linears = 0, f16_linears = 0, int8_attention = 0;
     for (const plan::Op& op : s.graph.ops) {
       quantize += op.kind == plan::OpKind::kQuantize;

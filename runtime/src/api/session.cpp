@@ -255,8 +255,8 @@ std::string Session::kernel_summary() const {
   }
   if (impl_->dequantized_int8) {  // model/dequantized_linears.h
     const detail::DequantizedLinears& d = impl_->model->dequantized_linears();
-    s += "; int8 linears run as fp16 (" + std::to_string(d.count()) + " dequantized once per model, " +
-         std::to_string(d.bytes()) + " bytes of host memory)";
+    s += "; int8 linears run as fp16 (" + std::to_string(d.count()) + " of the model's; their fp16 panels in host memory: " +
+         std::to_string(d.bytes()) + " bytes)";
   }
   return s;
 }

@@ -137,8 +137,10 @@ struct BackendInterface {
   // (optional) Whether a session of an int8 model runs its int8 linears as fp16 ones
   // (model/dequantized_linears.h: the weights dequantized once per model, no quantize ops, float
   // attention), from the backend's options and the session's maximum shape: where its fp16 kernels
-  // are faster than its int8 ones (the cuda backend at small batches). The session asks each of its
-  // backends before it builds the graph; one yes decides. Null: never.
+  // are faster than its int8 ones (the cuda backend). The session asks each of its backends before
+  // it builds the graph; one yes decides. The views' fp16 panels (LinearView::packed) are made for
+  // the ops of every backend except a device backend that answered yes: that one reads the int8
+  // linear (LinearView::dequantized_from) and dequantizes it on its device. Null: never.
   bool (*dequantizes_int8_linears)(const void* context, Shape max);
 };
 

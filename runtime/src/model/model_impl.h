@@ -31,6 +31,9 @@ struct LinearView {
   const float* bias = nullptr;         // [N]
   int N = 0;
   int K = 0;
+  // Set: this F16 view is the int8 linear it points to, dequantized (model/dequantized_linears.h);
+  // `packed` is null until a backend that reads the panels needs them (DequantizedLinears::materialize).
+  const LinearView* dequantized_from = nullptr;
 };
 
 // A row-major [rows, width] table: F32, F16, or I8 with one scale per row.

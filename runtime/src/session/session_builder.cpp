@@ -63,17 +63,38 @@ Status open_backends(const SessionOptions& o, SessionImpl* s) {
   return Status::ok();
 }
 
-// Whether the session runs the model's int8 linears as fp16 ones: a model with int8 linears and
-// one of the session's backends asking for it (BackendInterface::dequantizes_int8_linears).
-bool dequantizes_int8_linears(const ModelImpl& model, const SessionOptions& o, const SessionImpl& s) {
+// Which of the session's backends ask for the model's int8 linears as fp16 ones
+// (BackendInterface::dequantizes_int8_linears), when the model has int8 linears; empty: none does.
+std::vector<bool> asking_for_dequantized(const ModelImpl& model, const SessionOptions& o, const SessionImpl& s) {
   bool int8 = model.pooler.dtype == DType::kI8 || model.head.classifier.dtype == DType::kI8;
   for (const LayerView& l : model.layers)
     for (const LinearView* w : {&l.qkv, &l.attn_out, &l.ffn_up, &l.ffn_down}) int8 = int8 || w->dtype == DType::kI8;
-  if (!int8) return false;
-  for (const BackendSlot& b : s.backends)
-    if (b.table->dequantizes_int8_linears && b.table->dequantizes_int8_linears(b.context, {o.max_batch, o.max_seq}))
-      return true;
-  return false;
+  std::vector<bool> asking(s.backends.size(), false);
+  bool any = false;
+  for (size_t b = 0; b < s.backends.size() && int8; ++b) {
+    const BackendSlot& slot = s.backends[b];
+    asking[b] = slot.table->dequantizes_int8_linears && slot.table->dequantizes_int8_linears(slot.context, {o.max_batch, o.max_seq});
+    any = any || asking[b];
+  }
+  return any ? asking : std::vector<bool>();
+}
+
+// The panels of the dequantized views (model/dequantized_linears.h) the session's linears read,
+// except where a device backend that asked for the views runs the linear: it dequantizes on its
+// device from the int8 linear.
+Status materialize_dequantized(const ModelImpl& model, const std::vector<bool>& asking, const SessionImpl& s) {
+  for (size_t i = 0; i < s.graph.ops.size(); ++i) {
+    const plan::Op& op = s.graph.ops[i];
+    if (op.kind != plan::OpKind::kLinear) continue;
+    const LinearView& w = *op.p<plan::LinearParams>().weights;
+    if (!w.dequantized_from) continue;
+    const size_t b = static_cast<size_t>(s.placement.op_backend[i]);
+    if (asking[b] && s.backends[b].table->memory == backend::MemoryKind::kDevice) continue;
+    if (!model.dequantized_linears().materialize(w))
+      return out_of_memory("cannot allocate the " + std::to_string(w.packed_bytes) + " bytes of linear '" + op.label +
+                           "' as fp16 (option int8_linears)");
+  }
+  return Status::ok();
 }
 
 // Each op on the requested backend when it supports the op (for auto: on the first of its
@@ -307,10 +328,13 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   g.attention_layer = options.attention_layer;
   g.src_mask = options.src_mask;
   if (Status st = open_backends(options, s); !st) return st;
-  s->dequantized_int8 = dequantizes_int8_linears(model, options, *s);
+  const std::vector<bool> asking = asking_for_dequantized(model, options, *s);
+  s->dequantized_int8 = !asking.empty();
   if (s->dequantized_int8) g.dequantized = &model.dequantized_linears();
   s->graph = plan::build_encoder_graph(model, g);
   place(s);
+  if (s->dequantized_int8)
+    if (Status st = materialize_dequantized(model, asking, *s); !st) return st;
   for (size_t i = 0; i < s->graph.ops.size(); ++i) {
     BackendSlot& b = s->backends[static_cast<size_t>(s->placement.op_backend[i])];
     if (!b.table->supports(b.context, s->graph, s->graph.ops[i]))

@@ -128,7 +128,11 @@ Status prepare(void* c, const backend::PrepareArgs& args, backend::HeldBytes* he
   };
   for (int i = 0; i < args.op_count; ++i) {
     const plan::Op& op = args.graph->ops[static_cast<size_t>(args.ops[i])];
-    if (op.kind == plan::OpKind::kLinear) held->weights_in_place += op.p<plan::LinearParams>().weights->packed_bytes;
+    if (op.kind == plan::OpKind::kLinear) {
+      const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+      // An int8 linear as fp16 (option int8_linears): its panels were made from the file's weights.
+      (w.dequantized_from ? held->weights_packed : held->weights_in_place) += w.packed_bytes;
+    }
     if (op.kind == plan::OpKind::kEmbed) {
       const plan::EmbedParams& e = op.p<plan::EmbedParams>();
       held->weights_in_place += table_bytes(e.word) + table_bytes(e.position) + table_bytes(e.token_type);

@@ -598,11 +598,30 @@ class Upload {
   size_t add(const std::vector<T>& v) {
     return add(v.data(), v.size() * sizeof(T));
   }
+  // Room for `bytes` that a kernel writes on the device after the upload (zeros until then).
+  size_t reserve(size_t bytes) {
+    const size_t at = (host_.size() + kAlign - 1) / kAlign * kAlign;
+    host_.resize(at + bytes);
+    return at;
+  }
   size_t bytes() const { return host_.size(); }
   const unsigned char* data() const { return host_.data(); }
 
  private:
   std::vector<unsigned char> host_;
+};
+
+// The int8 linears that run as fp16 ones (option int8_linears, LinearView::dequantized_from): their
+// int8 weights, scales and multipliers go to the device in a staging allocation of their own, freed
+// once the dequantize kernel has written each linear's fp16 weights into the upload's room for them.
+struct DeviceDequantization {
+  Upload staging;
+  struct Linear {
+    int N = 0, K = 0;
+    size_t q = 0, scales = 0, multipliers = 0;  // offsets in staging (multipliers: SIZE_MAX, none)
+    size_t out = 0;                             // offset in the weights upload
+  };
+  std::vector<Linear> linears;
 };
 
 // Offsets into the upload, resolved to device pointers once it is on the device.
@@ -695,13 +714,32 @@ void plan_qkv_attention(CudaContext& c, const plan::Graph& g, int q) {
 
 // Decides how linear op i runs (fusion, where its residual goes), uploads its weights and the
 // bias it needs; the GEMM is made once the upload has device addresses (make_gemm).
-void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending) {
+void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, PendingPointers* pending,
+                    DeviceDequantization* dequantization) {
   const Op& op = g.ops[static_cast<size_t>(i)];
   const plan::LinearParams& p = op.p<plan::LinearParams>();
   const detail::LinearView& w = *p.weights;
   if (w.dtype == DType::kI8) return prepare_linear_i8(c, g, i, up, pending);
   OpPlan& plan = c.plans[static_cast<size_t>(i)];
-  pending->add(&plan.weights, up->add(row_major_weights(w)));
+  if (const detail::LinearView* q = w.dequantized_from) {
+    // An int8 linear as fp16 (option int8_linears): its weights made on the device from the int8
+    // ones (never from the view's host panels: the session makes those only for host backends).
+    DeviceDequantization::Linear d;
+    d.N = q->N;
+    d.K = q->K;
+    std::vector<int8_t> rows(static_cast<size_t>(q->N) * static_cast<size_t>(q->K));
+    kernels::unpack_panel_n16k4(q->N, q->K, static_cast<const int8_t*>(q->packed), q->N, q->K, rows.data());
+    d.q = dequantization->staging.add(rows);
+    d.scales = dequantization->staging.add(q->scales, static_cast<size_t>(q->N) * sizeof(float));
+    d.multipliers = q->activation_multipliers
+                        ? dequantization->staging.add(q->activation_multipliers, static_cast<size_t>(q->K) * sizeof(float))
+                        : SIZE_MAX;
+    d.out = up->reserve(static_cast<size_t>(q->N) * static_cast<size_t>(q->K) * sizeof(uint16_t));
+    pending->add(&plan.weights, d.out);
+    dequantization->linears.push_back(d);
+  } else {
+    pending->add(&plan.weights, up->add(row_major_weights(w)));
+  }
   const DType y_type = g.buffers[static_cast<size_t>(op.out(0))].dtype;
   const int residual = op.in(plan::slot::kLinearResidual);
   plan.fused_into_norm = fuses_into_norm(g, i);
@@ -899,6 +937,32 @@ Status prepare_packed(CudaContext& c, const backend::PrepareArgs& args) {
   return cuda_status(device_alloc(&c.expand_scratch, c.expand_scratch_bytes), "cudaMalloc (packed outputs' scratch)");
 }
 
+// The fp16 weights of the int8 linears that run as fp16 ones, written into the uploaded weights
+// from their int8 ones (DeviceDequantization), then the staging freed.
+Status dequantize_on_device(CudaContext& c, const DeviceDequantization& d) {
+  if (d.linears.empty()) return Status::ok();
+  void* staging = nullptr;
+  if (Status s = cuda_status(device_alloc(&staging, d.staging.bytes()), "cudaMalloc (int8 weights to dequantize)"); !s)
+    return s;
+  Status status = cuda_status(cudaMemcpy(staging, d.staging.data(), d.staging.bytes(), cudaMemcpyHostToDevice),
+                              "uploading int8 weights to dequantize");
+  auto at = [](void* base, size_t offset) { return static_cast<unsigned char*>(base) + offset; };
+  for (const DeviceDequantization::Linear& l : d.linears) {
+    if (!status) break;
+    DequantizeWeightsArgs k;
+    k.N = l.N;
+    k.K = l.K;
+    k.q = reinterpret_cast<const int8_t*>(at(staging, l.q));
+    k.scales = reinterpret_cast<const float*>(at(staging, l.scales));
+    k.multipliers = l.multipliers == SIZE_MAX ? nullptr : reinterpret_cast<const float*>(at(staging, l.multipliers));
+    k.out = at(c.weights, l.out);
+    status = cuda_status(dequantize_weights(k, c.stream), "dequantize weights kernel");
+  }
+  if (status) status = cuda_status(cudaStreamSynchronize(c.stream), "dequantizing int8 weights");
+  device_free(staging);
+  return status;
+}
+
 Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* held) {
   CudaContext& c = ctx(cv);
   const plan::Graph& g = *args.graph;
@@ -918,6 +982,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
 
   Upload up;
   PendingPointers pending;
+  DeviceDequantization dequantization;
   if (c.mapped_weights)
     if (Status s = c.mapping.map(c.device, args.model->data, args.model->size); !s) return s;
   // A tensor the GPU reads as it is stored: where it lies when mapped, else in the upload.
@@ -967,7 +1032,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
         break;
       }
       case OpKind::kLinear:
-        prepare_linear(c, g, i, &up, &pending);
+        prepare_linear(c, g, i, &up, &pending, &dequantization);
         break;
       case OpKind::kQuantize: {
         const detail::LinearView& w = *op.p<plan::QuantizeParams>().linear;
@@ -1023,6 +1088,7 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
       return s;
     pending.resolve(c.weights);
   }
+  if (Status s = dequantize_on_device(c, dequantization); !s) return s;
   // The GEMM descriptors, now that the biases have device addresses.
   for (int k = 0; k < args.op_count; ++k)
     if (g.ops[static_cast<size_t>(args.ops[k])].kind == OpKind::kLinear)

@@ -216,6 +216,18 @@ struct ExpandRowsArgs {
 };
 cudaError_t expand_packed_rows(const ExpandRowsArgs& a, cudaStream_t stream);
 
+// An int8 linear's weights as fp16 (option int8_linears; dequantize_weights_kernel.cuh):
+// out[n, k] = half(float(double(q[n, k]) · scales[n] · multipliers[k])), row-major [N, K], the bits
+// of the host's model/dequantized_linears.h. Once, at session creation (not a launch of run()).
+struct DequantizeWeightsArgs {
+  int N = 0, K = 0;
+  const int8_t* q = nullptr;            // [N, K] row-major
+  const float* scales = nullptr;        // [N]
+  const float* multipliers = nullptr;   // [K] or null (1)
+  void* out = nullptr;                  // fp16 [N, K]
+};
+cudaError_t dequantize_weights(const DequantizeWeightsArgs& a, cudaStream_t stream);
+
 // Whether this build's device code loads on the current device (cudaErrorNoKernelImageForDevice
 // when the GPU's architecture is not among those compiled).
 cudaError_t kernels_loadable();
