@@ -160,7 +160,6 @@ for shape in 1x128 32x128; do
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_pdl_off_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options pdl=off
-  bench "int8_pdl_off_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq" --backend-options int8_linears=int8,pdl=off
 done
 # The int8 model's linears as fp16 (int8_linears=auto, the default, runs them so) against int8
 # arithmetic, and with encrt's fp16 GEMM and its fused kernels at batch 1.
@@ -176,7 +175,7 @@ bench "fp16_gemm_auto_separate_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 \
   --backend-options fp16_gemm=auto,linear_norm=separate,qkv_attention=separate
 # The fused kernels' clusters of 16 blocks (auto at batch 1 on an H200) against 8.
 bench "fp16_gemm_auto_cluster8_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,norm_cluster=8
-for tile in 64 128x64 128; do
+for tile in 64 128; do  # (auto: 128 x 128 for N = 1152 and 1536, 128 x 64 for 384)
   bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8,int8_tile=$tile
 done
 if tout=$(timeout 120 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
