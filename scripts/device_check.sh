@@ -35,6 +35,10 @@
 #    batch 1 and 32;
 # 9. (STEPS=kernels only) each kernel's own GPU time under ncu (scripts/kernel_times.py), fp16 and int8, batch 1 and 32,
 #    and PyTorch's at both batches.
+# The int8 model runs its linears as fp16 ones by default since build H (int8_linears=auto: the
+# cuda backend's README section "int8 files with fp16 linears"): every check above of the int8
+# path's own kernels (quantize, the int8 GEMMs and their tiles, int8 attention, its row layouts)
+# passes int8_linears=int8, and the int8 model is measured, checked and traced both ways.
 # cuBLASLt is taken from ENCRT_CUBLASLT, else the machine's CUDA toolkit, else PyTorch's wheels.
 set -uo pipefail
 python=${PYTHON:-python3}  # the machine's Python with numpy (and torch for the peer)
