@@ -12,6 +12,8 @@
 #include "backend/backend_under_test.h"
 #include "backend/mock_device_backend.h"
 #include "backend/registry.h"
+#include "model/dequantized_linears.h"
+#include "session/session_impl.h"
 #include "support/fixtures.h"
 
 namespace {
@@ -222,5 +224,61 @@ TEST_CASE("seam: packed runs expand token-level outputs in device memory", "[con
         }
       }
     }
+  }
+}
+
+// dequantizes_int8_linears: a session of an int8 model asks each backend; one yes builds the graph
+// from the fp16 views (model/dequantized_linears.h). Their panels are made for the ops of every
+// backend that reads them, and not for those of a device backend that asked (it dequantizes from
+// the int8 linear on its device): the mock device reads host panels, so the mock that "asks" here
+// is only planned (build_session without prepare), never run.
+TEST_CASE("seam: int8 linears as fp16: panels for the backends that read them", "[conformance][seam][int8_linears]") {
+  if (!mock_entry()) return;
+  static backend::BackendInterface asking = [] {
+    backend::BackendInterface t = conformance::kMockDeviceBackend;
+    t.name = "mock_asking_for_fp16_linears";
+    t.dequantizes_int8_linears = [](const void*, backend::Shape) { return true; };
+    return t;
+  }();
+  static const Status registered = backend::register_backend(&asking);
+  REQUIRE(registered.is_ok());
+  const test::Fixture f = test::load_fixture("torch_post_gelu_3layer");
+  const std::string path = test::convert_fixture(f, converter::WeightType::kI8);
+  auto load_impl = [&] {  // a model of its own each time: its views start without panels
+    auto impl = std::make_unique<Model::Impl>();
+    impl->file = std::make_unique<MappedFile>();
+    REQUIRE(impl->file->open(path).is_ok());
+    REQUIRE(detail::load_model_buffer(impl->file->data(), impl->file->size(), path, impl.get()).is_ok());
+    return impl;
+  };
+  SessionOptions opt;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  struct Case {
+    std::string backend, cpu_option;
+    bool dequantized, panels;
+  };
+  for (const Case& c : {Case{"mock_device", "", false, false}, Case{"mock_device", "f16", true, true},
+                        Case{"mock_asking_for_fp16_linears", "", true, false}}) {
+    INFO(c.backend << (c.cpu_option.empty() ? "" : ", cpu int8_linears=" + c.cpu_option));
+    const auto impl = load_impl();
+    opt.backend = c.backend;
+    opt.backend_options.clear();
+    if (!c.cpu_option.empty()) opt.backend_options["int8_linears"] = c.cpu_option;
+    detail::SessionImpl s;
+    REQUIRE(detail::build_session(*impl, opt, false, &s).is_ok());
+    CHECK(s.dequantized_int8 == c.dequantized);
+    int linears = 0, with_panels = 0;
+    for (size_t i = 0; i < s.graph.ops.size(); ++i) {
+      const plan::Op& op = s.graph.ops[i];
+      if (op.kind != plan::OpKind::kLinear) continue;
+      const detail::LinearView& w = *op.p<plan::LinearParams>().weights;
+      CHECK((w.dequantized_from != nullptr) == c.dequantized);
+      ++linears;
+      with_panels += w.dequantized_from && w.packed ? 1 : 0;
+    }
+    REQUIRE(linears > 0);
+    CHECK(with_panels == (c.panels ? linears : 0));
+    if (c.dequantized) CHECK((impl->dequantized_linears().bytes() > 0) == c.panels);
   }
 }
