@@ -73,7 +73,7 @@ def main():
         bar(9, f"fp16 batch {b} faster than PyTorch fp16 with CUDA graphs", r, r is not None and r > 1.0,
             f"PyTorch {t * 1000:.1f} us / encrt {v * 1000:.1f} us = {r:.2f}x" if r else "")
     for label, issue in (("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_gelu_kernel", 9), ("fp16_cuda_split_on", 9),
-                         ("fp16_cuda_split_off", 9), ("fp16_cuda_gemm_mma", 9)):
+                         ("fp16_cuda_split_off", 9), ("fp16_cuda_gemm_mma", 9), ("fp16_cuda_prefetch", 9)):
         a = accuracy.get(label, {}).get("fp16")
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
             a is not None and a["mean_cosine"] >= 0.9999 and a["min_cosine"] >= 0.9999,
@@ -119,7 +119,7 @@ def main():
                      "fp16_rows_block", "int8_rows_warp", "int8_rows_block", "int8_tile_32", "int8_tile_64", "int8_tile_128x64",
                      "int8_tile_128", "fp16_gemm_mma", "fp16_gemm_auto", "fp16_gemm_auto_qkv_separate", "fp16_gemm_auto_fused",
                      "fp16_gemm_auto_separate", "fp16_gemm_auto_cluster8", "int8_linears_int8", "int8_linears_f16",
-                     "int8_fp16_gemm_auto"):
+                     "int8_fp16_gemm_auto", "fp16_attention_prefetch"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     # Issue 12: "int8 attention on the GPU where it pays; keep the faster". The whole model's GPU

@@ -170,6 +170,8 @@ done
 bench "int8_linears_int8_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options int8_linears=int8
 bench "int8_linears_int8_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8
 bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options fp16_gemm=auto
+# The tensor-core attention's unsplit layout (batch 32) holding the next key tile in registers.
+bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_prefetch=on
 # What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
 # (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
 # only), and none of them (separate).
@@ -195,6 +197,7 @@ note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/c
 [[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
+conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 # The fixture models' int8 files through int8 arithmetic (the defaults run their linears as fp16
 # ones), and MiniLM int8 with it.
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
@@ -257,6 +260,7 @@ fi
 # activations (an int8 model's under auto and mma, an fp32 model's only under mma) and SIMT under
 # simt; the int8 kernel. Then the MiniLM cases on the int8 model, with each int8 attention route.
 conformance_case mma cuda:attention=mma "[f16_attention]"
+conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 for option in auto mma simt; do
   conformance_case "bf16_$option" "cuda:attention=$option" "[bf16_attention]"
 done
@@ -305,6 +309,7 @@ accuracy fp16_cuda_simt fp16 cuda attention=simt
 accuracy fp16_cuda_gelu_kernel fp16 cuda gelu=kernel
 accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
+accuracy fp16_cuda_prefetch fp16 cuda attention_split=off,attention_prefetch=on
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8
@@ -343,6 +348,8 @@ for shape in 1x128 32x128; do
   # encrt's fp16 GEMM (new in build F) for every fp16 linear, and up to 256 rows (auto).
   bench "fp16_gemm_mma_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=mma
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
+  bench "fp16_attention_prefetch_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options attention_prefetch=on
   bench "fp16_gemm_auto_qkv_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options fp16_gemm=auto,qkv_attention=separate
   bench "fp16_gemm_auto_fused_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \

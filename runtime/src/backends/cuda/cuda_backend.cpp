@@ -152,6 +152,10 @@ struct CudaContext {
   // attention_split=auto|off|on: the tensor-core attention kernel's warps split the keys of 16
   // query rows (on: 4) or each own 16 rows (off: 1); auto (0) by the grid (AttentionArgs::key_split).
   int attention_split = 0;
+  // attention_prefetch=auto|on: on: the tensor-core attention's unsplit layout also holds the next
+  // key tile's loads in registers while it computes (AttentionArgs::prefetch_keys); auto: only the
+  // split layout does (unmeasured either way at the unsplit layout's large grids).
+  bool attention_prefetch = false;
   // int8_tile=auto|32|64|128x64|128: the int8 tensor-core GEMM's block tile (auto: by the grid,
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
@@ -353,6 +357,10 @@ Status create(const backend::Options& options, int, void** out) {
   if (c->int8_linears == Int8Linears::kF16 && c->attention == AttentionKernel::kInt8)
     return invalid_argument("options int8_linears=f16 and attention=int8 of backend cuda contradict each other: "
                             "fp16 linears leave no int8 attention (use int8_linears=int8)");
+  if (Status s = parse_choice(options, "attention_prefetch", {std::pair{"auto", false}, std::pair{"on", true}},
+                              &c->attention_prefetch);
+      !s)
+    return s;
   int pdl = -1;  // auto
   if (Status s = parse_choice(options, "pdl", {std::pair{"auto", -1}, std::pair{"on", 1}, std::pair{"off", 0}}, &pdl); !s)
     return s;
@@ -1530,6 +1538,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       if (plan.attention_i8) return cuda_status(attention_i8_mma(k, s), "attention kernel (int8 tensor cores)");
       k.key_split = c.attention_split;
       k.sms = c.sms;
+      k.prefetch_keys = c.attention_prefetch;
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -1889,14 +1898,15 @@ std::string summary(const void* cv) {
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
-         ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") + ", norm_cluster " +
+         ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
+         (c.attention_prefetch ? ", attention_prefetch on" : "") + ", norm_cluster " +
          (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
                                    "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster",
-                                   "int8_linears", nullptr};
+                                   "int8_linears", "attention_prefetch", nullptr};
 
 }  // namespace
 

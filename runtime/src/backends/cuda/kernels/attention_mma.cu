@@ -12,12 +12,12 @@ using mma_attention::kMmaWarps;
 using mma_attention::kQueryTile;
 using mma_attention::kQueryTileOf;
 
-template <int D, typename Io, int kSplit>
+template <int D, typename Io, int kSplit, bool kHold = (kSplit > 1)>
 cudaError_t launch_split(const AttentionArgs& a, cudaStream_t stream) {
   constexpr int rows = kQueryTileOf<kSplit>;
   const dim3 grid(static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  launch_kernel(attention_mma_kernel<D, Io, kSplit>, grid, kMmaWarps * 32, 0, stream, a);
+  launch_kernel(attention_mma_kernel<D, Io, kSplit, kHold>, grid, kMmaWarps * 32, 0, stream, a);
   return cudaGetLastError();
 }
 
@@ -26,7 +26,8 @@ cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const size_t blocks = static_cast<size_t>((a.seq + kQueryTile - 1) / kQueryTile) * static_cast<size_t>(a.heads) *
                         static_cast<size_t>(a.batch);
   const bool split = a.key_split == 4 || (a.key_split == 0 && blocks < 2 * static_cast<size_t>(a.sms));
-  return split ? launch_split<D, Io, 4>(a, stream) : launch_split<D, Io, 1>(a, stream);
+  if (split) return launch_split<D, Io, 4>(a, stream);
+  return a.prefetch_keys ? launch_split<D, Io, 1, true>(a, stream) : launch_split<D, Io, 1>(a, stream);
 }
 
 // Io: the activations' type (fp16: fp16 tensor cores; fp32: bf16 ones).

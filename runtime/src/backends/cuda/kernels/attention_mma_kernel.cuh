@@ -372,8 +372,9 @@ __device__ __forceinline__ void output_scale(const float (&l)[2], bool sequence_
     inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
 }
 
-// Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf.
-template <int D, typename Io, int kSplit = 1>
+// Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf; kHold:
+// see kHoldNextTile.
+template <int D, typename Io, int kSplit = 1, bool kHold = (kSplit > 1)>
 __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   allow_next_kernel();
@@ -403,11 +404,13 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 
   // kHoldNextTile: where the grid is small (the split layout's reason), the next key tile's loads
   // are in flight while the warps compute, so that each block's own chain is the time; large
-  // grids hide it with other blocks' warps, and the registers held across the computation (19
-  // more a thread at D = 32, fp16: 96 → 128 on sm_90) would cost them resident blocks: there each
-  // later tile is loaded (one trip) and stored at its turn. Both layouts issue the first tile's
+  // grids may hide it with other blocks' warps, and the registers held across the computation (19
+  // more a thread at D = 32, fp16: 96 → 128 on sm_90) cost them resident blocks: there each later
+  // tile is loaded (one trip) and stored at its turn, unless the launcher asks for the hold
+  // (AttentionArgs::prefetch_keys: MiniLM at batch 32 runs 768 blocks in two waves either way, so
+  // the hold may pay there; measured by the device check). Both layouts issue the first tile's
   // loads before Q's and store it with Q (KeyTileLoads: one trip for both).
-  constexpr bool kHoldNextTile = kSplit > 1;
+  constexpr bool kHoldNextTile = kHold;
   KeyTileLoads<D, Io> next{};
   issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, 0, n, mask);
   load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n);

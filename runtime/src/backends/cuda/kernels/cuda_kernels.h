@@ -115,6 +115,10 @@ struct AttentionArgs {
   // than two per multiprocessor (sms: the GPU's count), else 1.
   int key_split = 0;
   int sms = 0;
+  // attention_mma only: where each warp owns 16 query rows (key_split 1), the next key tile's loads
+  // are in flight while the warps compute on this one, as in the split layout (more registers a
+  // thread: attention_mma_kernel.cuh, kHoldNextTile). The backend's option attention_prefetch=on.
+  bool prefetch_keys = false;
 };
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
 
