@@ -50,7 +50,7 @@ source_bundle=${1:-build-gpu-bundle}
 # time without performance counters) and quick. All of the default took 417 s on the H200 (build
 # E0); builds F and G added about three minutes of steps: run STEPS=inspect,conformance,accuracy
 # and STEPS=bench,packed,torch,trace as two calls, or, when one call is all the device time there
-# is, STEPS=quick (step 0: expected about 6 minutes; every command in it has its own timeout, and
+# is, STEPS=quick (step 0: expected about 8 minutes; every command in it has its own timeout, and
 # each figure is printed as it comes, "== ..." lines, so a call cut short keeps what it measured;
 # its files are named as the steps it samples name them, so device_bars.py reads it the same way).
 steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch,trace}
@@ -196,15 +196,15 @@ timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:fp16_gemm=mma >"$resu
 note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1))"
 [[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
-conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
-conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
-# The fixture models' int8 files through int8 arithmetic (the defaults run their linears as fp16
-# ones), and MiniLM int8 with it.
-conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
 accuracy int8_cuda int8 cuda "" 90
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
+# The fixture models' int8 files through int8 arithmetic (the defaults run their linears as fp16
+# ones), and MiniLM int8 with it; the int8 GEMM's large tiles; the attention's held key tile.
+conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
+conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
+conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
