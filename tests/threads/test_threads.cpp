@@ -116,3 +116,36 @@ TEST_CASE("one session used by different threads in turn gives the same bits", "
     CHECK(run_once(*session, f) == want);  // and back on the first thread
   }
 }
+
+// An int8 model's linears as fp16 (option int8_linears=f16): the model's fp16 views and their
+// panels are made on first use (model/dequantized_linears.h), here by sessions created on several
+// threads at once on a model that has none yet; every session must get the same panels and bits.
+TEST_CASE("sessions on several threads make an int8 model's fp16 linears once", "[threads][int8_linears]") {
+  constexpr int kThreads = 4;
+  const test::Fixture f = test::load_fixture("torch_post_gelu_3layer");
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, converter::WeightType::kI8), &model).is_ok());
+  SessionOptions o = options_for(f, 1);
+  o.backend_options["int8_linears"] = "f16";
+  std::vector<Outputs> got(kThreads);
+  std::vector<std::string> created(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::unique_ptr<Session> session;
+      const Status s = Session::create(*model, o, &session);
+      created[t] = s.to_string();
+      if (s) got[t] = run_once(*session, f);
+    });
+  for (std::thread& t : threads) t.join();
+  std::unique_ptr<Session> single;
+  REQUIRE(Session::create(*model, o, &single).is_ok());
+  CHECK(single->kernel_summary().find("int8 linears run as fp16") != std::string::npos);
+  const Outputs want = run_once(*single, f);
+  REQUIRE(want.status == "ok");
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(created[t] == "ok");
+    CHECK(got[t] == want);
+  }
+}
