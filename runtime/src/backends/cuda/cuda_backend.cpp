@@ -211,6 +211,7 @@ struct CudaContext {
   size_t arena_bytes = 0;
 
   ~CudaContext() {
+    if (stream) cudaSetDevice(device);  // (use_device) what prepare made is that device's
     graphs_cache.reset();
     plans.clear();  // the GEMM descriptors before the handle
     if (handle) lt->destroy(handle);
@@ -228,6 +229,12 @@ struct CudaContext {
 
 CudaContext& ctx(void* c) { return *static_cast<CudaContext*>(c); }
 const CudaContext& ctx(const void* c) { return *static_cast<const CudaContext*>(c); }
+
+// The CUDA runtime's current device is the calling thread's, and a launch or copy on another
+// device's stream fails: a session created on device 1 and run from a thread whose current device
+// is 0 (another session's, or the default), or from a new thread, would. So each entry point that
+// uses the stream makes the session's device current first (cheap: a thread-local setting).
+Status use_device(const CudaContext& c) { return cuda_status(cudaSetDevice(c.device), "cudaSetDevice"); }
 
 // ---- Availability and options.
 
@@ -952,8 +959,10 @@ Status dequantize_on_device(CudaContext& c, const DeviceDequantization& d) {
   void* staging = nullptr;
   if (Status s = cuda_status(device_alloc(&staging, d.staging.bytes()), "cudaMalloc (int8 weights to dequantize)"); !s)
     return s;
-  Status status = cuda_status(cudaMemcpy(staging, d.staging.data(), d.staging.bytes(), cudaMemcpyHostToDevice),
-                              "uploading int8 weights to dequantize");
+  // On the session's stream (prepare's weight upload says why), so the kernels below see every byte.
+  Status status = cuda_status(
+      cudaMemcpyAsync(staging, d.staging.data(), d.staging.bytes(), cudaMemcpyHostToDevice, c.stream),
+      "uploading int8 weights to dequantize");
   auto at = [](void* base, size_t offset) { return static_cast<unsigned char*>(base) + offset; };
   for (const DeviceDequantization::Linear& l : d.linears) {
     if (!status) break;
@@ -1091,9 +1100,16 @@ Status prepare(void* cv, const backend::PrepareArgs& args, backend::HeldBytes* h
   c.weights_bytes = up.bytes();
   if (c.weights_bytes > 0) {
     if (Status s = cuda_status(device_alloc(&c.weights, c.weights_bytes), "cudaMalloc (weights)"); !s) return s;
-    if (Status s = cuda_status(cudaMemcpy(c.weights, up.data(), c.weights_bytes, cudaMemcpyHostToDevice), "uploading weights");
+    // cudaMemcpy from pageable memory returns once the bytes are staged, not once they have
+    // arrived, and it is ordered on the legacy stream, which the session's non-blocking stream
+    // does not wait for: a kernel on that stream could read weights still in flight. The copy is
+    // on the session's stream instead (a pageable copy is staged before the call returns, so `up`
+    // may go), and the stream is synchronized before the first run.
+    if (Status s = cuda_status(cudaMemcpyAsync(c.weights, up.data(), c.weights_bytes, cudaMemcpyHostToDevice, c.stream),
+                               "uploading weights");
         !s)
       return s;
+    if (Status s = cuda_status(cudaStreamSynchronize(c.stream), "uploading weights"); !s) return s;
     pending.resolve(c.weights);
   }
   if (Status s = dequantize_on_device(c, dequantization); !s) return s;
@@ -1595,6 +1611,7 @@ int graph_ops(const backend::RunArgs& a) {
 
 Status run(void* cv, const backend::RunArgs& a) {
   CudaContext& c = ctx(cv);
+  if (Status s = use_device(c); !s) return s;
   stage_inputs(c, a);
   if (Status s = cuda_status(cudaEventRecord(c.start, c.stream), "cudaEventRecord"); !s) return s;
   if (Status s = enqueue(c, a); !s) return s;
@@ -1632,6 +1649,7 @@ Status replay(void* cv, const backend::RunArgs& a, bool* replayed) {
   CudaContext& c = ctx(cv);
   *replayed = false;
   if (!c.graphs) return Status::ok();
+  if (Status s = use_device(c); !s) return s;
   cudaGraphExec_t exec = c.graphs_cache->find(key_of(a));
   if (!exec) return Status::ok();
   stage_inputs(c, a);
@@ -1645,6 +1663,7 @@ Status capture(void* cv, const backend::RunArgs& a) {
   CudaContext& c = ctx(cv);
   const int captured = graph_ops(a);
   if (!c.graphs || captured == 0) return run(cv, a);
+  if (Status s = use_device(c); !s) return s;
   stage_inputs(c, a);
   if (Status s = cuda_status(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"); !s)
     return s;
@@ -1664,7 +1683,10 @@ Status capture(void* cv, const backend::RunArgs& a) {
   return launch(c, a, exec);
 }
 
-Status synchronize(void* cv) { return cuda_status(cudaStreamSynchronize(ctx(cv).stream), "cudaStreamSynchronize"); }
+Status synchronize(void* cv) {
+  if (Status s = use_device(ctx(cv)); !s) return s;
+  return cuda_status(cudaStreamSynchronize(ctx(cv).stream), "cudaStreamSynchronize");
+}
 
 double last_device_ms(void* cv) {
   CudaContext& c = ctx(cv);
@@ -1675,6 +1697,7 @@ double last_device_ms(void* cv) {
 
 Status run_profiled(void* cv, const backend::RunArgs& a, double* ms) {
   CudaContext& c = ctx(cv);
+  if (Status s = use_device(c); !s) return s;
   stage_inputs(c, a);
   if (Status s = enqueue_layout(c, a); !s) return s;
   for (int k = 0; k < a.op_count; ++k) {
@@ -1704,6 +1727,7 @@ bool supports_packed(const void* cv, const plan::Graph& g, const Op& op) {
 // stream, before this). The stop event moves after it, so last_device_ms counts it.
 Status expand_packed(void* cv, const backend::RunArgs& a, int buffer) {
   CudaContext& c = ctx(cv);
+  if (Status s = use_device(c); !s) return s;
   if (!a.packed || !c.layout_device) return internal_error("cuda: expand_packed without a packed run");
   const size_t row_bytes = row_bytes_of(a, buffer);
   const size_t bytes = static_cast<size_t>(a.packed->tokens) * row_bytes;
@@ -1732,22 +1756,24 @@ Status expand_packed(void* cv, const backend::RunArgs& a, int buffer) {
 
 Status alloc_arena(void* cv, size_t bytes, void** arena) {
   CudaContext& c = ctx(cv);
-  if (Status s = cuda_status(cudaSetDevice(c.device), "cudaSetDevice"); !s) return s;
+  if (Status s = use_device(c); !s) return s;
   if (Status s = cuda_status(device_alloc(arena, bytes), "cudaMalloc (arena)"); !s) return s;
   c.arena_bytes += bytes;
   return Status::ok();
 }
 
 void free_arena(void* cv, void* arena) {
-  (void)cv;
+  (void)use_device(ctx(cv));
   device_free(arena);
 }
 
 Status copy_to_host(void* cv, void* dst, const void* src, size_t bytes) {
+  if (Status s = use_device(ctx(cv)); !s) return s;
   return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx(cv).stream), "copy to the host");
 }
 
 Status copy_from_host(void* cv, void* dst, const void* src, size_t bytes) {
+  if (Status s = use_device(ctx(cv)); !s) return s;
   return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx(cv).stream), "copy to the device");
 }
 

@@ -19,10 +19,16 @@ cudaError_t set_up() {
   return set_up_kernel_once<qkv_attention_kernel<D>>(static_cast<int>(Layout<D>::kBytes));
 }
 
+// Every cluster size a launch may take (C = 1 .. kMaxBlocks by the sequence length, 3, 5, 6 and 7
+// included: the session's shapes are not known here), so that a size the GPU refused would turn
+// the fusion off at session creation, not fail a run.
 template <int D>
 cudaError_t prepare() {
   if (const cudaError_t e = set_up<D>(); e != cudaSuccess) return e;
-  return clusters_fit(qkv_attention_kernel<D>, qkv_attention_kernels::kMaxBlocks, kThreads, Layout<D>::kBytes);
+  for (unsigned c = 1; c <= static_cast<unsigned>(qkv_attention_kernels::kMaxBlocks); ++c)
+    if (const cudaError_t e = clusters_fit(qkv_attention_kernel<D>, c, kThreads, Layout<D>::kBytes); e != cudaSuccess)
+      return e;
+  return cudaSuccess;
 }
 
 template <int D>
