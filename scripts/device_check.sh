@@ -157,6 +157,13 @@ export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
 note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel, $(grep -c "QKV projection + attention kernel" "$results/inspect_fp16_gemm_auto.txt") QKV projections with their attention"
+# The tensor-core attention's resident blocks (the GPU's occupancy answer) under the default, the
+# held key tile and the 6-block build: whether MiniLM's 768 blocks at batch 32 take one wave.
+for option in attention_occupancy=auto attention_prefetch=on attention_occupancy=6; do
+  "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options $option --seq 128 \
+    >"$results/inspect_fp16_${option//=/_}.txt" 2>&1
+  note "attention $option: $(grep -m1 -o "large grids: [0-9]* blocks a multiprocessor ([0-9]* at once)" "$results/inspect_fp16_${option//=/_}.txt" || tail -1 "$results/inspect_fp16_${option//=/_}.txt")"
+done
 for shape in 1x128 32x128; do
   batch=${shape%x*} seq=${shape#*x}
   bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
@@ -172,6 +179,8 @@ bench "int8_linears_int8_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-
 bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options fp16_gemm=auto
 # The tensor-core attention's unsplit layout (batch 32) holding the next key tile in registers.
 bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_prefetch=on
+# ... and compiled for 6 blocks a multiprocessor (768 blocks in one wave instead of two).
+bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_occupancy=6
 # What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
 # (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
 # only), and none of them (separate).
@@ -205,6 +214,7 @@ accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
+conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
@@ -261,6 +271,7 @@ fi
 # simt; the int8 kernel. Then the MiniLM cases on the int8 model, with each int8 attention route.
 conformance_case mma cuda:attention=mma "[f16_attention]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
+conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
 for option in auto mma simt; do
   conformance_case "bf16_$option" "cuda:attention=$option" "[bf16_attention]"
 done
@@ -350,6 +361,8 @@ for shape in 1x128 32x128; do
   bench "fp16_gemm_auto_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" --backend-options fp16_gemm=auto
   bench "fp16_attention_prefetch_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options attention_prefetch=on
+  bench "fp16_attention_occupancy6_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options attention_occupancy=6
   bench "fp16_gemm_auto_qkv_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options fp16_gemm=auto,qkv_attention=separate
   bench "fp16_gemm_auto_fused_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \

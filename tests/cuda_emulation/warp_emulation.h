@@ -48,7 +48,7 @@
 #undef __forceinline__
 #define __forceinline__ inline
 #undef __launch_bounds__
-#define __launch_bounds__(threads)
+#define __launch_bounds__(...)
 #undef __align__
 #define __align__(n) alignas(n)
 #undef __shared__

@@ -156,6 +156,11 @@ struct CudaContext {
   // key tile's loads in registers while it computes (AttentionArgs::prefetch_keys); auto: only the
   // split layout does (unmeasured either way at the unsplit layout's large grids).
   bool attention_prefetch = false;
+  // attention_occupancy=auto|6: 6: that layout without the held tile, at head_dim ≤ 32, compiled
+  // for 6 resident blocks a multiprocessor (AttentionArgs::six_blocks: MiniLM's 768 blocks at
+  // batch 32 in one wave on an H200 instead of two, for a few spilled registers); auto: the
+  // compiler's own register budget (4 such blocks fit). Unmeasured.
+  bool attention_six_blocks = false;
   // int8_tile=auto|32|64|128x64|128: the int8 tensor-core GEMM's block tile (auto: by the grid,
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
@@ -368,6 +373,14 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->attention_prefetch);
       !s)
     return s;
+  if (Status s = parse_choice(options, "attention_occupancy", {std::pair{"auto", false}, std::pair{"6", true}},
+                              &c->attention_six_blocks);
+      !s)
+    return s;
+  if (c->attention_six_blocks && c->attention_prefetch)
+    return invalid_argument("options attention_occupancy=6 and attention_prefetch=on of backend cuda contradict each "
+                            "other: the held key tile takes the registers that 6 blocks a multiprocessor leave no room "
+                            "for (use one of them)");
   int pdl = -1;  // auto
   if (Status s = parse_choice(options, "pdl", {std::pair{"auto", -1}, std::pair{"on", 1}, std::pair{"off", 0}}, &pdl); !s)
     return s;
@@ -1555,6 +1568,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.key_split = c.attention_split;
       k.sms = c.sms;
       k.prefetch_keys = c.attention_prefetch;
+      k.six_blocks = c.attention_six_blocks;
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -1811,6 +1825,21 @@ std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op
   return s + ")";
 }
 
+// The tensor-core attention's unsplit layout (large grids): blocks resident on a multiprocessor
+// at once, as the GPU reports them for the kernel the session's options pick (attention_occupancy,
+// attention_prefetch), and so how many blocks run in one wave.
+std::string attention_occupancy(const CudaContext& c, int head_dim, bool bf16) {
+  AttentionArgs k;
+  k.head_dim = head_dim;
+  k.type = bf16 ? Elem::kF32 : Elem::kF16;
+  k.prefetch_keys = c.attention_prefetch;
+  k.six_blocks = c.attention_six_blocks;
+  int blocks = 0;
+  if (!use_device(c) || attention_mma_resident_blocks(k, &blocks) != cudaSuccess) return "";
+  return "; large grids: " + std::to_string(blocks) + " blocks a multiprocessor (" + std::to_string(blocks * c.sms) +
+         " at once)";
+}
+
 std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
   const bool int8 = op.kind == OpKind::kQuantize ||
                     (op.kind == OpKind::kLinear && op.p<plan::LinearParams>().weights->dtype == DType::kI8);
@@ -1881,11 +1910,14 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
                                                           : "";
       if (ctx(cv).attention == AttentionKernel::kInt8)  // every other attention op is refused at prepare
         return "attention kernel (int8 tensor cores, mma.sync s8/u8), head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
+      const bool mma = uses_attention_mma(ctx(cv), g, op);
       return fused +
-             std::string(!uses_attention_mma(ctx(cv), g, op)      ? "attention kernel (SIMT)"
+             std::string(!mma                                  ? "attention kernel (SIMT)"
                          : attention_mma_bf16(ctx(cv), g, op) ? "attention kernel (tensor cores, mma.sync bf16)"
                                                               : "attention kernel (tensor cores, mma.sync)") +
-             ", head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim);
+             ", head_dim " + std::to_string(op.p<plan::AttentionParams>().head_dim) +
+             (mma ? attention_occupancy(ctx(cv), op.p<plan::AttentionParams>().head_dim, attention_mma_bf16(ctx(cv), g, op))
+                  : "");
     }
     case OpKind::kCopy: return copies_to_device(op) ? "pinned staging + cudaMemcpyAsync" : "cudaMemcpyAsync";
     case OpKind::kPoolMean: return "mean pooling kernel";
@@ -1925,14 +1957,14 @@ std::string summary(const void* cv) {
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
          ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
-         (c.attention_prefetch ? ", attention_prefetch on" : "") + ", norm_cluster " +
+         (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") + ", norm_cluster " +
          (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
                                    "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster",
-                                   "int8_linears", "attention_prefetch", nullptr};
+                                   "int8_linears", "attention_prefetch", "attention_occupancy", nullptr};
 
 }  // namespace
 

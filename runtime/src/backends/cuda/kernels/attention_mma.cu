@@ -27,7 +27,38 @@ cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
                         static_cast<size_t>(a.batch);
   const bool split = a.key_split == 4 || (a.key_split == 0 && blocks < 2 * static_cast<size_t>(a.sms));
   if (split) return launch_split<D, Io, 4>(a, stream);
-  return a.prefetch_keys ? launch_split<D, Io, 1, true>(a, stream) : launch_split<D, Io, 1>(a, stream);
+  if (a.prefetch_keys) return launch_split<D, Io, 1, true>(a, stream);
+  if constexpr (D <= 32) {
+    if (a.six_blocks) {
+      const dim3 grid(static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile), static_cast<unsigned>(a.heads),
+                      static_cast<unsigned>(a.batch));
+      launch_kernel(mma_attention::attention_mma_six_blocks_kernel<D, Io>, grid, kMmaWarps * 32, 0, stream, a);
+      return cudaGetLastError();
+    }
+  }
+  return launch_split<D, Io, 1>(a, stream);
+}
+
+// The unsplit layout's kernel as launch() picks it, for its resident blocks.
+template <int D, typename Io>
+cudaError_t resident_blocks(const AttentionArgs& a, int* blocks) {
+  constexpr int threads = kMmaWarps * 32;
+  if (a.prefetch_keys)
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, attention_mma_kernel<D, Io, 1, true>, threads, 0);
+  if constexpr (D <= 32)
+    if (a.six_blocks)
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, mma_attention::attention_mma_six_blocks_kernel<D, Io>,
+                                                           threads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, attention_mma_kernel<D, Io, 1>, threads, 0);
+}
+
+template <typename Io>
+cudaError_t resident_blocks_head_dim(const AttentionArgs& a, int* blocks) {
+  switch (a.head_dim) {
+    case 16: return resident_blocks<16, Io>(a, blocks);
+    case 32: return resident_blocks<32, Io>(a, blocks);
+    default: return resident_blocks<64, Io>(a, blocks);
+  }
 }
 
 // Io: the activations' type (fp16: fp16 tensor cores; fp32: bf16 ones).
@@ -41,6 +72,15 @@ cudaError_t launch_head_dim(const AttentionArgs& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+cudaError_t attention_mma_resident_blocks(const AttentionArgs& a, int* blocks) {
+  if (!blocks || !attention_mma_head_dim_supported(a.head_dim) || (a.type != Elem::kF16 && a.type != Elem::kF32))
+    return cudaErrorInvalidValue;
+  const cudaError_t e = a.type == Elem::kF16 ? resident_blocks_head_dim<__half>(a, blocks)
+                                             : resident_blocks_head_dim<float>(a, blocks);
+  if (e != cudaSuccess) (void)cudaGetLastError();  // the answer, not a later launch's error
+  return e;
+}
 
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream) {
   if (a.batch == 0 || a.seq == 0) return cudaSuccess;

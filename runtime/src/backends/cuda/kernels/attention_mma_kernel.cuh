@@ -372,10 +372,10 @@ __device__ __forceinline__ void output_scale(const float (&l)[2], bool sequence_
     inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
 }
 
-// Io: the activations' type in global memory (__half or float); kSplit: see kQueryTileOf; kHold:
-// see kHoldNextTile.
-template <int D, typename Io, int kSplit = 1, bool kHold = (kSplit > 1)>
-__global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
+// One block's work (the kernels below are this with their launch bounds). Io: the activations'
+// type in global memory (__half or float); kSplit: see kQueryTileOf; kHold: see kHoldNextTile.
+template <int D, typename Io, int kSplit, bool kHold>
+__device__ __forceinline__ void attention_mma_block(const AttentionArgs& a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   allow_next_kernel();
   static_assert(D % 16 == 0 && D <= 64, "head_dim: a multiple of 16, at most 64");
@@ -492,6 +492,25 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 #pragma unroll
     for (int dt = 0; dt < D / 8; ++dt) store_pair(row + dt * 8 + 2 * tg, o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
   }
+}
+
+template <int D, typename Io, int kSplit = 1, bool kHold = (kSplit > 1)>
+__global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(AttentionArgs a) {
+  attention_mma_block<D, Io, kSplit, kHold>(a);
+}
+
+// The unsplit layout without the held tile, compiled so that kSixBlocks blocks fit on one
+// multiprocessor at once (the compiler caps a thread's registers at 65536 / (128 · 6) = 85; ptxas
+// sm_90 takes 80): the backend's option attention_occupancy=6, at head_dim ≤ 32
+// (AttentionArgs::six_blocks). At the default bounds the kernel takes 102 registers a thread
+// (fp16, D = 32), so 4 blocks fit and MiniLM at batch 32 (768 blocks) runs in two waves on an
+// H200's 132 multiprocessors (528 at once); at 80, 792 fit at once: one wave, for 36 bytes of
+// spill stores a thread (ptxas: fp16 D = 32; 48 for fp32 and 12 at D = 16; 452 at D = 64, where
+// the option does not apply). Every block computes what attention_mma_kernel's would.
+constexpr int kSixBlocks = 6;
+template <int D, typename Io>
+__global__ void __launch_bounds__(kMmaWarps * 32, kSixBlocks) attention_mma_six_blocks_kernel(AttentionArgs a) {
+  attention_mma_block<D, Io, 1, false>(a);
 }
 
 }  // namespace encrt::cuda::mma_attention

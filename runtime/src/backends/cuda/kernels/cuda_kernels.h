@@ -119,6 +119,11 @@ struct AttentionArgs {
   // are in flight while the warps compute on this one, as in the split layout (more registers a
   // thread: attention_mma_kernel.cuh, kHoldNextTile). The backend's option attention_prefetch=on.
   bool prefetch_keys = false;
+  // attention_mma only: where each warp owns 16 query rows without the held tile, at head_dim ≤ 32,
+  // the kernel compiled for 6 resident blocks a multiprocessor (at most 85 registers a thread:
+  // attention_mma_kernel.cuh, attention_mma_six_blocks_kernel), the same values. The backend's
+  // option attention_occupancy=6.
+  bool six_blocks = false;
 };
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
 
@@ -249,6 +254,10 @@ inline bool attention_mma_supported(int head_dim, Elem type, bool probs, int cc_
          cc_major >= 8;
 }
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
+// How many blocks of the kernel attention_mma would launch for a large grid (key_split 1) with
+// a's head_dim, type, prefetch_keys and six_blocks fit on one multiprocessor of the current GPU
+// at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), into *blocks; for `inspect`.
+cudaError_t attention_mma_resident_blocks(const AttentionArgs& a, int* blocks);
 
 // ---- The int8 tensor-core GEMM with the epilogue fused in (gemm_i8_mma.cu; the device code and
 // its design: gemm_i8_mma_kernel.cuh). y = act(float(Σ x'·w + (128 − zp)·w_sum) · x_scale · w_scale
