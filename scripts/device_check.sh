@@ -223,6 +223,14 @@ note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels pe
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 >"$results/trace_fp16_b32.txt" 2>&1
 note "trace encrt fp16 batch 32: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_b32.txt" || tail -1 "$results/trace_fp16_b32.txt"))"
+note "trace fp16 batch 32, attention: $(grep -m1 "attention_mma" "$results/trace_fp16_b32.txt" | tr -s ' ' | cut -c1-160)"
+# The attention kernel's own time at batch 32 under its two other builds (the end-to-end benches
+# above differ by a few µs in ±5 µs of spread; the trace times the kernel alone).
+for option in attention_prefetch=on attention_occupancy=6; do
+  PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+    "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 --options $option >"$results/trace_fp16_b32_${option//=/_}.txt" 2>&1
+  note "trace fp16 batch 32 $option, attention: $(grep -m1 "attention_mma" "$results/trace_fp16_b32_${option//=/_}.txt" | tr -s ' ' | cut -c1-160 || tail -1 "$results/trace_fp16_b32_${option//=/_}.txt")"
+done
 fi
 
 # 2. Where each op runs.
