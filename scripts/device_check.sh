@@ -164,6 +164,11 @@ for option in attention_occupancy=auto attention_prefetch=on attention_occupancy
     >"$results/inspect_fp16_${option//=/_}.txt" 2>&1
   note "attention $option: $(grep -m1 -o "large grids: [0-9]* blocks a multiprocessor ([0-9]* at once)" "$results/inspect_fp16_${option//=/_}.txt" || tail -1 "$results/inspect_fp16_${option//=/_}.txt")"
 done
+# The int8 tensor-core GEMM's tiles: blocks resident a multiprocessor (int8 arithmetic; the
+# tile choice by the grid, gemm_i8_mma_tile, does not count them yet).
+"$encrt" inspect "$minilm/minilm.int8.encrt" --backend cuda --backend-options int8_linears=int8 --seq 128 \
+  >"$results/inspect_int8_linears_int8.txt" 2>&1
+note "int8 arithmetic: $(grep -m1 -o "int8 GEMM blocks a multiprocessor:[^,]*" "$results/inspect_int8_linears_int8.txt" || tail -1 "$results/inspect_int8_linears_int8.txt")"
 for shape in 1x128 32x128; do
   batch=${shape%x*} seq=${shape#*x}
   bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"

@@ -1932,6 +1932,20 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
   return "";
 }
 
+// Where a session runs int8 linears on the tensor-core GEMM: each tile's blocks resident on a
+// multiprocessor at once, as the GPU reports them (with the grid, how many waves a shape takes).
+std::string int8_tile_occupancy(const CudaContext& c) {
+  if (std::none_of(c.plans.begin(), c.plans.end(), [](const OpPlan& p) { return p.int8 && p.gemm_mma; }) || !use_device(c))
+    return "";
+  std::string s = ", int8 GEMM blocks a multiprocessor:";
+  for (auto [tile, name] : {std::pair{GemmI8Tile::k128, "128x128"}, std::pair{GemmI8Tile::k128x64, "128x64"},
+                            std::pair{GemmI8Tile::k64, "64x64"}, std::pair{GemmI8Tile::k32, "32x32"}}) {
+    int blocks = 0;
+    s += std::string(" ") + name + " " + (gemm_i8_mma_resident_blocks(tile, &blocks) == cudaSuccess ? std::to_string(blocks) : "?");
+  }
+  return s;
+}
+
 std::string summary(const void* cv) {
   const CudaContext& c = ctx(cv);
   int runtime = 0, driver = 0;
@@ -1957,7 +1971,8 @@ std::string summary(const void* cv) {
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
          ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
-         (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") + ", norm_cluster " +
+         (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") +
+         int8_tile_occupancy(c) + ", norm_cluster " +
          (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
          (c.dependent_launch ? ", pdl on" : "");
 }

@@ -293,6 +293,9 @@ struct GemmI8MmaArgs {
 constexpr int kGemmI8MmaMaxKp = 131068;
 inline bool gemm_i8_mma_supported(int cc_major, int Kp) { return cc_major >= 8 && Kp <= kGemmI8MmaMaxKp; }
 cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream);
+// How many blocks of the kernel with `tile` (16-byte copies) fit on one multiprocessor of the
+// current GPU at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), into *blocks; for `inspect`.
+cudaError_t gemm_i8_mma_resident_blocks(GemmI8Tile tile, int* blocks);
 // The largest tile that still gives every multiprocessor a block: a larger tile loads fewer bytes
 // per product (128 per k-byte of a 128 × 128 tile, 64 at 64 × 64) and spends fewer shared-memory
 // loads per mma.sync (16 and 8 bytes a lane), but a grid with fewer blocks than multiprocessors

@@ -29,7 +29,25 @@ cudaError_t launch_tile(GemmI8Tile tile, const GemmI8MmaArgs& a, bool pairs, cud
   }
 }
 
+template <int BM, int BN>
+cudaError_t resident(int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, gemm_i8_mma_kernel<BM, BN, 16>, kThreads, 0);
+}
+
 }  // namespace
+
+cudaError_t gemm_i8_mma_resident_blocks(GemmI8Tile tile, int* blocks) {
+  if (!blocks) return cudaErrorInvalidValue;
+  cudaError_t e;
+  switch (tile) {
+    case GemmI8Tile::k128: e = resident<128, 128>(blocks); break;
+    case GemmI8Tile::k128x64: e = resident<128, 64>(blocks); break;
+    case GemmI8Tile::k64: e = resident<64, 64>(blocks); break;
+    default: e = resident<32, 32>(blocks); break;
+  }
+  if (e != cudaSuccess) (void)cudaGetLastError();  // the answer, not a later launch's error
+  return e;
+}
 
 cudaError_t gemm_i8_mma(const GemmI8MmaArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
