@@ -50,7 +50,7 @@ source_bundle=${1:-build-gpu-bundle}
 # time without performance counters) and quick. All of the default took 417 s on the H200 (build
 # E0); builds F and G added about three minutes of steps: run STEPS=inspect,conformance,accuracy
 # and STEPS=bench,packed,torch,trace as two calls, or, when one call is all the device time there
-# is, STEPS=quick (step 0: expected about 8 minutes; every command in it has its own timeout, and
+# is, STEPS=quick (step 0: expected about 9 minutes; every command in it has its own timeout, and
 # each figure is printed as it comes, "== ..." lines, so a call cut short keeps what it measured;
 # its files are named as the steps it samples name them, so device_bars.py reads it the same way).
 steps=${STEPS:-inspect,conformance,accuracy,bench,packed,torch,trace}
@@ -144,8 +144,9 @@ done
 note "converted MiniLM fp16 and int8 in $((SECONDS - start)) s"
 
 # 0. STEPS=quick: the first things to measure when a device call is all there is (a task's device
-# time is 15 minutes, the machine's start included, so about 8 minutes of commands): whether the
-# builds since the last GPU run are correct (the conformance suite under the defaults and under
+# time is 15 minutes, the machine's start included, so about 9 minutes of commands, traces last,
+# which a call cut short loses first): whether the builds since the last GPU run are correct (the
+# conformance suite under the defaults and under
 # fp16_gemm=mma, which runs encrt's fp16 GEMM, fused linear + LayerNorm and fused feed-forward
 # kernels; the int8 GEMM's large tiles), accurate (MiniLM fp16 under both, int8), and what they
 # gain (GPU time of each choice they added at batch 1 and 32, PyTorch with graphs beside them,
