@@ -12,12 +12,25 @@ using mma_attention::kMmaWarps;
 using mma_attention::kQueryTile;
 using mma_attention::kQueryTileOf;
 
-template <int D, typename Io, int kSplit, bool kHold = (kSplit > 1)>
-cudaError_t launch_split(const AttentionArgs& a, cudaStream_t stream) {
+using Kernel = void (*)(AttentionArgs);
+
+// The unsplit layout's kernel (each warp owning 16 query rows) as the options pick it: holding the
+// next key tile (prefetch_keys), compiled for 6 blocks a multiprocessor (six_blocks, head_dim ≤ 32),
+// or the default build. launch() runs it and resident_blocks() asks the GPU about it.
+template <int D, typename Io>
+Kernel unsplit_kernel(const AttentionArgs& a) {
+  if (a.prefetch_keys) return attention_mma_kernel<D, Io, 1, true>;
+  if constexpr (D <= 32)
+    if (a.six_blocks) return mma_attention::attention_mma_six_blocks_kernel<D, Io>;
+  return attention_mma_kernel<D, Io, 1>;
+}
+
+template <int kSplit>
+cudaError_t launch_rows(Kernel kernel, const AttentionArgs& a, cudaStream_t stream) {
   constexpr int rows = kQueryTileOf<kSplit>;
   const dim3 grid(static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  launch_kernel(attention_mma_kernel<D, Io, kSplit, kHold>, grid, kMmaWarps * 32, 0, stream, a);
+  launch_kernel(kernel, grid, kMmaWarps * 32, 0, stream, a);
   return cudaGetLastError();
 }
 
@@ -26,30 +39,13 @@ cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const size_t blocks = static_cast<size_t>((a.seq + kQueryTile - 1) / kQueryTile) * static_cast<size_t>(a.heads) *
                         static_cast<size_t>(a.batch);
   const bool split = a.key_split == 4 || (a.key_split == 0 && blocks < 2 * static_cast<size_t>(a.sms));
-  if (split) return launch_split<D, Io, 4>(a, stream);
-  if (a.prefetch_keys) return launch_split<D, Io, 1, true>(a, stream);
-  if constexpr (D <= 32) {
-    if (a.six_blocks) {
-      const dim3 grid(static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile), static_cast<unsigned>(a.heads),
-                      static_cast<unsigned>(a.batch));
-      launch_kernel(mma_attention::attention_mma_six_blocks_kernel<D, Io>, grid, kMmaWarps * 32, 0, stream, a);
-      return cudaGetLastError();
-    }
-  }
-  return launch_split<D, Io, 1>(a, stream);
+  if (split) return launch_rows<4>(attention_mma_kernel<D, Io, 4>, a, stream);
+  return launch_rows<1>(unsplit_kernel<D, Io>(a), a, stream);
 }
 
-// The unsplit layout's kernel as launch() picks it, for its resident blocks.
 template <int D, typename Io>
 cudaError_t resident_blocks(const AttentionArgs& a, int* blocks) {
-  constexpr int threads = kMmaWarps * 32;
-  if (a.prefetch_keys)
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, attention_mma_kernel<D, Io, 1, true>, threads, 0);
-  if constexpr (D <= 32)
-    if (a.six_blocks)
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, mma_attention::attention_mma_six_blocks_kernel<D, Io>,
-                                                           threads, 0);
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, attention_mma_kernel<D, Io, 1>, threads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, unsplit_kernel<D, Io>(a), kMmaWarps * 32, 0);
 }
 
 template <typename Io>
