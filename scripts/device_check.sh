@@ -159,8 +159,9 @@ export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
 note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel, $(grep -c "QKV projection + attention kernel" "$results/inspect_fp16_gemm_auto.txt") QKV projections with their attention"
 # The tensor-core attention's resident blocks (the GPU's occupancy answer) under the default, the
-# held key tile and the 6-block build: whether MiniLM's 768 blocks at batch 32 take one wave.
-for option in attention_occupancy=auto attention_prefetch=on attention_occupancy=6; do
+# held key tile, the 6-block build and the whole-keys build: whether MiniLM's 768 blocks at batch
+# 32 take one wave.
+for option in attention_occupancy=auto attention_prefetch=on attention_occupancy=6 attention_keys=whole; do
   "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options $option --seq 128 \
     >"$results/inspect_fp16_${option//=/_}.txt" 2>&1
   note "attention $option: $(grep -m1 -o "large grids: [0-9]* blocks a multiprocessor ([0-9]* at once)" "$results/inspect_fp16_${option//=/_}.txt" || tail -1 "$results/inspect_fp16_${option//=/_}.txt")"
@@ -187,6 +188,8 @@ bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-
 bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_prefetch=on
 # ... and compiled for 6 blocks a multiprocessor (768 blocks in one wave instead of two).
 bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_occupancy=6
+# ... and with every key of a sequence in shared memory at once (cp.async, one round trip a block).
+bench "fp16_attention_keys_whole_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_keys=whole
 # What each fusion of fp16_gemm=auto gains at batch 1: the QKV projection + attention kernel
 # (qkv_separate: without it), the feed-forward block kernel (fused: linear + LayerNorm kernels
 # only), and none of them (separate).
@@ -221,6 +224,7 @@ conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONF
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
+conformance_case attention_keys_whole cuda:attention_split=off,attention_keys=whole "[f16_attention],[bf16_attention]"
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
@@ -230,9 +234,9 @@ PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$pyth
   "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 >"$results/trace_fp16_b32.txt" 2>&1
 note "trace encrt fp16 batch 32: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_b32.txt" || tail -1 "$results/trace_fp16_b32.txt"))"
 note "trace fp16 batch 32, attention: $(grep -m1 "attention_mma" "$results/trace_fp16_b32.txt" | tr -s ' ' | cut -c1-160)"
-# The attention kernel's own time at batch 32 under its two other builds (the end-to-end benches
+# The attention kernel's own time at batch 32 under its three other builds (the end-to-end benches
 # above differ by a few µs in ±5 µs of spread; the trace times the kernel alone).
-for option in attention_prefetch=on attention_occupancy=6; do
+for option in attention_keys=whole attention_prefetch=on attention_occupancy=6; do
   PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
     "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 --options $option >"$results/trace_fp16_b32_${option//=/_}.txt" 2>&1
   note "trace fp16 batch 32 $option, attention: $(grep -m1 "attention_mma" "$results/trace_fp16_b32_${option//=/_}.txt" | tr -s ' ' | cut -c1-160 || tail -1 "$results/trace_fp16_b32_${option//=/_}.txt")"
@@ -286,6 +290,7 @@ fi
 conformance_case mma cuda:attention=mma "[f16_attention]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
+conformance_case attention_keys_whole cuda:attention_split=off,attention_keys=whole "[f16_attention],[bf16_attention]"
 for option in auto mma simt; do
   conformance_case "bf16_$option" "cuda:attention=$option" "[bf16_attention]"
 done
@@ -335,6 +340,7 @@ accuracy fp16_cuda_gelu_kernel fp16 cuda gelu=kernel
 accuracy fp16_cuda_split_on fp16 cuda attention_split=on
 accuracy fp16_cuda_split_off fp16 cuda attention_split=off
 accuracy fp16_cuda_prefetch fp16 cuda attention_split=off,attention_prefetch=on
+accuracy fp16_cuda_keys_whole fp16 cuda attention_split=off,attention_keys=whole
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma
 accuracy int8_cuda int8 cuda
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8
@@ -377,6 +383,8 @@ for shape in 1x128 32x128; do
     --backend-options attention_prefetch=on
   bench "fp16_attention_occupancy6_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options attention_occupancy=6
+  bench "fp16_attention_keys_whole_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
+    --backend-options attention_keys=whole
   bench "fp16_gemm_auto_qkv_separate_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \
     --backend-options fp16_gemm=auto,qkv_attention=separate
   bench "fp16_gemm_auto_fused_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq" \

@@ -161,6 +161,11 @@ struct CudaContext {
   // batch 32 in one wave on an H200 instead of two, for a few spilled registers); auto: the
   // compiler's own register budget (4 such blocks fit). Unmeasured.
   bool attention_six_blocks = false;
+  // attention_keys=auto|whole: whole: that layout, for fp16 sequences of up to 128 tokens, copies
+  // every key of the sequence to shared memory at once (cp.async) instead of 64 at a time through
+  // registers (AttentionArgs::whole_keys: one round trip a block, 66 registers a thread at head_dim
+  // 32 on sm_90, 7 blocks a multiprocessor); auto: the tiled layout. Unmeasured.
+  bool attention_whole_keys = false;
   // int8_tile=auto|32|64|128x64|128: the int8 tensor-core GEMM's block tile (auto: by the grid,
   // gemm_i8_mma_tile); the others force one, to measure them against each other.
   GemmI8Tile int8_tile = GemmI8Tile::kAuto;
@@ -377,6 +382,15 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->attention_six_blocks);
       !s)
     return s;
+  if (Status s = parse_choice(options, "attention_keys", {std::pair{"auto", false}, std::pair{"whole", true}},
+                              &c->attention_whole_keys);
+      !s)
+    return s;
+  if (c->attention_whole_keys && (c->attention_six_blocks || c->attention_prefetch))
+    return invalid_argument(std::string("options attention_keys=whole and ") +
+                            (c->attention_prefetch ? "attention_prefetch=on" : "attention_occupancy=6") +
+                            " of backend cuda contradict each other: they are other builds of the layout that "
+                            "attention_keys=whole replaces (use one of them)");
   if (c->attention_six_blocks && c->attention_prefetch)
     return invalid_argument("options attention_occupancy=6 and attention_prefetch=on of backend cuda contradict each "
                             "other: the held key tile takes the registers that 6 blocks a multiprocessor leave no room "
@@ -1569,6 +1583,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       k.sms = c.sms;
       k.prefetch_keys = c.attention_prefetch;
       k.six_blocks = c.attention_six_blocks;
+      k.whole_keys = c.attention_whole_keys;
       if (plan.attention_mma) return cuda_status(attention_mma(k, s), "attention kernel (tensor cores)");
       return cuda_status(attention(k, s), "attention kernel");
     }
@@ -1826,18 +1841,24 @@ std::string implementation_i8(const void* cv, const plan::Graph& g, const Op& op
 }
 
 // The tensor-core attention's unsplit layout (large grids): blocks resident on a multiprocessor
-// at once, as the GPU reports them for the kernel the session's options pick (attention_occupancy,
-// attention_prefetch), and so how many blocks run in one wave.
+// at once, as the GPU reports them for the kernel the session's options pick (attention_keys,
+// attention_occupancy, attention_prefetch), and so how many blocks run in one wave.
 std::string attention_occupancy(const CudaContext& c, int head_dim, bool bf16) {
   AttentionArgs k;
   k.head_dim = head_dim;
+  k.seq = kAttentionWholeKeysMaxSeq;
   k.type = bf16 ? Elem::kF32 : Elem::kF16;
   k.prefetch_keys = c.attention_prefetch;
   k.six_blocks = c.attention_six_blocks;
+  k.whole_keys = c.attention_whole_keys;
   int blocks = 0;
   if (!use_device(c) || attention_mma_resident_blocks(k, &blocks) != cudaSuccess) return "";
+  const bool whole = c.attention_whole_keys && !bf16;
   return "; large grids: " + std::to_string(blocks) + " blocks a multiprocessor (" + std::to_string(blocks * c.sms) +
-         " at once)";
+         " at once)" +
+         (whole ? " with every key in shared memory, for sequences of up to " + std::to_string(kAttentionWholeKeysMaxSeq) +
+                      " tokens (longer ones: 64-key tiles)"
+                : "");
 }
 
 std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
@@ -1972,6 +1993,7 @@ std::string summary(const void* cv) {
          (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
          ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
          (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") +
+         (c.attention_whole_keys ? ", attention_keys whole" : "") +
          int8_tile_occupancy(c) + ", norm_cluster " +
          (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
          (c.dependent_launch ? ", pdl on" : "");
@@ -1979,7 +2001,7 @@ std::string summary(const void* cv) {
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
                                    "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster",
-                                   "int8_linears", "attention_prefetch", "attention_occupancy", nullptr};
+                                   "int8_linears", "attention_prefetch", "attention_occupancy", "attention_keys", nullptr};
 
 }  // namespace
 

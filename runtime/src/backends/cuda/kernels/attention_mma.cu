@@ -1,6 +1,7 @@
 // Launches the tensor-core attention kernel (attention_mma_kernel.cuh: the design, and how its
 // semantics differ from attention.cu's) after checking what it takes.
 #include "backends/cuda/kernels/attention_mma_kernel.cuh"
+#include "backends/cuda/kernels/attention_mma_whole_keys_kernel.cuh"
 #include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
@@ -14,11 +15,14 @@ using mma_attention::kQueryTileOf;
 
 using Kernel = void (*)(AttentionArgs);
 
-// The unsplit layout's kernel (each warp owning 16 query rows) as the options pick it: holding the
-// next key tile (prefetch_keys), compiled for 6 blocks a multiprocessor (six_blocks, head_dim ≤ 32),
-// or the default build. launch() runs it and resident_blocks() asks the GPU about it.
+// The unsplit layout's kernel (each warp owning 16 query rows) as the options pick it: every key in
+// shared memory at once (whole_keys, fp16, seq ≤ 128: attention_mma_whole_keys_kernel.cuh), holding
+// the next key tile (prefetch_keys), compiled for 6 blocks a multiprocessor (six_blocks, head_dim ≤
+// 32), or the default build. launch() runs it and resident_blocks() asks the GPU about it.
 template <int D, typename Io>
 Kernel unsplit_kernel(const AttentionArgs& a) {
+  if constexpr (std::is_same_v<Io, __half>)
+    if (a.whole_keys && a.seq <= mma_attention::kWholeKeys) return mma_attention::attention_mma_whole_keys_kernel<D>;
   if (a.prefetch_keys) return attention_mma_kernel<D, Io, 1, true>;
   if constexpr (D <= 32)
     if (a.six_blocks) return mma_attention::attention_mma_six_blocks_kernel<D, Io>;

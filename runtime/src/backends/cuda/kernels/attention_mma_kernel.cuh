@@ -82,13 +82,14 @@ using Staged = std::conditional_t<std::is_same_v<Io, float>, __nv_bfloat16, __ha
 
 // Rows padded by 8 16-bit values (16 bytes): rows stay 16-byte aligned for the vector stores, and
 // the fragment loads (lane 4g + t reads row g, word t) fall on 32 distinct banks for D = 16, 32, 64.
-template <int D, typename T, int kQueryRows = kQueryTile>
+// kKeys: the keys staged at once (a tile of kKeyTile; the whole-keys layout's kWholeKeys).
+template <int D, typename T, int kQueryRows = kQueryTile, int kKeys = kKeyTile>
 struct __align__(16) MmaTiles {
   static constexpr int kLd = D + 8;
   T q[kQueryRows][kLd];
-  T k[kKeyTile][kLd];
-  T v[kKeyTile][kLd];
-  int real[kKeyTile];  // key j0 + r is a real token of the sequence
+  T k[kKeys][kLd];
+  T v[kKeys][kLd];
+  int real[kKeys];  // key j0 + r is a real token of the sequence
 };
 static_assert(sizeof(MmaTiles<64, __half>) <= 48 * 1024, "static shared memory per block");
 static_assert(sizeof(MmaTiles<64, __nv_bfloat16>) == sizeof(MmaTiles<64, __half>), "bf16 stages as fp16 does");
@@ -363,6 +364,44 @@ __device__ __forceinline__ void take_states(const SplitStates<D>& states, int la
   for (int w = 1; w < kWarpsMerged; ++w) has_real = has_real || states.any_real[w] != 0;
 }
 
+// Q's A fragments for the D / 16 k-steps of Q·Kᵀ (q: the staged query tile, wr: the warp's first
+// row in it): rows g and g + 8, columns 2tg, 2tg + 1 and 2tg + 8, 2tg + 9 of each step.
+template <int D, typename T>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&qa)[D / 16][4], const T (*q)[D + 8], int wr, int g, int tg) {
+#pragma unroll
+  for (int kt = 0; kt < D / 16; ++kt) {
+    qa[kt][0] = pair_at(&q[wr + g][kt * 16 + 2 * tg]);
+    qa[kt][1] = pair_at(&q[wr + g + 8][kt * 16 + 2 * tg]);
+    qa[kt][2] = pair_at(&q[wr + g][kt * 16 + 8 + 2 * tg]);
+    qa[kt][3] = pair_at(&q[wr + g + 8][kt * 16 + 8 + 2 * tg]);
+  }
+}
+
+// S = Q·Kᵀ over kKeyGroups · 8 keys from k (the staged K rows of the warp's first key): s[nt] holds
+// rows g (0, 1) and g + 8 (2, 3), keys nt·8 + 2tg, + 1. B (k = the head dimension, n = the key) is
+// K's row-major [key][d]: registers at (key nt·8 + g, d 2tg).
+template <int kKeyGroups, int D, typename T>
+__device__ __forceinline__ void compute_scores(float (&s)[kKeyGroups][4], const uint32_t (&qa)[D / 16][4],
+                                               const T (*k)[D + 8], int g, int tg) {
+#pragma unroll
+  for (int nt = 0; nt < kKeyGroups; ++nt) {
+    s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+    for (int kt = 0; kt < D / 16; ++kt)
+      mma_m16n8k16<T>(s[nt], qa[kt], pair_at(&k[nt * 8 + g][kt * 16 + 2 * tg]),
+                      pair_at(&k[nt * 8 + g][kt * 16 + 8 + 2 * tg]));
+  }
+}
+
+// Adds the group's 4 lanes' parts of the row sums.
+__device__ __forceinline__ void add_group_sums(float (&l)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+  }
+}
+
 // 1 / the row sum for the output. A zero sum: no real key in the sequence (zeros), or every real
 // score -inf (NaN, as the reference). With a finite max the sum is at least 1 (the max's own p),
 // so nothing else gives 0.
@@ -370,6 +409,25 @@ __device__ __forceinline__ void output_scale(const float (&l)[2], bool sequence_
 #pragma unroll
   for (int r = 0; r < 2; ++r)
     inv[r] = l[r] != 0.0f ? 1.0f / l[r] : sequence_has_real ? __int_as_float(0x7fc00000) : 0.0f;
+}
+
+// The warp's 16 output rows (the sequence's rows i0 + g and i0 + g + 8 where below n; the sequence's
+// first row is row0, its head h): o over the row sums l (the group's, added).
+template <int D, typename Io>
+__device__ __forceinline__ void store_rows(const AttentionArgs& a, const float (&o)[D / 8][4], const float (&l)[2],
+                                           bool sequence_has_real, int row0, int i0, int n, int h, int g, int tg) {
+  float inv[2];
+  output_scale(l, sequence_has_real, inv);
+  const size_t H = static_cast<size_t>(a.heads) * D;
+  Io* out = static_cast<Io*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = i0 + g + 8 * r;
+    if (i >= n) continue;
+    Io* row = out + static_cast<size_t>(i) * H;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) store_pair(row + dt * 8 + 2 * tg, o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
+  }
 }
 
 // One block's work (the kernels below are this with their launch bounds). Io: the activations'
@@ -416,16 +474,8 @@ __device__ __forceinline__ void attention_mma_block(const AttentionArgs& a) {
   load_rows<D, Io, kQueryRows>(t.q, seq_base, ld, h * D, q0, n);
   store_key_tile<D, Io, kQueryRows>(t, next);
   __syncthreads();
-  // Q's A fragments for the D / 16 k-steps of Q·Kᵀ: rows g and g + 8, columns 2tg, 2tg + 1 and
-  // 2tg + 8, 2tg + 9 of each step.
   uint32_t qa[D / 16][4];
-#pragma unroll
-  for (int kt = 0; kt < D / 16; ++kt) {
-    qa[kt][0] = pair_at(&t.q[wr + g][kt * 16 + 2 * tg]);
-    qa[kt][1] = pair_at(&t.q[wr + g + 8][kt * 16 + 2 * tg]);
-    qa[kt][2] = pair_at(&t.q[wr + g][kt * 16 + 8 + 2 * tg]);
-    qa[kt][3] = pair_at(&t.q[wr + g + 8][kt * 16 + 8 + 2 * tg]);
-  }
+  load_q_fragments<D, T>(qa, t.q, wr, g, tg);
 
   // The output fragment: o[dt] holds rows g (0, 1) and g + 8 (2, 3), dimensions dt·8 + 2tg, + 1.
   float o[D / 8][4];
@@ -452,26 +502,13 @@ __device__ __forceinline__ void attention_mma_block(const AttentionArgs& a) {
       issue_key_tile<D, Io>(next, seq_base, ld, H + h * D, 2 * H + h * D, j0 + kKeyTile, n, mask);
     if (!active) continue;
 
-    // S = Q·Kᵀ: s[nt] holds rows g (0, 1) and g + 8 (2, 3), keys kb + nt·8 + 2tg, + 1. B (k = the
-    // head dimension, n = the key) is K's row-major [key][d]: registers at (key kb + nt·8 + g, d 2tg).
-    float s[kKeyGroups][4];
-#pragma unroll
-    for (int nt = 0; nt < kKeyGroups; ++nt) {
-      s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-      for (int kt = 0; kt < D / 16; ++kt)
-        mma_m16n8k16<T>(s[nt], qa[kt], pair_at(&t.k[kb + nt * 8 + g][kt * 16 + 2 * tg]),
-                        pair_at(&t.k[kb + nt * 8 + g][kt * 16 + 8 + 2 * tg]));
-    }
+    float s[kKeyGroups][4];  // keys kb + nt·8 + 2tg, + 1 of the tile
+    compute_scores<kKeyGroups, D, T>(s, qa, &t.k[kb], g, tg);
 
     softmax_step<kKeyGroups, D>(s, &t.real[kb], tg, a.scale, m, l, o, any_real);
     add_pv<kKeyGroups, D, T>(o, s, &t.v[kb][0], MmaTiles<D, T, kQueryRows>::kLd, g, tg);
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {  // the group's 4 parts of the row sum
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-  }
+  add_group_sums(l);
   bool sequence_has_real = __any_sync(0xffffffffu, any_real);
   if constexpr (kSplit > 1) {
     // Merge the kSplit warps' states of the same rows (here every warp is active: q0 < n).
@@ -481,17 +518,7 @@ __device__ __forceinline__ void attention_mma_block(const AttentionArgs& a) {
     take_states<D, kSplit>(states, lane, g, o, l, sequence_has_real);
   }
   if (!active) return;  // after the loop and the merge: no __syncthreads follows
-  float inv[2];
-  output_scale(l, sequence_has_real, inv);
-  Io* out = static_cast<Io*>(a.out) + static_cast<size_t>(row0) * H + static_cast<size_t>(h) * D;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int i = q0 + wr + g + 8 * r;
-    if (i >= n) continue;
-    Io* row = out + static_cast<size_t>(i) * H;
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) store_pair(row + dt * 8 + 2 * tg, o[dt][2 * r] * inv[r], o[dt][2 * r + 1] * inv[r]);
-  }
+  store_rows<D, Io>(a, o, l, sequence_has_real, row0, q0 + wr, n, h, g, tg);
 }
 
 template <int D, typename Io, int kSplit = 1, bool kHold = (kSplit > 1)>

@@ -124,7 +124,13 @@ struct AttentionArgs {
   // attention_mma_kernel.cuh, attention_mma_six_blocks_kernel), the same values. The backend's
   // option attention_occupancy=6.
   bool six_blocks = false;
+  // attention_mma only: where each warp owns 16 query rows, fp16 QKV and seq ≤ 128, every key of
+  // the sequence in shared memory at once, by cp.async (attention_mma_whole_keys_kernel.cuh: one
+  // round trip a block, no staging registers). Before prefetch_keys and six_blocks, which are
+  // other builds of the tiled layout. The backend's option attention_keys=whole.
+  bool whole_keys = false;
 };
+constexpr int kAttentionWholeKeysMaxSeq = 128;  // AttentionArgs::whole_keys: the longest sequence it takes
 cudaError_t attention(const AttentionArgs& a, cudaStream_t stream);
 
 // y = act(y) + residual elementwise over n values (act: 0 none, 1 ReLU, 2 GELU; residual
@@ -255,7 +261,7 @@ inline bool attention_mma_supported(int head_dim, Elem type, bool probs, int cc_
 }
 cudaError_t attention_mma(const AttentionArgs& a, cudaStream_t stream);
 // How many blocks of the kernel attention_mma would launch for a large grid (key_split 1) with
-// a's head_dim, type, prefetch_keys and six_blocks fit on one multiprocessor of the current GPU
+// a's head_dim, type, seq, whole_keys, prefetch_keys and six_blocks fit on one multiprocessor of the current GPU
 // at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor), into *blocks; for `inspect`.
 cudaError_t attention_mma_resident_blocks(const AttentionArgs& a, int* blocks);
 
