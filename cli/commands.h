@@ -7,6 +7,7 @@ int cmd_convert(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_tune(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 int cmd_similarity(int argc, char** argv);

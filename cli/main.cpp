@@ -18,7 +18,9 @@ void usage(FILE* out) {
                "          [--output hidden|pooled|attention] [--attention-layer L] [--threads T]\n"
                "  inspect MODEL [--batch B] [--seq S] [--threads T] [--buffers]\n"
                "  bench   MODEL --batch B --seq S --threads T [--iters N] [--warmup N] [--json] [--profile]\n"
-               "  (run, inspect, bench: [--backend auto|cpu|xnnpack] [--isa LEVEL] [--backend-options NAME=VALUE,...])\n"
+               "  tune    MODEL [--batch B] [--seq S] [--threads T] [--iters N] [--rounds R] [--json]\n"
+               "  (run, inspect, bench, tune: [--backend auto|cpu|xnnpack|cuda] [--isa LEVEL]\n"
+               "   [--backend-options NAME=VALUE,...])\n"
                "  tokenize MODEL (--text TEXT [--pair TEXT2] | --file FILE [--pair-file FILE2]) [--max-length N]\n"
                "          [--truncation S] [--no-truncation] [--batch B] [--pieces] [--offsets] [--json]\n"
                "  embed   MODEL (TEXT... | --file FILE) [-o OUT.npy] [--json]\n"
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(cmd, "run")) return encrt::cli::cmd_run(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "inspect")) return encrt::cli::cmd_inspect(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "bench")) return encrt::cli::cmd_bench(argc - 2, argv + 2);
+  if (!std::strcmp(cmd, "tune")) return encrt::cli::cmd_tune(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "tokenize")) return encrt::cli::cmd_tokenize(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "embed")) return encrt::cli::cmd_embed(argc - 2, argv + 2);
   if (!std::strcmp(cmd, "similarity")) return encrt::cli::cmd_similarity(argc - 2, argv + 2);

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -32,6 +34,11 @@ struct MockContext {
   std::set<std::tuple<int, int, int, int>> captured;  // (first op, count, batch, seq)
   int fail_after = -1;  // option fail_run_after: run() fails once it has run this many segments
   bool pooling = false;  // option pooling=on: it also runs the pooling ops (the hidden state stays in its memory)
+  // Options for the tuner's tests (its tuning table below): delay_us=N sleeps N µs in every
+  // segment it runs (a slow kernel); corrupt=on skips that sleep and negates the first row of every
+  // LayerNorm's output (a fast kernel with wrong answers).
+  long delay_us = 0;
+  bool corrupt = false;
   int segments_run = 0;
 };
 
@@ -64,6 +71,19 @@ Status create(const backend::Options& options, int, void** out) {
     if (it->second != "on" && it->second != "off")
       return invalid_argument("option pooling of backend mock_device must be on or off, got '" + it->second + "'");
     c->pooling = it->second == "on";
+  }
+  if (auto it = options.find("delay_us"); it != options.end()) {
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || v < 0 || v > 1000000)
+      return invalid_argument("option delay_us of backend mock_device must be a count up to 1000000, got '" +
+                              it->second + "'");
+    c->delay_us = v;
+  }
+  if (auto it = options.find("corrupt"); it != options.end()) {
+    if (it->second != "on" && it->second != "off")
+      return invalid_argument("option corrupt of backend mock_device must be on or off, got '" + it->second + "'");
+    c->corrupt = it->second == "on";
   }
   c->pool = std::make_unique<cpu::ThreadPool>(1);
   *out = c.release();
@@ -125,7 +145,13 @@ Status run(void* cv, const backend::RunArgs& args) {
       copy_op(args, op);
     else
       cpu::execute_op(*c.kernels, *c.pool, args, args.ops[i]);
+    if (c.corrupt && op.kind == plan::OpKind::kLayerNorm) {
+      float* y = static_cast<float*>(args.buffers[static_cast<size_t>(op.out(0))]);
+      const size_t width = args.graph->buffers[static_cast<size_t>(op.out(0))].row_bytes / sizeof(float);
+      for (size_t k = 0; k < width; ++k) y[k] = -y[k];
+    }
   }
+  if (c.delay_us > 0 && !c.corrupt) std::this_thread::sleep_for(std::chrono::microseconds(c.delay_us));
   return Status::ok();
 }
 
@@ -201,7 +227,12 @@ Status expand_packed(void* cv, const backend::RunArgs& args, int buffer) {
   return Status::ok();
 }
 
-const char* const kOptionKeys[] = {"fail_run_after", "pooling", nullptr};
+const char* const kOptionKeys[] = {"fail_run_after", "pooling", "delay_us", "corrupt", nullptr};
+// corrupt=on first: faster than any delay but wrong, so the tuner must reject it; then delay_us,
+// whose default (0) is faster than a test's base delay, and a value the backend refuses.
+const char* const kCorruptValues[] = {"off", "on", nullptr};
+const char* const kDelayValues[] = {"0", "2000", "-1", nullptr};
+const backend::TuningChoice kTuning[] = {{"corrupt", kCorruptValues}, {"delay_us", kDelayValues}, {nullptr, nullptr}};
 
 }  // namespace
 
@@ -237,6 +268,7 @@ const backend::BackendInterface kMockDeviceBackend = {
     supports_packed,
     expand_packed,
     /*dequantizes_int8_linears=*/nullptr,
+    /*tuning=*/kTuning,
 };
 
 }  // namespace encrt::conformance

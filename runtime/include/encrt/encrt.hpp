@@ -468,6 +468,52 @@ struct BackendStatus {
 };
 ENCRT_API std::vector<BackendStatus> available_backends();
 
+// Tuning: which of a backend's options make a model run fastest on this machine, at one shape.
+// Backends offer several kernels for the same op where which is faster depends on the device (a
+// Jetson's GPU and an H200 differ, as do CPUs): tune_backend_options measures them here, on the
+// model and shape the application runs, and returns the options to pass to Session::create.
+//
+// It creates a session with `base` (the defaults: base.backend_options as given) and then, for
+// each option the backend lists as tunable (BackendInterface::tuning), in the backend's order,
+// a session with each other value on top of the best options so far (a greedy search: one pass,
+// each option tried once, values that contradict the options taken so far are refused by the
+// backend and recorded). A candidate must give the same answers: every token's hidden state of a
+// run on fixed random ids (every token real) has a cosine of at least min_cosine with the
+// defaults'; else it is rejected as differing, however fast. Then it is measured side by side with
+// the best so far, alternately, `rounds` times `iters` runs each (the medians of each round's
+// median), on the backend's own clock where it has one (device events: GPU time) and the wall
+// clock otherwise, and taken when faster by at least min_gain. The defaults and the result are
+// measured side by side once more at the end. Runs only when called: creating a session never
+// tunes, and nothing is saved.
+struct TuneOptions {
+  int batch = 1;
+  int seq = 128;
+  int iters = 20;            // runs per measurement
+  int rounds = 3;            // alternating measurements per comparison
+  double min_gain = 0.03;    // a candidate is taken when at least 3% faster
+  double min_cosine = 0.99;  // ... and when every token's hidden state agrees with the defaults'
+};
+struct TuneTrial {
+  std::string option;       // "key=value"
+  std::string outcome;      // "taken", "not faster", "differs", "refused"
+  std::string detail;       // the refusal's message, or what differed
+  double ms = -1.0;         // the candidate's time (median), when measured
+  double best_ms = -1.0;    // the best options' time in the same comparison
+  double min_cosine = -1.0;  // its worst token against the defaults, when it ran
+};
+struct TuneResult {
+  std::string backend;                          // whose options were tuned
+  std::map<std::string, std::string> options;  // the backend options to use (base's and those taken)
+  bool device_time = false;                     // the times are the device's own (GPU time), not wall
+  double default_ms = -1.0, tuned_ms = -1.0;    // base against the result, side by side at the end
+  std::vector<TuneTrial> trials;
+};
+// Every session it creates is planned for the shape it runs (max_batch = batch, max_seq = seq;
+// base's are not used). Errors: the base session cannot be created or run (a shape the model does
+// not take among them), a shape below 1, iters, rounds, min_gain or min_cosine out of range.
+ENCRT_API Status tune_backend_options(const Model& model, const SessionOptions& base, const TuneOptions& options,
+                                      TuneResult* out);
+
 ENCRT_API const char* version();
 
 // Named entities from a token classifier's per-token label probabilities, as Hugging Face's

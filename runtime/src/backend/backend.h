@@ -71,6 +71,12 @@ struct RunArgs {
   const plan::TokenLayout* packed = nullptr;
 };
 
+// One option a backend's tuning may set (BackendInterface::tuning).
+struct TuningChoice {
+  const char* key;
+  const char* const* values;  // null-terminated; values[0]: the backend's behaviour without the option
+};
+
 struct BackendInterface {
   const char* name;         // "cpu", "xnnpack", ...
   MemoryKind memory;
@@ -142,6 +148,11 @@ struct BackendInterface {
   // the ops of every backend except a device backend that answered yes: that one reads the int8
   // linear (LinearView::dequantized_from) and dequantizes it on its device. Null: never.
   bool (*dequantizes_int8_linears)(const void* context, Shape max);
+  // (optional) What tuning (encrt::tune_backend_options, `encrt tune`) may try: for each option
+  // worth measuring, its values, the first being what the backend does without the option;
+  // ended by an entry whose key is null. A value may be refused on some machines or with other
+  // options (the tuner records the refusal and goes on). Null: nothing to tune.
+  const TuningChoice* tuning;
 };
 
 // True when `b` has every required entry (the registry checks each table once).

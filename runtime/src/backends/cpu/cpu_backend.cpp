@@ -33,13 +33,13 @@ std::string option(const backend::Options& options, const char* key) {
   return it == options.end() ? std::string() : it->second;
 }
 
-// The kernel table for the options: `isa` a level (absent: the best for this CPU, or the one
+// The kernel table for the options: `isa` a level (absent or auto: the best for this CPU, or the one
 // ENCRT_ISA forces), with this CPU's preferences (isa.h) unless `int8_route` overrides the AVX2
 // int8 GEMM's: widened (vpmaddwd) or signed (vpsignb + vpmaddubsw), for every int8 linear; auto
 // (the default) also runs linears with 7-bit weights on their own kernel (gemm_u8s7).
 Status select_kernels(const backend::Options& options, kernels::KernelTable* table) {
   kernels::IsaFeatures features = kernels::default_kernel_table().features;
-  if (const std::string isa = option(options, "isa"); !isa.empty()) {
+  if (const std::string isa = option(options, "isa"); !isa.empty() && isa != "auto") {
     const kernels::IsaLevel* level = kernels::find_isa_level(isa);
     if (!level)
       return invalid_argument("unknown ISA level '" + isa + "' for option isa of backend cpu (" +
@@ -193,6 +193,22 @@ bool dequantizes_int8_linears(const void* c, backend::Shape) { return ctx(c).deq
 
 const char* const kOptionKeys[] = {"isa", "int8_route", "int8_linears", nullptr};
 
+// What tuning tries (backend.h, TuningChoice): the kernel levels above the portable ones (this
+// CPU's best is auto's; a lower one can win where the wider registers lower the clock, or fp16
+// arithmetic loses to fp32; a level this CPU lacks is refused: this build's architecture's levels
+// only), the AVX2 int8 route, and an int8 model's linears in fp16.
+#if defined(__aarch64__)
+const char* const kIsaValues[] = {"auto", "neon", "neondot", "neonfp16", "neoni8mm", nullptr};
+#elif defined(__x86_64__)
+const char* const kIsaValues[] = {"auto", "avx2", "avx2vnni", "avx512", "avx512vnni", "avx512fp16", "amx", nullptr};
+#else
+const char* const kIsaValues[] = {"auto", nullptr};
+#endif
+const char* const kInt8RouteValues[] = {"auto", "widened", "signed", nullptr};
+const char* const kInt8LinearsValues[] = {"int8", "f16", nullptr};
+const backend::TuningChoice kTuning[] = {
+    {"isa", kIsaValues}, {"int8_route", kInt8RouteValues}, {"int8_linears", kInt8LinearsValues}, {nullptr, nullptr}};
+
 }  // namespace
 
 const backend::BackendInterface kCpuBackend = {
@@ -223,6 +239,7 @@ const backend::BackendInterface kCpuBackend = {
     supports_packed,
     /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
     dequantizes_int8_linears,
+    /*tuning=*/kTuning,
 };
 
 }  // namespace encrt::cpu

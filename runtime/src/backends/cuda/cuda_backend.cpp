@@ -2003,6 +2003,43 @@ const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights
                                    "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster",
                                    "int8_linears", "attention_prefetch", "attention_occupancy", "attention_keys", nullptr};
 
+// What tuning tries (backend.h, TuningChoice), in this order: the int8 model's arithmetic first
+// (it decides which kernels the rest choose among), then the fp16 GEMM (its fused kernels' options
+// follow it), the attention's kernels and builds, the row kernels and launches. Each list starts
+// with the default. The options above that only compare (graphs, tf32) or place (device, weights)
+// are not tuned: they are the user's to choose.
+const char* const kTuneInt8Linears[] = {"auto", "int8", "f16", nullptr};
+const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "mma", nullptr};
+const char* const kTuneLinearNorm[] = {"ffn", "fused", "separate", nullptr};
+const char* const kTuneQkvAttention[] = {"fused", "separate", nullptr};
+const char* const kTuneNormCluster[] = {"auto", "8", "16", nullptr};
+const char* const kTuneAttention[] = {"auto", "mma", "simt", "int8", nullptr};
+const char* const kTuneAttentionSplit[] = {"auto", "on", "off", nullptr};
+const char* const kTuneAttentionKeys[] = {"auto", "whole", nullptr};
+const char* const kTuneAttentionPrefetch[] = {"auto", "on", nullptr};
+const char* const kTuneAttentionOccupancy[] = {"auto", "6", nullptr};
+const char* const kTuneGelu[] = {"cublaslt", "kernel", nullptr};
+const char* const kTunePdl[] = {"auto", "on", "off", nullptr};
+const char* const kTuneRows[] = {"auto", "warp", "block", nullptr};
+const char* const kTuneInt8Gemm[] = {"auto", "mma", "cublaslt", nullptr};
+const char* const kTuneInt8Tile[] = {"auto", "32", "64", "128x64", "128", nullptr};
+const backend::TuningChoice kTuning[] = {{"int8_linears", kTuneInt8Linears},
+                                         {"fp16_gemm", kTuneFp16Gemm},
+                                         {"linear_norm", kTuneLinearNorm},
+                                         {"qkv_attention", kTuneQkvAttention},
+                                         {"norm_cluster", kTuneNormCluster},
+                                         {"attention", kTuneAttention},
+                                         {"attention_split", kTuneAttentionSplit},
+                                         {"attention_keys", kTuneAttentionKeys},
+                                         {"attention_prefetch", kTuneAttentionPrefetch},
+                                         {"attention_occupancy", kTuneAttentionOccupancy},
+                                         {"gelu", kTuneGelu},
+                                         {"pdl", kTunePdl},
+                                         {"rows", kTuneRows},
+                                         {"int8_gemm", kTuneInt8Gemm},
+                                         {"int8_tile", kTuneInt8Tile},
+                                         {nullptr, nullptr}};
+
 }  // namespace
 
 const backend::BackendInterface kCudaBackend = {
@@ -2033,6 +2070,7 @@ const backend::BackendInterface kCudaBackend = {
     supports_packed,
     expand_packed,
     dequantizes_int8_linears,
+    /*tuning=*/kTuning,
 };
 
 }  // namespace encrt::cuda

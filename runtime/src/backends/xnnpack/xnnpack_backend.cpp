@@ -373,6 +373,7 @@ const backend::BackendInterface kXnnpackBackend = {
     supports_packed,
     /*expand_packed=*/nullptr,  // its memory is the host's: the core expands
     /*dequantizes_int8_linears=*/nullptr,
+    /*tuning=*/nullptr,
 };
 
 }  // namespace encrt::xnnpack

@@ -16,7 +16,7 @@
 //     layout's rule), a second barrier only when there is a mask;
 //   - with every key staged, the online softmax need not step by the load tile: it steps 32 keys at
 //     a time (kWholeStepKeys), so a warp holds 16 scores a lane instead of 32.
-// Shared memory: 25.1 KB a block at head_dim 32 (45.6 KB at 64), under the 48 KB of static shared
+// Shared memory: 25.5 KB a block at head_dim 32 (45.5 KB at 64), under the 48 KB of static shared
 // memory; the registers are ptxas' (attention_mma.cu's header).
 //
 // The values differ from the tiled layout's only by the online softmax's steps (each step's

@@ -1,0 +1,207 @@
+// tune_backend_options (encrt.hpp): a greedy search over a backend's tunable options
+// (backend.h, TuningChoice), each candidate checked against the defaults' hidden state and
+// measured side by side with the best options so far.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/registry.h"
+#include "core/half.h"
+#include "encrt/encrt.hpp"
+
+namespace encrt {
+
+namespace {
+
+// Fixed random ids (every token real), as `encrt bench` makes them.
+struct TuneInputs {
+  std::vector<int32_t> ids, mask;
+  Inputs inputs{};
+};
+void make_inputs(const Model& model, const TuneOptions& t, TuneInputs* in) {
+  std::mt19937 rng(1234);
+  const int vocab = model.config().vocab_size;
+  std::uniform_int_distribution<int> pick(std::min(1000, vocab - 1), vocab - 1);
+  in->ids.resize(static_cast<size_t>(t.batch) * static_cast<size_t>(t.seq));
+  in->mask.assign(in->ids.size(), 1);
+  for (int32_t& id : in->ids) id = pick(rng);
+  in->inputs = Inputs{t.batch, t.seq, in->ids.data(), in->mask.data(), nullptr};
+}
+
+// The hidden state of the session's last run in host memory, as floats [rows, hidden].
+Status hidden_state(const Session& s, std::vector<float>* out, int* width) {
+  OutputInfo info;
+  if (Status st = s.output("hidden", &info); !st) return st;
+  if (info.shape.empty() || (info.dtype != DType::kF32 && info.dtype != DType::kF16))
+    return internal_error("tuning: the hidden state is not an fp32 or fp16 tensor");
+  *width = static_cast<int>(info.shape.back());
+  const size_t n = info.bytes / dtype_size(info.dtype);
+  if (info.dtype == DType::kF32) {
+    out->resize(n);
+    return s.copy_output("hidden", out->data(), n * sizeof(float));
+  }
+  std::vector<uint16_t> half(n);
+  if (Status st = s.copy_output("hidden", half.data(), n * sizeof(uint16_t)); !st) return st;
+  out->resize(n);
+  for (size_t i = 0; i < n; ++i) (*out)[i] = half_to_float(half[i]);
+  return Status::ok();
+}
+
+// The smallest cosine between corresponding rows (tokens) of a and b; a row that is zero in both
+// counts as agreeing, a non-finite value or a zero row against a non-zero one as 0 (disagreeing).
+double min_row_cosine(const std::vector<float>& a, const std::vector<float>& b, int width) {
+  if (a.size() != b.size() || width <= 0) return 0.0;
+  double worst = 1.0;
+  for (size_t r = 0; r + static_cast<size_t>(width) <= a.size(); r += static_cast<size_t>(width)) {
+    double dot = 0, na = 0, nb = 0;
+    for (int c = 0; c < width; ++c) {
+      const double x = a[r + static_cast<size_t>(c)], y = b[r + static_cast<size_t>(c)];
+      dot += x * y, na += x * x, nb += y * y;
+    }
+    double cosine;
+    if (!std::isfinite(dot) || !std::isfinite(na) || !std::isfinite(nb))
+      cosine = 0.0;
+    else if (na == 0.0 && nb == 0.0)
+      cosine = 1.0;
+    else if (na == 0.0 || nb == 0.0)
+      cosine = 0.0;
+    else
+      cosine = dot / std::sqrt(na * nb);
+    worst = std::min(worst, cosine);
+  }
+  return worst;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? -1.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median time of `iters` runs (device time where the session reports it, else wall).
+Status measure(Session& s, const Inputs& in, int iters, bool* device, double* ms) {
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    if (Status st = s.run(in); !st) return st;
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    const double dev = s.last_run_device_ms();
+    *device = dev >= 0;
+    t.push_back(dev >= 0 ? dev : wall);
+  }
+  *ms = median(std::move(t));
+  return Status::ok();
+}
+
+// a and b measured alternately, `rounds` times: each one's median of its rounds' medians.
+Status side_by_side(Session& a, Session& b, const Inputs& in, const TuneOptions& t, bool* device, double* a_ms,
+                    double* b_ms) {
+  std::vector<double> ra, rb;
+  for (int r = 0; r < t.rounds; ++r) {
+    double x = 0, y = 0;
+    if (Status st = measure(a, in, t.iters, device, &x); !st) return st;
+    if (Status st = measure(b, in, t.iters, device, &y); !st) return st;
+    ra.push_back(x), rb.push_back(y);
+  }
+  *a_ms = median(std::move(ra));
+  *b_ms = median(std::move(rb));
+  return Status::ok();
+}
+
+// Creates a session with `options` and runs it a few times (a GPU backend captures its graph on
+// the first run of a shape; the warm-up keeps that out of the measurement).
+Status warm_session(const Model& model, const SessionOptions& options, const Inputs& in,
+                    std::unique_ptr<Session>* out) {
+  if (Status st = Session::create(model, options, out); !st) return st;
+  for (int i = 0; i < 3; ++i)
+    if (Status st = (*out)->run(in); !st) return st;
+  return Status::ok();
+}
+
+// The backend whose options are tuned: the one named, or for auto the first backend of the
+// session other than the CPU (the device that runs the model), else the CPU.
+std::string tuned_backend(const SessionOptions& base, const Session& s) {
+  if (base.backend != "auto") return base.backend;
+  for (const BackendUsage& u : s.backends())
+    if (u.name != "cpu") return u.name;
+  return "cpu";
+}
+
+}  // namespace
+
+Status tune_backend_options(const Model& model, const SessionOptions& base, const TuneOptions& t, TuneResult* out) {
+  if (!out) return invalid_argument("tune_backend_options: out is null");
+  if (t.batch < 1 || t.seq < 1) return invalid_argument("tune_backend_options: batch and seq must be at least 1");
+  if (t.iters < 1 || t.iters > 100000 || t.rounds < 1 || t.rounds > 1000)
+    return invalid_argument("tune_backend_options: iters must be in [1, 100000] and rounds in [1, 1000]");
+  if (!(t.min_cosine >= -1.0 && t.min_cosine <= 1.0) || !(t.min_gain >= 0.0 && t.min_gain < 1.0))
+    return invalid_argument("tune_backend_options: min_cosine must be in [-1, 1] and min_gain in [0, 1)");
+  *out = TuneResult{};
+  SessionOptions options = base;
+  options.max_batch = t.batch;  // sessions planned for the shape they run
+  options.max_seq = t.seq;
+  TuneInputs in;
+  make_inputs(model, t, &in);
+
+  std::unique_ptr<Session> defaults;
+  if (Status st = warm_session(model, options, in.inputs, &defaults); !st) return st;
+  std::vector<float> reference;
+  int width = 0;
+  if (Status st = hidden_state(*defaults, &reference, &width); !st) return st;
+  out->backend = tuned_backend(base, *defaults);
+  const backend::BackendInterface* table = nullptr;
+  if (Status st = backend::find_backend(out->backend, &table); !st) return st;
+
+  SessionOptions best = options;
+  std::unique_ptr<Session> best_session;  // null: the defaults' session is the best so far
+  auto best_now = [&]() -> Session& { return best_session ? *best_session : *defaults; };
+  for (const backend::TuningChoice* c = table->tuning; c && c->key; ++c) {
+    for (const char* const* v = c->values; *v; ++v) {
+      const auto set = best.backend_options.find(c->key);  // (a value taken below is the next ones' rival)
+      if ((set != best.backend_options.end() ? set->second : std::string(c->values[0])) == *v) continue;
+      TuneTrial trial;
+      trial.option = std::string(c->key) + "=" + *v;
+      SessionOptions candidate = best;
+      candidate.backend_options[c->key] = *v;
+      std::unique_ptr<Session> s;
+      if (Status st = warm_session(model, candidate, in.inputs, &s); !st) {
+        trial.outcome = "refused";
+        trial.detail = st.message();
+        out->trials.push_back(std::move(trial));
+        continue;
+      }
+      std::vector<float> hidden;
+      int w = 0;
+      if (Status st = hidden_state(*s, &hidden, &w); !st) return st;
+      trial.min_cosine = min_row_cosine(reference, hidden, width);
+      if (!(trial.min_cosine >= t.min_cosine)) {
+        trial.outcome = "differs";
+        trial.detail = "a token's hidden state has cosine " + std::to_string(trial.min_cosine) +
+                       " with the defaults' (below " + std::to_string(t.min_cosine) + ")";
+        out->trials.push_back(std::move(trial));
+        continue;
+      }
+      if (Status st = side_by_side(best_now(), *s, in.inputs, t, &out->device_time, &trial.best_ms, &trial.ms); !st)
+        return st;
+      if (trial.ms <= trial.best_ms * (1.0 - t.min_gain)) {
+        trial.outcome = "taken";
+        best = std::move(candidate);
+        best_session = std::move(s);
+      } else {
+        trial.outcome = "not faster";
+      }
+      out->trials.push_back(std::move(trial));
+    }
+  }
+  out->options = best.backend_options;
+  if (Status st = side_by_side(*defaults, best_now(), in.inputs, t, &out->device_time, &out->default_ms, &out->tuned_ms);
+      !st)
+    return st;
+  return Status::ok();
+}
+
+}  // namespace encrt

@@ -1,0 +1,137 @@
+// tune_backend_options (encrt.hpp; runtime/src/tuning/backend_tuner.cpp): the greedy search over
+// a backend's tunable options. In the mock_device entry of the suite, the search itself against
+// the mock's tuning table (a fast candidate with wrong answers, a faster default, a refused value);
+// in every other entry, the backend's own table on a fixture model: each value is either refused
+// with a message or runs and agrees with the defaults (on a GPU: every kernel variant an option
+// selects gives the defaults' answers), and the result creates a session.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "backend/backend_under_test.h"
+#include "backend/mock_device_backend.h"
+#include "support/fixtures.h"
+
+namespace {
+
+using namespace encrt;
+
+std::unique_ptr<Model> fixture_model(const test::Fixture& f, converter::WeightType weights) {
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(test::convert_fixture(f, weights), &model).is_ok());
+  return model;
+}
+
+const TuneTrial* trial(const TuneResult& r, const std::string& option) {
+  for (const TuneTrial& t : r.trials)
+    if (t.option == option) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, records refusals", "[conformance][tuning]") {
+  if (conformance::backend_under_test().backend != "mock_device") {
+    SUCCEED("the search's own cases run in the mock_device entry of the suite");
+    return;
+  }
+  const test::Fixture f = test::load_fixture("bert_plain");
+  auto model = fixture_model(f, converter::WeightType::kF32);
+  SessionOptions base;
+  base.backend = "mock_device";
+  base.backend_options["delay_us"] = "20000";  // 20 ms a run: far above the run itself
+  TuneOptions t;
+  t.batch = 1;
+  t.seq = 8;
+  t.iters = 3;
+  t.rounds = 3;
+  TuneResult r;
+  const Status tuned_status = tune_backend_options(*model, base, t, &r);
+  INFO(tuned_status.to_string());
+  REQUIRE(tuned_status.is_ok());
+  INFO("options: " << r.options.size());
+  CHECK(r.backend == "mock_device");
+  CHECK_FALSE(r.device_time);  // the mock has no clock of its own: wall time
+  // corrupt=on skips the delay (the fastest of all) but negates a token's hidden state.
+  const TuneTrial* corrupt = trial(r, "corrupt=on");
+  REQUIRE(corrupt);
+  CHECK(corrupt->outcome == "differs");
+  CHECK(corrupt->min_cosine < t.min_cosine);
+  CHECK(corrupt->ms < 0.0);  // never timed
+  // delay_us=0 (the default) is faster than the base's 20 ms: taken; 2000 then is not faster.
+  const TuneTrial* none = trial(r, "delay_us=0");
+  REQUIRE(none);
+  CHECK(none->outcome == "taken");
+  CHECK(none->min_cosine > 0.999999);
+  CHECK(none->ms < none->best_ms);
+  const TuneTrial* some = trial(r, "delay_us=2000");
+  REQUIRE(some);
+  CHECK(some->outcome == "not faster");
+  const TuneTrial* refused = trial(r, "delay_us=-1");
+  REQUIRE(refused);
+  CHECK(refused->outcome == "refused");
+  CHECK_THAT(refused->detail, Catch::Contains("delay_us"));
+  CHECK(r.options.at("delay_us") == "0");
+  CHECK(r.options.count("corrupt") == 0);
+  CHECK(r.tuned_ms < r.default_ms);
+  CHECK(r.default_ms > 15.0);
+
+  SECTION("bad arguments are errors, not crashes") {
+    TuneOptions bad = t;
+    bad.iters = 0;
+    CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
+    bad = t;
+    bad.min_cosine = 2.0;
+    CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
+    bad = t;
+    bad.seq = 0;
+    CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
+    CHECK(tune_backend_options(*model, base, t, nullptr).code() == StatusCode::kInvalidArgument);
+    SessionOptions unknown = base;
+    unknown.backend_options["no_such_option"] = "1";
+    CHECK(tune_backend_options(*model, unknown, t, &r).code() == StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("tuning: every value of the backend's table runs and agrees with the defaults, or is refused",
+          "[conformance][tuning]") {
+  const conformance::BackendUnderTest& b = conformance::backend_under_test();
+  if (b.backend == "mock_device" || !b.table->tuning) {
+    SUCCEED("no tuning table of its own");
+    return;
+  }
+  // An fp16 model: what the GPU's kernel variants (fp16 GEMMs, fused kernels, attention builds)
+  // run; they differ from each other by fp16 rounding only.
+  const test::Fixture f = test::load_fixture("torch_post_gelu_3layer");
+  auto model = fixture_model(f, converter::WeightType::kF16);
+  SessionOptions base;
+  base.backend = b.backend;
+  base.backend_options = b.options;
+  TuneOptions t;
+  t.batch = f.batch;
+  t.seq = f.seq;
+  t.iters = 2;
+  t.rounds = 1;
+  t.min_cosine = 0.999;
+  TuneResult r;
+  const Status tuned_status = tune_backend_options(*model, base, t, &r);
+  INFO(tuned_status.to_string());
+  REQUIRE(tuned_status.is_ok());
+  CHECK(r.backend == b.backend);
+  size_t values = 0;
+  for (const backend::TuningChoice* c = b.table->tuning; c->key; ++c)
+    for (const char* const* v = c->values + 1; *v; ++v) ++values;
+  CHECK(r.trials.size() >= values - b.options.size());  // every value but the current one of each key
+  for (const TuneTrial& x : r.trials) {
+    INFO(x.option << ": " << x.outcome << " " << x.detail);
+    CHECK((x.outcome == "taken" || x.outcome == "not faster" || x.outcome == "refused"));
+    if (x.outcome == "refused") CHECK_FALSE(x.detail.empty());
+    if (x.outcome != "refused") CHECK(x.min_cosine >= 0.999);
+  }
+  SessionOptions tuned = base;
+  tuned.backend_options = r.options;
+  tuned.max_batch = f.batch;
+  tuned.max_seq = f.seq;
+  std::unique_ptr<Session> s;
+  CHECK(Session::create(*model, tuned, &s).is_ok());
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""`encrt tune` through the CLI: the bert_plain fixture converted to int8, tuned on the cpu backend
+(--json): every trial of the backend's table is there with an outcome, refusals carry their
+message, every measured trial agrees with the defaults, and the options it prints create a session
+(`encrt bench --backend-options ...` runs); the text output names the best options; bad arguments
+and a model that is not there fail with their exit codes (usage 2, error 1).
+  cli_tune_check.py --encrt build/bin/encrt [--tmp DIR]
+Needs only Python's standard library."""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "bert_plain")
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--encrt", required=True)
+    ap.add_argument("--tmp", default=None)
+    args = ap.parse_args()
+    tmp = args.tmp or tempfile.mkdtemp(prefix="encrt_tune_")
+    os.makedirs(tmp, exist_ok=True)
+    encrt = args.encrt
+    model = os.path.join(tmp, "bert_plain.int8.encrt")
+    rc, out, err = run([encrt, "convert", FIXTURE, "-o", model, "--dtype", "int8", "--quiet"])
+    expect(rc == 0, f"convert failed ({rc}): {err}")
+
+    shape = ["--batch", "2", "--seq", "16", "--iters", "2", "--rounds", "1"]
+    rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape, "--json"])
+    expect(rc == 0, f"tune --json: exit {rc}: {err}")
+    d = json.loads(out.strip().splitlines()[-1])
+    expect(d["backend"] == "cpu" and d["clock"] == "wall", f"backend and clock: {d}")
+    options = {t["option"] for t in d["trials"]}
+    for expected in ("int8_route=widened", "int8_route=signed", "int8_linears=f16"):
+        expect(expected in options, f"trial {expected} missing: {sorted(options)}")
+    expect(any(o.startswith("isa=") for o in options), f"no kernel level tried: {sorted(options)}")
+    for t in d["trials"]:
+        expect(t["outcome"] in ("taken", "not faster", "refused", "differs"), f"outcome: {t}")
+        if t["outcome"] == "refused":
+            expect(t["detail"], f"a refusal without its message: {t}")
+        else:
+            expect(t["min_cosine"] >= 0.99, f"a kernel level or route that disagrees with the defaults: {t}")
+        if t["outcome"] in ("taken", "not faster"):
+            expect(t["ms"] > 0 and t["best_ms"] > 0, f"unmeasured: {t}")
+    expect(d["default_ms"] > 0 and d["tuned_ms"] > 0, f"final times: {d}")
+
+    bench = [encrt, "bench", model, "--backend", "cpu", "--batch", "2", "--seq", "16", "--iters", "1", "--warmup", "0"]
+    if d["options"]:
+        bench += ["--backend-options", d["options"]]
+    rc, out, err = run(bench)
+    expect(rc == 0, f"the tuned options do not create a session: {d['options']}: {err}")
+
+    rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape])
+    expect(rc == 0 and "best " in out and "time " in out, f"text output: exit {rc}: {out}{err}")
+
+    rc, out, err = run([encrt, "tune", model, "--iters", "0"])
+    expect(rc == 1 and "iters" in err, f"--iters 0: exit {rc}: {err}")
+    rc, out, err = run([encrt, "tune"])
+    expect(rc == 2, f"no model: exit {rc}")
+    rc, out, err = run([encrt, "tune", os.path.join(tmp, "missing.encrt")])
+    expect(rc == 1, f"a missing model: exit {rc}")
+    rc, out, err = run([encrt, "tune", model, "--backend", "cpu", "--backend-options", "no_such=1", *shape])
+    expect(rc == 1 and "no_such" in err, f"an unknown option: exit {rc}: {err}")
+    print("cli tune: ok")
+
+
+if __name__ == "__main__":
+    main()
