@@ -221,6 +221,36 @@ class Model:
                        backend_options=self.backend_options if backend_options is None else backend_options,
                        attention_layer=attention_layer, src_mask=src_mask, padding=padding)
 
+    def tune(self, batch=1, seq=None, threads=None, backend=None, backend_options=None):
+        """Which of the backend's options run this model fastest on this machine at (batch, seq)
+        (README "Tuning"): each candidate checked against the defaults' hidden state and timed side
+        by side with the best so far. Returns Tuned(options, default_ms, tuned_ms): options is a
+        dict to pass as backend_options (to model.session(), or to Model(...) for every session);
+        the times are per run (GPU time where the backend has a clock, else wall time)."""
+        options = _lib.SessionOptions()
+        _lib.lib.encrt_session_options_init(ctypes.byref(options))
+        options.threads = int(self.threads if threads is None else threads)
+        backend = self.backend if backend is None else backend
+        backend_options = self.backend_options if backend_options is None else backend_options
+        if backend is not None:
+            options.backend = str(backend).encode()
+        if backend_options is not None:
+            options.backend_options = str(_options_text(backend_options)).encode()
+        seq = int(min(128, self.max_seq_len) if seq is None else seq)
+        length, default_ms, tuned_ms = ctypes.c_size_t(), ctypes.c_double(), ctypes.c_double()
+        buffer = ctypes.create_string_buffer(1024)
+        for _ in range(2):  # once more with the length asked for, if 1024 bytes were too few
+            status = _lib.lib.encrt_tune_backend_options(
+                self._h._handle(), ctypes.byref(options), int(batch), seq, buffer, len(buffer), ctypes.byref(length),
+                ctypes.byref(default_ms), ctypes.byref(tuned_ms))
+            if status == 0 or length.value < len(buffer):
+                break
+            buffer = ctypes.create_string_buffer(length.value + 1)
+        _lib.check(status, "Model.tune")
+        text = buffer.value.decode()
+        pairs = dict(item.split("=", 1) for item in text.split(",")) if text else {}
+        return Tuned(pairs, default_ms.value, tuned_ms.value)
+
     @property
     def tokenizer(self):
         """The model file's tokenizer (UnsupportedError when the file has no vocabulary)."""
@@ -334,6 +364,14 @@ class Model:
         with self._lock:
             ranked = self._task(Reranker, batch_size, max_length).rank(query, documents)
         return ranked if top_k is None else ranked[:int(top_k)]
+
+
+class Tuned(NamedTuple):
+    """Model.tune()'s result: the backend options to use and the time per run, in ms, of the
+    defaults and of those options, measured side by side."""
+    options: dict
+    default_ms: float
+    tuned_ms: float
 
 
 def _options_text(options):

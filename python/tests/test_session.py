@@ -138,3 +138,20 @@ def test_sessions_on_threads_give_the_single_threaded_bits(bert_plain):
             t.start()
             t.join()
             assert np.array_equal(results["turn"], want)
+
+
+def test_tune_returns_options_a_session_takes(convert):
+    int8 = convert(fixture_dir("bert_plain"), "--dtype", "int8")
+    with encrt.Model(int8, backend="cpu") as model:
+        tuned = model.tune(batch=2, seq=16)
+        assert isinstance(tuned.options, dict)
+        assert tuned.default_ms > 0 and tuned.tuned_ms > 0
+        session = model.session(batch=2, seq=16, backend_options=tuned.options)
+        ids = np.full((2, 16), 5, dtype=np.int32)
+        assert session.run(ids)["hidden"].shape == (2, 16, 32)
+        # A start of the caller's own: kept or replaced, never dropped.
+        assert "int8_linears" in model.tune(batch=1, seq=8, backend_options={"int8_linears": "f16"}).options
+        with pytest.raises(encrt.InvalidArgumentError):
+            model.tune(batch=1, seq=8, backend_options={"no_such_option": "1"})
+        with pytest.raises(encrt.InvalidArgumentError):
+            model.tune(batch=0, seq=8)

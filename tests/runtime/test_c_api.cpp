@@ -353,3 +353,51 @@ TEST_CASE("C API: load from memory and load options refuse bad arguments", "[c-a
   CHECK(encrt_model_load_from_memory(aligned.data, aligned.size, &options, &model) == ENCRT_INVALID_MODEL);
   CHECK(std::strstr(encrt_last_error(), "does not match its checksum") != nullptr);
 }
+
+TEST_CASE("C API: tuning returns backend options a session takes; short buffers and NULLs are errors",
+          "[c-api][tuning]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  const std::string path = encrt::test::convert_fixture(f, encrt::converter::WeightType::kI8);
+  encrt_model* model = nullptr;
+  REQUIRE(encrt_model_load(path.c_str(), &model) == ENCRT_OK);
+  encrt_session_options opt;
+  encrt_session_options_init(&opt);
+  opt.backend = "cpu";
+  opt.backend_options = "int8_linears=f16";  // a start the tuner may leave or undo
+  char text[256];
+  size_t length = 0;
+  double default_ms = -1, tuned_ms = -1;
+  REQUIRE(encrt_tune_backend_options(model, &opt, f.batch, f.seq, text, sizeof text, &length, &default_ms, &tuned_ms) ==
+          ENCRT_OK);
+  INFO("options: " << text);
+  CHECK(std::strlen(text) == length);
+  CHECK(std::string(text).find("int8_linears=") != std::string::npos);  // the start's option is kept or changed
+  CHECK(default_ms > 0);
+  CHECK(tuned_ms > 0);
+  opt.backend_options = text;
+  opt.max_batch = f.batch;
+  opt.max_seq = f.seq;
+  encrt_session* session = nullptr;
+  CHECK(encrt_session_create(model, &opt, &session) == ENCRT_OK);
+  encrt_session_free(session);
+
+  opt.backend_options = "int8_linears=f16";
+  size_t needed = 0;
+  CHECK(encrt_tune_backend_options(model, &opt, f.batch, f.seq, text, 3, &needed, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  CHECK(needed >= 3);  // "int8_linears=..." does not fit in 3 bytes: the length needed is still given
+  CHECK(std::string(encrt_last_error()).find("out_options holds 3 bytes") != std::string::npos);
+  CHECK(encrt_tune_backend_options(nullptr, &opt, 1, 8, text, sizeof text, &length, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tune_backend_options(model, nullptr, 1, 8, text, sizeof text, &length, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tune_backend_options(model, &opt, 1, 8, text, sizeof text, nullptr, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tune_backend_options(model, &opt, 1, 8, nullptr, 16, &length, nullptr, nullptr) == ENCRT_INVALID_ARGUMENT);
+  CHECK(encrt_tune_backend_options(model, &opt, 0, 8, text, sizeof text, &length, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  opt.backend_options = "no_such_option=1";
+  CHECK(encrt_tune_backend_options(model, &opt, 1, 8, text, sizeof text, &length, nullptr, nullptr) ==
+        ENCRT_INVALID_ARGUMENT);
+  encrt_model_free(model);
+}

@@ -114,6 +114,20 @@ ENCRT_API encrt_status encrt_session_create(const encrt_model* model, const encr
                                   encrt_session** out_session);
 ENCRT_API void encrt_session_free(encrt_session* session); /* NULL is a no-op */
 
+/* Tuning (encrt::tune_backend_options in encrt.hpp): which of the backend's options run `model`
+ * fastest on this machine at (batch, seq), each candidate checked against the defaults' hidden
+ * state and timed side by side with the best so far (default iterations, rounds, gain and cosine
+ * of encrt::TuneOptions). `options`: the session options to start from (its backend and
+ * backend_options; max_batch and max_seq are replaced by batch and seq). Writes the backend options
+ * to use, "name=value,..." as encrt_session_options.backend_options takes them ("" for the
+ * defaults), NUL-terminated, to out_options[0..capacity) and their length without the NUL to
+ * *length; a capacity below length + 1 is ENCRT_INVALID_ARGUMENT (*length still says how many).
+ * default_ms and tuned_ms (either may be NULL): the defaults' and the result's time per run, side
+ * by side (GPU time where the backend has a clock, else wall time). Creates and frees sessions. */
+ENCRT_API encrt_status encrt_tune_backend_options(const encrt_model* model, const encrt_session_options* options,
+                                                  int batch, int seq, char* out_options, size_t capacity,
+                                                  size_t* length, double* default_ms, double* tuned_ms);
+
 /* Text to input ids with the model's vocabulary (BERT WordPiece, as Hugging Face's
  * BertTokenizerFast): writes [CLS] pieces [SEP], at most max_length ids, to ids[0..capacity) and
  * their number to *count. ENCRT_INVALID_ARGUMENT for text that is not UTF-8 or a capacity below

@@ -199,6 +199,32 @@ encrt_status encrt_session_arena_size(const encrt_model* model, const encrt_sess
   return to_c(encrt::Session::arena_size(*model->model, opt, out_bytes));
 }
 
+encrt_status encrt_tune_backend_options(const encrt_model* model, const encrt_session_options* options, int batch,
+                                        int seq, char* out_options, size_t capacity, size_t* length,
+                                        double* default_ms, double* tuned_ms) {
+  if (!model) return null_argument("model");
+  if (!options) return null_argument("options");
+  if (!length) return null_argument("length");
+  if (!out_options && capacity > 0) return null_argument("out_options");
+  encrt::SessionOptions opt;
+  if (encrt_status s = to_c(to_options(options, &opt)); s != ENCRT_OK) return s;
+  encrt::TuneOptions t;
+  t.batch = batch;
+  t.seq = seq;
+  encrt::TuneResult r;
+  if (encrt_status s = to_c(encrt::tune_backend_options(*model->model, opt, t, &r)); s != ENCRT_OK) return s;
+  std::string text;
+  for (const auto& [k, v] : r.options) text += (text.empty() ? "" : ",") + k + "=" + v;
+  *length = text.size();
+  if (default_ms) *default_ms = r.default_ms;
+  if (tuned_ms) *tuned_ms = r.tuned_ms;
+  if (capacity < text.size() + 1)
+    return to_c(encrt::invalid_argument("out_options holds " + std::to_string(capacity) + " bytes; the options need " +
+                                        std::to_string(text.size() + 1)));
+  std::memcpy(out_options, text.c_str(), text.size() + 1);
+  return ENCRT_OK;
+}
+
 encrt_status encrt_session_create(const encrt_model* model, const encrt_session_options* options,
                                   encrt_session** out_session) {
   if (!out_session) return null_argument("out_session");
