@@ -65,12 +65,27 @@ int cmd_tune(int argc, char** argv) {
   opt.max_seq = t.seq;
   opt.threads = threads;
   if (Status s = apply_backend_args(args, &opt); !s) return fail(s);
+  // Each trial as it ends (text: on stdout, the table; --json: on stderr, so that a crash in a
+  // candidate still leaves the trials before it).
+  const bool json = args.has("json");
+  t.progress = [json](const TuneTrial& x) {
+    FILE* out = json ? stderr : stdout;
+    std::fprintf(out, "  %-28s %-10s", x.option.c_str(), x.outcome.c_str());
+    if (x.ms >= 0) std::fprintf(out, " %10.4f ms against %.4f ms (%.2fx)", x.ms, x.best_ms, x.best_ms / x.ms);
+    if (x.min_cosine >= -1.0 && x.outcome != "refused") std::fprintf(out, "  worst token cosine %.6f", x.min_cosine);
+    if (!x.detail.empty()) std::fprintf(out, "  (%s)", x.detail.c_str());
+    std::fprintf(out, "\n");
+    std::fflush(out);
+  };
+  const host::HostInfo host = host::detect_host();
+  if (!json)
+    std::printf("cpu      %s, %d CPUs%s\n", host.cpu_model.empty() ? "unknown" : host.cpu_model.c_str(), host.cpus,
+                host.emulated ? " (EMULATED: timings are not meaningful)" : "");
   TuneResult r;
   if (Status s = tune_backend_options(*model, opt, t, &r); !s) return fail(s);
 
-  const host::HostInfo host = host::detect_host();
   const char* clock = r.device_time ? "device" : "wall";
-  if (args.has("json")) {
+  if (json) {
     std::printf("{\"cpu\": %s, \"model\": %s, \"backend\": %s, \"batch\": %d, \"seq\": %d, \"threads\": %d, "
                 "\"clock\": \"%s\", \"options\": %s, \"default_ms\": %.5f, \"tuned_ms\": %.5f, \"trials\": [",
                 json_string(host.cpu_model).c_str(), json_string(args.positional()[0]).c_str(),
@@ -86,17 +101,8 @@ int cmd_tune(int argc, char** argv) {
     std::printf("]}\n");
     return 0;
   }
-  std::printf("cpu      %s, %d CPUs%s\n", host.cpu_model.empty() ? "unknown" : host.cpu_model.c_str(), host.cpus,
-              host.emulated ? " (EMULATED: timings are not meaningful)" : "");
-  std::printf("backend  %s, batch %d, seq %d, threads %d; %s time, median of %d rounds of %d runs\n", r.backend.c_str(),
-              t.batch, t.seq, threads, clock, t.rounds, t.iters);
-  for (const TuneTrial& x : r.trials) {
-    std::printf("  %-28s %-10s", x.option.c_str(), x.outcome.c_str());
-    if (x.ms >= 0) std::printf(" %10.4f ms against %.4f ms (%.2fx)", x.ms, x.best_ms, x.best_ms / x.ms);
-    if (x.min_cosine >= -1.0 && x.outcome != "refused") std::printf("  worst token cosine %.6f", x.min_cosine);
-    if (!x.detail.empty()) std::printf("  (%s)", x.detail.c_str());
-    std::printf("\n");
-  }
+  std::printf("backend  %s, batch %d, seq %d, threads %d; %s time, median of %d rounds of %d runs (the trials above)\n",
+              r.backend.c_str(), t.batch, t.seq, threads, clock, t.rounds, t.iters);
   const std::string best = joined(r.options);
   std::printf("best     %s\n", best.empty() ? "the defaults" : ("--backend-options " + best).c_str());
   std::printf("time     %.4f ms against the defaults' %.4f ms (%.2fx), side by side\n", r.tuned_ms, r.default_ms,

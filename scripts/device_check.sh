@@ -139,8 +139,10 @@ print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.
 # side with the best (GPU time); prints the options taken and the refusals or disagreements.
 tune() {  # label model batch seq
   local label=$1 model=$2 batch=$3 seq=$4 json
-  json=$(timeout 150 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 30 --rounds 5 \
-           --min-cosine 0.999 --json 2>&1 | tail -1)
+  # (each trial is printed on stderr as it ends: a crash in a candidate leaves the ones before it)
+  timeout 150 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 30 --rounds 5 \
+    --min-cosine 0.999 --json >"$results/tune_$label.log" 2>&1
+  json=$(tail -1 "$results/tune_$label.log")
   echo "$json" >"$results/tune_$label.json"
   local lines
   if ! lines=$("$python" - "$json" <<'PY' 2>/dev/null
@@ -149,8 +151,8 @@ d = json.loads(sys.argv[1])
 print("best %s: %.1f us against the defaults' %.1f us (%.2fx)" % (d["options"] or "the defaults", d["tuned_ms"] * 1000,
       d["default_ms"] * 1000, d["default_ms"] / d["tuned_ms"]))
 for t in d["trials"]:
-    if t["outcome"] == "refused":
-        print("  %s refused: %s" % (t["option"], t["detail"][:150]))
+    if t["outcome"] in ("refused", "failed"):
+        print("  %s %s: %s" % (t["option"], t["outcome"], t["detail"][:150]))
     elif t["outcome"] == "differs":
         print("  %s DIFFERS: %s" % (t["option"], t["detail"][:150]))
     else:
@@ -159,6 +161,7 @@ for t in d["trials"]:
 PY
   ); then
     note "tune $label: failed: ${json:0:300}"
+    grep -v "^{" "$results/tune_$label.log" | tail -3 | while read -r l; do note "tune $label: last trials: ${l:0:200}"; done
     return
   fi
   while read -r l; do note "tune $label: $l"; done <<<"$lines"

@@ -230,9 +230,12 @@ Status expand_packed(void* cv, const backend::RunArgs& args, int buffer) {
 const char* const kOptionKeys[] = {"fail_run_after", "pooling", "delay_us", "corrupt", nullptr};
 // corrupt=on first: faster than any delay but wrong, so the tuner must reject it; then delay_us,
 // whose default (0) is faster than a test's base delay, and a value the backend refuses.
+// fail_run_after=2 is created but fails in its warm-up runs (a device error after creation).
 const char* const kCorruptValues[] = {"off", "on", nullptr};
+const char* const kFailValues[] = {"never", "2", nullptr};
 const char* const kDelayValues[] = {"0", "2000", "-1", nullptr};
-const backend::TuningChoice kTuning[] = {{"corrupt", kCorruptValues}, {"delay_us", kDelayValues}, {nullptr, nullptr}};
+const backend::TuningChoice kTuning[] = {
+    {"corrupt", kCorruptValues}, {"fail_run_after", kFailValues}, {"delay_us", kDelayValues}, {nullptr, nullptr}};
 
 }  // namespace
 

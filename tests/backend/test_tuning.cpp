@@ -45,6 +45,8 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
   t.seq = 8;
   t.iters = 3;
   t.rounds = 3;
+  size_t progressed = 0;
+  t.progress = [&](const TuneTrial&) { ++progressed; };
   TuneResult r;
   const Status tuned_status = tune_backend_options(*model, base, t, &r);
   INFO(tuned_status.to_string());
@@ -58,6 +60,12 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
   CHECK(corrupt->outcome == "differs");
   CHECK(corrupt->min_cosine < t.min_cosine);
   CHECK(corrupt->ms < 0.0);  // never timed
+  // A session that fails in a run after its creation: recorded, and the search goes on.
+  const TuneTrial* failing = trial(r, "fail_run_after=2");
+  REQUIRE(failing);
+  CHECK(failing->outcome == "failed");
+  CHECK_THAT(failing->detail, Catch::Contains("simulated device failure"));
+  CHECK(progressed == r.trials.size());
   // delay_us=0 (the default) is faster than the base's 20 ms: taken; 2000 then is not faster.
   const TuneTrial* none = trial(r, "delay_us=0");
   REQUIRE(none);
@@ -73,6 +81,7 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
   CHECK_THAT(refused->detail, Catch::Contains("delay_us"));
   CHECK(r.options.at("delay_us") == "0");
   CHECK(r.options.count("corrupt") == 0);
+  CHECK(r.options.count("fail_run_after") == 0);
   CHECK(r.tuned_ms < r.default_ms);
   CHECK(r.default_ms > 15.0);
 

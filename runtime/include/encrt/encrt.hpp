@@ -485,6 +485,16 @@ ENCRT_API std::vector<BackendStatus> available_backends();
 // clock otherwise, and taken when faster by at least min_gain. The defaults and the result are
 // measured side by side once more at the end. Runs only when called: creating a session never
 // tunes, and nothing is saved.
+struct TuneTrial {
+  std::string option;  // "key=value"
+  // "taken", "not faster", "differs" (other answers), "refused" (Session::create said no), or
+  // "failed" (created, but a run or the timing failed: a device error, say)
+  std::string outcome;
+  std::string detail;       // the refusal's or failure's message, or what differed
+  double ms = -1.0;         // the candidate's time (median), when measured
+  double best_ms = -1.0;    // the best options' time in the same comparison
+  double min_cosine = -1.0;  // its worst token against the defaults, when it ran
+};
 struct TuneOptions {
   int batch = 1;
   int seq = 128;
@@ -492,14 +502,7 @@ struct TuneOptions {
   int rounds = 3;            // alternating measurements per comparison
   double min_gain = 0.03;    // a candidate is taken when at least 3% faster
   double min_cosine = 0.99;  // ... and when every token's hidden state agrees with the defaults'
-};
-struct TuneTrial {
-  std::string option;       // "key=value"
-  std::string outcome;      // "taken", "not faster", "differs", "refused"
-  std::string detail;       // the refusal's message, or what differed
-  double ms = -1.0;         // the candidate's time (median), when measured
-  double best_ms = -1.0;    // the best options' time in the same comparison
-  double min_cosine = -1.0;  // its worst token against the defaults, when it ran
+  std::function<void(const TuneTrial&)> progress;  // optional: called after each trial
 };
 struct TuneResult {
   std::string backend;                          // whose options were tuned

@@ -122,6 +122,43 @@ Status warm_session(const Model& model, const SessionOptions& options, const Inp
   return Status::ok();
 }
 
+// One candidate: created and warmed up (else "refused", with the reason), its hidden state against
+// the defaults' (else "differs"), then timed side by side with the best (a run that fails after
+// creation: "failed"); "taken" when faster by min_gain, else "not faster". *s keeps its session.
+void evaluate(const Model& model, const SessionOptions& candidate, const Inputs& in, const TuneOptions& t,
+              const std::vector<float>& reference, int width, Session& best, std::unique_ptr<Session>* s,
+              TuneTrial* trial, bool* device_time) {
+  if (Status st = Session::create(model, candidate, s); !st) {
+    trial->outcome = "refused";
+    trial->detail = st.message();
+    return;
+  }
+  std::vector<float> hidden;
+  int w = 0;
+  Status st = Status::ok();
+  for (int i = 0; i < 3 && st; ++i) st = (*s)->run(in);
+  if (st) st = hidden_state(**s, &hidden, &w);
+  if (!st) {
+    trial->outcome = "failed";
+    trial->detail = st.message();
+    return;
+  }
+  trial->min_cosine = min_row_cosine(reference, hidden, width);
+  if (!(trial->min_cosine >= t.min_cosine)) {
+    trial->outcome = "differs";
+    trial->detail = "a token's hidden state has cosine " + std::to_string(trial->min_cosine) +
+                    " with the defaults' (below " + std::to_string(t.min_cosine) + ")";
+    return;
+  }
+  if (Status m = side_by_side(best, **s, in, t, device_time, &trial->best_ms, &trial->ms); !m) {
+    trial->outcome = "failed";
+    trial->detail = m.message();
+    trial->ms = trial->best_ms = -1.0;
+    return;
+  }
+  trial->outcome = trial->ms <= trial->best_ms * (1.0 - t.min_gain) ? "taken" : "not faster";
+}
+
 // The backend whose options are tuned: the one named, or for auto the first backend of the
 // session other than the CPU (the device that runs the model), else the CPU.
 std::string tuned_backend(const SessionOptions& base, const Session& s) {
@@ -168,32 +205,12 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
       SessionOptions candidate = best;
       candidate.backend_options[c->key] = *v;
       std::unique_ptr<Session> s;
-      if (Status st = warm_session(model, candidate, in.inputs, &s); !st) {
-        trial.outcome = "refused";
-        trial.detail = st.message();
-        out->trials.push_back(std::move(trial));
-        continue;
-      }
-      std::vector<float> hidden;
-      int w = 0;
-      if (Status st = hidden_state(*s, &hidden, &w); !st) return st;
-      trial.min_cosine = min_row_cosine(reference, hidden, width);
-      if (!(trial.min_cosine >= t.min_cosine)) {
-        trial.outcome = "differs";
-        trial.detail = "a token's hidden state has cosine " + std::to_string(trial.min_cosine) +
-                       " with the defaults' (below " + std::to_string(t.min_cosine) + ")";
-        out->trials.push_back(std::move(trial));
-        continue;
-      }
-      if (Status st = side_by_side(best_now(), *s, in.inputs, t, &out->device_time, &trial.best_ms, &trial.ms); !st)
-        return st;
-      if (trial.ms <= trial.best_ms * (1.0 - t.min_gain)) {
-        trial.outcome = "taken";
+      evaluate(model, candidate, in.inputs, t, reference, width, best_now(), &s, &trial, &out->device_time);
+      if (trial.outcome == "taken") {
         best = std::move(candidate);
         best_session = std::move(s);
-      } else {
-        trial.outcome = "not faster";
       }
+      if (t.progress) t.progress(trial);
       out->trials.push_back(std::move(trial));
     }
   }
