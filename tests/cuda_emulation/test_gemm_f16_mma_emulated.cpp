@@ -1,6 +1,6 @@
 // The fp16 tensor-core GEMM's own source (gemm_f16_mma_kernel.cuh) run on the host under
-// warp_emulation.h (mma.sync m16n8k16 from the PTX fragment table, cp.async as a bounds-checked
-// copy) against the same linear in double on the same fp16 inputs: M = 1, 7, 65, 130 (partial
+// warp_emulation.h (mma.sync m16n8k16 from the PTX fragment table, cp.async bounds-checked and
+// landing at its wait) against the same linear in double on the same fp16 inputs: M = 1, 7, 65, 130 (partial
 // 16-row fragments and block tiles), N = 2, 36, 390 and an odd 37 (partial n8 tiles and blocks,
 // the column-pair and single stores), K = 8, 40, 384, 1544 (K tails inside a 32-value stage; 1544
 // spans 49 stages, more than either ring holds), both tiles (64 and 32), bias, ReLU/GELU and the

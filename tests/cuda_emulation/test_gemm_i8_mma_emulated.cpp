@@ -1,6 +1,6 @@
 // The int8 tensor-core GEMM's own source (gemm_i8_mma_kernel.cuh) run on the host under
-// warp_emulation.h (mma.sync m16n8k32 s8 from the PTX fragment table, cp.async as a bounds-checked
-// copy), against the reference's gemm_u8s8 and epilogue (kernels/ref/gemm_ref.cpp) on the same
+// warp_emulation.h (mma.sync m16n8k32 s8 from the PTX fragment table, cp.async bounds-checked and
+// landing at its wait), against the reference's gemm_u8s8 and epilogue (kernels/ref/gemm_ref.cpp) on the same
 // integers: M = 1, 7, 65, 130 (partial 16-row fragments and block tiles), N = 4, 36, 388 (partial
 // n8 tiles and blocks, odd pairs), K = 4, 36, 388, 1540 (4-byte copies, K tails inside a 64-byte
 // step; 1540 spans 25 steps) and 96, 384 (16-byte copies; 96 ends in half a step), every block

@@ -5,8 +5,11 @@
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (and .bf16.bf16) computed from the fragments as the PTX
 // ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
 // mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32") and its .u8.s8
-// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as
-// a plain copy (its commit and wait are then nothing to do: the copy has landed when it returns).
+// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as the
+// latest the PTX rules let a copy land: its bytes are read when it is issued and written to shared
+// memory only when cp.async.wait_group lets its committed group be waited for (a copy never waited
+// for never lands), so that a wait with a count too high, a read before the wait, or a missing
+// commit leaves the old bytes in shared memory for the test to find.
 // Thread-block clusters (sm_90, launch_clusters): the blocks of a cluster run together, their
 // fibers taking turns, each with its own dynamic shared memory, which the others reach through
 // cluster_peer (distributed shared memory), and a barrier of the whole cluster. What it checks: a
@@ -282,11 +285,26 @@ class Fibers {
     for (int t = 0; t < fibers; ++t) stacks_.emplace_back(new char[kStackBytes]);
   }
 
+  // A thread's cp.async copies not yet landed: each with its bytes (read at the issue), its
+  // destination and its group (0: not yet committed; else the commit's number, from 1).
+  struct PendingCopy {
+    unsigned char* shared;
+    unsigned char bytes[16];
+    int size;
+    long group;
+  };
+  struct ThreadCopies {
+    std::vector<PendingCopy> pending;
+    long committed = 0;  // groups committed so far
+  };
+  ThreadCopies& copies() { return copies_[static_cast<size_t>(current_)]; }
+
   // Runs every thread of blocks[0 .. count) (block b at indices[b], blocks[b].threads threads each,
   // together as many as the fibers) to its end.
   void run_blocks(Block* blocks, const Index* indices, int count) {
     const int fibers = static_cast<int>(contexts_.size());
     const int threads = blocks[0].threads;
+    copies_.assign(contexts_.size(), ThreadCopies{});  // a block's copies never waited for: dropped
     done_.assign(contexts_.size(), false);
     live_ = fibers;
     blocks_ = blocks;
@@ -358,6 +376,7 @@ class Fibers {
   std::vector<ucontext_t> contexts_;
   std::vector<std::unique_ptr<char[]>> stacks_;
   std::vector<bool> done_;
+  std::vector<ThreadCopies> copies_;
   ucontext_t scheduler_{};
   int current_ = 0, live_ = 0;
   long progress_ = 0;
@@ -529,7 +548,9 @@ inline long reset_reads() {
 
 }  // namespace encrt::emulation
 
-// cp.async of `bytes` from global to shared memory, done at once (after the bounds check).
+// cp.async of `bytes` (at most 16) from global to shared memory: read now (after the bounds
+// check), written to shared memory when a wait_group covers its group (above). Outside a fiber
+// (no block running: a test calling a device function directly) the copy lands at once.
 inline void emulated_cp_async(void* shared, const void* global, int bytes) {
   encrt::emulation::Readable& r = encrt::emulation::readable();
   {
@@ -542,5 +563,36 @@ inline void emulated_cp_async(void* shared, const void* global, int bytes) {
       return;
     }
   }
-  std::memcpy(shared, global, static_cast<size_t>(bytes));
+  encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
+  if (!f || bytes > 16) {
+    std::memcpy(shared, global, static_cast<size_t>(bytes));
+    return;
+  }
+  encrt::emulation::Fibers::PendingCopy c{static_cast<unsigned char*>(shared), {}, bytes, 0};
+  std::memcpy(c.bytes, global, static_cast<size_t>(bytes));
+  f->copies().pending.push_back(c);
+}
+// cp.async.commit_group: the thread's copies issued since the last commit form the next group.
+inline void emulated_cp_async_commit() {
+  encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
+  if (!f) return;
+  auto& t = f->copies();
+  ++t.committed;
+  for (auto& c : t.pending)
+    if (c.group == 0) c.group = t.committed;
+}
+// cp.async.wait_group n: every committed group but the newest n has landed (uncommitted copies
+// are not waited for).
+inline void emulated_cp_async_wait(int n) {
+  encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
+  if (!f) return;
+  auto& t = f->copies();
+  std::vector<encrt::emulation::Fibers::PendingCopy> still;
+  for (auto& c : t.pending) {
+    if (c.group != 0 && c.group <= t.committed - n)
+      std::memcpy(c.shared, c.bytes, static_cast<size_t>(c.size));
+    else
+      still.push_back(c);
+  }
+  t.pending.swap(still);
 }

@@ -1,7 +1,8 @@
 // cp.async (sm_80 and newer: global to shared memory without a trip through registers), shared by
-// the tensor-core GEMMs (gemm_i8_mma_kernel.cuh, gemm_f16_mma_kernel.cuh). Under
-// ENCRT_CUDA_HOST_EMULATION (tests/cuda_emulation) a copy is a bounds-checked memcpy, done when it
-// returns, and commit and wait have nothing to do.
+// the tensor-core GEMMs (gemm_i8_mma_kernel.cuh, gemm_f16_mma_kernel.cuh), the fused kernels and
+// the whole-keys attention. Under ENCRT_CUDA_HOST_EMULATION (tests/cuda_emulation) a copy is
+// bounds-checked, its bytes read at the issue and written to shared memory only when a wait covers
+// its committed group (warp_emulation.h): the latest the hardware may land it.
 #pragma once
 
 namespace encrt::cuda {
@@ -27,6 +28,8 @@ __device__ __forceinline__ void copy_async(void* shared, const void* global) {
 __device__ __forceinline__ void copy_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_cp_async_commit();
 #endif
 }
 // Waits until at most kPending of this thread's committed groups are still in flight (the other
@@ -35,6 +38,8 @@ template <int kPending>
 __device__ __forceinline__ void copy_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  emulated_cp_async_wait(kPending);
 #endif
 }
 

@@ -38,7 +38,7 @@
 // 8 lanes of a quarter warp read 128 contiguous bytes (no bank conflict).
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: mma.sync from
-// the PTX table, cp.async as a plain copy), so the indexing is checked on every build.
+// the PTX table, cp.async landing at its wait), so the indexing is checked on every build.
 #pragma once
 
 #include <cstdint>

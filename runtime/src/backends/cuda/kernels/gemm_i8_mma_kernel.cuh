@@ -42,7 +42,7 @@
 // reference (int8_math.h). The fp32 steps are int8_epilogue_value.cuh's, the epilogue kernel's.
 //
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: mma.sync from
-// the PTX table and cp.async as a plain copy), so the indexing is checked on every build.
+// the PTX table and cp.async landing at its wait), so the indexing is checked on every build.
 #pragma once
 
 #include <cstdint>
