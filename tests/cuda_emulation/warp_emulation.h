@@ -587,12 +587,13 @@ inline void emulated_cp_async_wait(int n) {
   encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
   if (!f) return;
   auto& t = f->copies();
-  std::vector<encrt::emulation::Fibers::PendingCopy> still;
-  for (auto& c : t.pending) {
+  size_t kept = 0;  // (in place, in issue order: no allocation per wait)
+  for (size_t i = 0; i < t.pending.size(); ++i) {
+    const auto& c = t.pending[i];
     if (c.group != 0 && c.group <= t.committed - n)
       std::memcpy(c.shared, c.bytes, static_cast<size_t>(c.size));
     else
-      still.push_back(c);
+      t.pending[kept++] = c;
   }
-  t.pending.swap(still);
+  t.pending.resize(kept);
 }
