@@ -97,14 +97,20 @@ Status measure(Session& s, const Inputs& in, int iters, bool* device, double* ms
   return Status::ok();
 }
 
-// a and b measured alternately, `rounds` times: each one's median of its rounds' medians.
+// a and b measured alternately, `rounds` times, the first of each round in turn (neither always
+// runs after the other): each one's median of its rounds' medians.
 Status side_by_side(Session& a, Session& b, const Inputs& in, const TuneOptions& t, bool* device, double* a_ms,
                     double* b_ms) {
   std::vector<double> ra, rb;
   for (int r = 0; r < t.rounds; ++r) {
     double x = 0, y = 0;
-    if (Status st = measure(a, in, t.iters, device, &x); !st) return st;
-    if (Status st = measure(b, in, t.iters, device, &y); !st) return st;
+    if (r % 2 == 0) {
+      if (Status st = measure(a, in, t.iters, device, &x); !st) return st;
+      if (Status st = measure(b, in, t.iters, device, &y); !st) return st;
+    } else {
+      if (Status st = measure(b, in, t.iters, device, &y); !st) return st;
+      if (Status st = measure(a, in, t.iters, device, &x); !st) return st;
+    }
     ra.push_back(x), rb.push_back(y);
   }
   *a_ms = median(std::move(ra));
