@@ -140,7 +140,7 @@ print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.
 tune() {  # label model batch seq
   local label=$1 model=$2 batch=$3 seq=$4 json
   # (each trial is printed on stderr as it ends: a crash in a candidate leaves the ones before it)
-  timeout 150 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 30 --rounds 5 \
+  timeout 150 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 20 --rounds 3 \
     --min-cosine 0.999 --json >"$results/tune_$label.log" 2>&1
   json=$(tail -1 "$results/tune_$label.log")
   echo "$json" >"$results/tune_$label.json"
