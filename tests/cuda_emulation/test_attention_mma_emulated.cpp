@@ -46,8 +46,32 @@ using encrt::emulation::real_token;
 // launcher takes it, head_dim ≤ 32: AttentionArgs::six_blocks; emulation runs it as it runs the
 // others, so this checks that it is the unsplit layout's code, not the register cap itself;
 // -2: each warp owning 16 rows, every key of the sequence in shared memory at once, where the
-// launcher takes it (fp16, seq ≤ 128: AttentionArgs::whole_keys; else the tiled layout, as there).)
+// launcher takes it (fp16, seq ≤ 128: AttentionArgs::whole_keys; else the tiled layout, as there);
+// -8: the same in the split layout, 4 warps sharing 16 rows (fp16, seq ≤ 128, head_dim ≤ 32; else
+// the tiled split layout).)
 int g_key_split = 1;
+
+template <typename Io>
+void run_whole_keys_split(const AttentionArgs& a) {
+  using namespace encrt::cuda::mma_attention;
+  constexpr int rows = kQueryTileOf<4>;
+  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
+                                     static_cast<unsigned>(a.batch)};
+  if constexpr (std::is_same_v<Io, __half>) {
+    if (a.seq <= kWholeKeys && a.head_dim <= 32) {
+      if (a.head_dim == 16)
+        encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<16, 4>(a); });
+      else
+        encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<32, 4>(a); });
+      return;
+    }
+  }
+  switch (a.head_dim) {
+    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io, 4>(a); }); break;
+    case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<32, Io, 4>(a); }); break;
+    default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io, 4>(a); }); break;
+  }
+}
 
 template <typename Io>
 void run_whole_keys(const AttentionArgs& a) {
@@ -107,6 +131,8 @@ void run_kernel(const AttentionArgs& a) {
     run_six_blocks<Io>(a);
   else if (g_key_split == -2)
     run_whole_keys<Io>(a);
+  else if (g_key_split == -8)
+    run_whole_keys_split<Io>(a);
   else
     run_split<Io, 1>(a);
 }
@@ -248,7 +274,7 @@ void check(const Case& c, uint32_t seed, const std::vector<std::pair<size_t, flo
 }  // namespace
 
 TEST_CASE("attention_mma (emulated): padded, with and without the mask", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   for (int head_dim : {16, 32, 64})
     for (auto [batch, seq] : {std::pair{1, 1}, std::pair{1, 7}, std::pair{3, 64}, std::pair{2, 130}})
@@ -262,14 +288,14 @@ TEST_CASE("attention_mma (emulated): padded, with and without the mask", "[cuda_
 }
 
 TEST_CASE("attention_mma (emulated): packed layout", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   check({32, 3, 100, 2, false, true}, 21);  // sequences of 100, 63 and 26 tokens
   check({64, 2, 65, 1, false, true}, 22);   // 65 and 28: a second key tile of one key
 }
 
 TEST_CASE("attention_mma (emulated): NaN and Inf", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const int H = 2 * 32;
@@ -386,7 +412,7 @@ void check_f32(const Case& c, uint32_t seed, Ranges r = {}, const std::vector<st
 }  // namespace
 
 TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, padded", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   for (int head_dim : {16, 32, 64})
     // batch 2 at seq 200: sequence 1's first key tile wholly padded (the online softmax starts
@@ -398,7 +424,7 @@ TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, padded", "[c
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, packed layout", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   check_f32({32, 3, 100, 2, false, true}, 51);  // sequences of 100, 63 and 26 tokens
   check_f32({64, 2, 65, 1, false, true}, 52);   // 65 and 28: a second key tile of one key
@@ -406,7 +432,7 @@ TEST_CASE("attention_mma (emulated): fp32 QKV on bf16 tensor cores, packed layou
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV past fp16's range", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   // Q to 2e5 (fp16 overflows past 65504), K to 2e-5 (fp16 subnormal: 8 significant bits or
   // fewer), V to 1e6: scores of the usual size, outputs of 1e5 and more.
@@ -416,7 +442,7 @@ TEST_CASE("attention_mma (emulated): fp32 QKV past fp16's range", "[cuda_emulati
 }
 
 TEST_CASE("attention_mma (emulated): fp32 QKV, NaN and Inf", "[cuda_emulation]") {
-  g_key_split = GENERATE(1, -1, -6, -2, 4);
+  g_key_split = GENERATE(1, -1, -6, -2, -8, 4);
   INFO("key split " << g_key_split);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const int H = 2 * 32;

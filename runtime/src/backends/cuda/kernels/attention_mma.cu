@@ -29,6 +29,15 @@ Kernel unsplit_kernel(const AttentionArgs& a) {
   return attention_mma_kernel<D, Io, 1>;
 }
 
+// The split layout's kernel (the block's 4 warps sharing 16 query rows): every key in shared
+// memory at once (whole_keys, fp16, seq ≤ 128, head_dim ≤ 32), or the tiled build.
+template <int D, typename Io>
+Kernel split_kernel(const AttentionArgs& a) {
+  if constexpr (std::is_same_v<Io, __half> && D <= 32)
+    if (a.whole_keys && a.seq <= mma_attention::kWholeKeys) return mma_attention::attention_mma_whole_keys_kernel<D, 4>;
+  return attention_mma_kernel<D, Io, 4>;
+}
+
 template <int kSplit>
 cudaError_t launch_rows(Kernel kernel, const AttentionArgs& a, cudaStream_t stream) {
   constexpr int rows = kQueryTileOf<kSplit>;
@@ -43,7 +52,7 @@ cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
   const size_t blocks = static_cast<size_t>((a.seq + kQueryTile - 1) / kQueryTile) * static_cast<size_t>(a.heads) *
                         static_cast<size_t>(a.batch);
   const bool split = a.key_split == 4 || (a.key_split == 0 && blocks < 2 * static_cast<size_t>(a.sms));
-  if (split) return launch_rows<4>(attention_mma_kernel<D, Io, 4>, a, stream);
+  if (split) return launch_rows<4>(split_kernel<D, Io>(a), a, stream);
   return launch_rows<1>(unsplit_kernel<D, Io>(a), a, stream);
 }
 

@@ -124,10 +124,11 @@ struct AttentionArgs {
   // attention_mma_kernel.cuh, attention_mma_six_blocks_kernel), the same values. The backend's
   // option attention_occupancy=6.
   bool six_blocks = false;
-  // attention_mma only: where each warp owns 16 query rows, fp16 QKV and seq ≤ 128, every key of
-  // the sequence in shared memory at once, by cp.async (attention_mma_whole_keys_kernel.cuh: one
-  // round trip a block, no staging registers). Before prefetch_keys and six_blocks, which are
-  // other builds of the tiled layout. The backend's option attention_keys=whole.
+  // attention_mma only: for fp16 QKV and seq ≤ 128, every key of the sequence in shared memory at
+  // once, by cp.async (attention_mma_whole_keys_kernel.cuh: one round trip a block, no staging
+  // registers), where each warp owns 16 query rows and, at head_dim ≤ 32, in the split layout too.
+  // Before prefetch_keys and six_blocks, which are other builds of the tiled layout. The backend's
+  // option attention_keys=whole.
   bool whole_keys = false;
 };
 constexpr int kAttentionWholeKeysMaxSeq = 128;  // AttentionArgs::whole_keys: the longest sequence it takes
