@@ -51,47 +51,29 @@ using encrt::emulation::real_token;
 // the tiled split layout).)
 int g_key_split = 1;
 
-template <typename Io>
-void run_whole_keys_split(const AttentionArgs& a) {
+// The whole-keys kernel of layout kSplit where the launcher takes it (fp16, seq ≤ 128, and
+// head_dim ≤ 32 in the split layout), else that layout's tiled kernel, as attention_mma.cu does.
+template <int D, typename Io, int kSplit>
+void run_whole_keys_at(const AttentionArgs& a, const encrt::emulation::Index& grid) {
   using namespace encrt::cuda::mma_attention;
-  constexpr int rows = kQueryTileOf<4>;
-  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
-                                     static_cast<unsigned>(a.batch)};
-  if constexpr (std::is_same_v<Io, __half>) {
-    if (a.seq <= kWholeKeys && a.head_dim <= 32) {
-      if (a.head_dim == 16)
-        encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<16, 4>(a); });
-      else
-        encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<32, 4>(a); });
+  if constexpr (std::is_same_v<Io, __half> && (kSplit == 1 || D <= 32)) {
+    if (a.seq <= kWholeKeys) {
+      encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<D, kSplit>(a); });
       return;
     }
   }
-  switch (a.head_dim) {
-    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io, 4>(a); }); break;
-    case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<32, Io, 4>(a); }); break;
-    default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io, 4>(a); }); break;
-  }
+  encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<D, Io, kSplit>(a); });
 }
-
-template <typename Io>
+template <typename Io, int kSplit>
 void run_whole_keys(const AttentionArgs& a) {
   using namespace encrt::cuda::mma_attention;
-  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile),
-                                     static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)};
-  if constexpr (std::is_same_v<Io, __half>) {
-    if (a.seq <= kWholeKeys) {
-      switch (a.head_dim) {
-        case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<16>(a); }); break;
-        case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<32>(a); }); break;
-        default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_whole_keys_kernel<64>(a); }); break;
-      }
-      return;
-    }
-  }
+  constexpr int rows = kQueryTileOf<kSplit>;
+  const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
+                                     static_cast<unsigned>(a.batch)};
   switch (a.head_dim) {
-    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io, 1>(a); }); break;
-    case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<32, Io, 1>(a); }); break;
-    default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io, 1>(a); }); break;
+    case 16: run_whole_keys_at<16, Io, kSplit>(a, grid); break;
+    case 32: run_whole_keys_at<32, Io, kSplit>(a, grid); break;
+    default: run_whole_keys_at<64, Io, kSplit>(a, grid); break;
   }
 }
 
@@ -130,9 +112,9 @@ void run_kernel(const AttentionArgs& a) {
   else if (g_key_split == -6)
     run_six_blocks<Io>(a);
   else if (g_key_split == -2)
-    run_whole_keys<Io>(a);
+    run_whole_keys<Io, 1>(a);
   else if (g_key_split == -8)
-    run_whole_keys_split<Io>(a);
+    run_whole_keys<Io, 4>(a);
   else
     run_split<Io, 1>(a);
 }
