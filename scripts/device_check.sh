@@ -137,11 +137,20 @@ print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.
 # encrt tune: every tunable option of the cuda backend tried on top of the best so far, each
 # checked against the defaults' hidden state (every token's cosine ≥ 0.999) and timed side by
 # side with the best (GPU time); prints the options taken and the refusals or disagreements.
+# A tune that runs out of time has most likely met a candidate that hangs (a kernel that never
+# ends): every later tune would meet it too, so they are skipped (the log names the last trial).
+tune_hung=""
 tune() {  # label model batch seq
-  local label=$1 model=$2 batch=$3 seq=$4 json
+  local label=$1 model=$2 batch=$3 seq=$4 json status
+  if [[ -n $tune_hung ]]; then
+    note "tune $label: skipped (tune $tune_hung ran out of time)"
+    return
+  fi
   # (each trial is printed on stderr as it ends: a crash in a candidate leaves the ones before it)
-  timeout 150 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 20 --rounds 3 \
+  timeout 90 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 20 --rounds 3 \
     --min-cosine 0.999 --json >"$results/tune_$label.log" 2>&1
+  status=$?
+  [[ $status -eq 124 ]] && tune_hung=$label
   json=$(tail -1 "$results/tune_$label.log")
   echo "$json" >"$results/tune_$label.json"
   local lines
@@ -160,7 +169,7 @@ for t in d["trials"]:
               t["best_ms"] * 1000, t["min_cosine"]))
 PY
   ); then
-    note "tune $label: failed: ${json:0:300}"
+    note "tune $label: failed (status $status$([[ $status -eq 124 ]] && echo ": out of time")): ${json:0:300}"
     grep -v "^{" "$results/tune_$label.log" | tail -3 | while read -r l; do note "tune $label: last trials: ${l:0:200}"; done
     return
   fi
