@@ -32,7 +32,7 @@ std::string joined(const std::map<std::string, std::string>& options) {
 
 int cmd_tune(int argc, char** argv) {
   Args args({"batch", "seq", "threads", "iters", "rounds", "min-gain", "min-cosine", "backend", "isa", "backend-options"},
-            {"help", "json"});
+            {"help", "json", "no-graphs"});
   if (Status s = args.parse(argc, argv); !s) return fail(s);
   if (args.has("help") || args.positional().size() != 1) {
     std::fprintf(args.has("help") ? stdout : stderr,
