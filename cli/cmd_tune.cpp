@@ -87,9 +87,9 @@ int cmd_tune(int argc, char** argv) {
   const char* clock = r.device_time ? "device" : "wall";
   if (json) {
     std::printf("{\"cpu\": %s, \"model\": %s, \"backend\": %s, \"batch\": %d, \"seq\": %d, \"threads\": %d, "
-                "\"clock\": \"%s\", \"options\": %s, \"default_ms\": %.5f, \"tuned_ms\": %.5f, \"trials\": [",
+                "\"backend_summary\": %s, \"clock\": \"%s\", \"options\": %s, \"default_ms\": %.5f, \"tuned_ms\": %.5f, \"trials\": [",
                 json_string(host.cpu_model).c_str(), json_string(args.positional()[0]).c_str(),
-                json_string(r.backend).c_str(), t.batch, t.seq, threads, clock, json_string(joined(r.options)).c_str(),
+                json_string(r.backend).c_str(), t.batch, t.seq, threads, json_string(r.backend_summary).c_str(), clock, json_string(joined(r.options)).c_str(),
                 r.default_ms, r.tuned_ms);
     for (size_t i = 0; i < r.trials.size(); ++i) {
       const TuneTrial& x = r.trials[i];
@@ -103,6 +103,7 @@ int cmd_tune(int argc, char** argv) {
   }
   std::printf("backend  %s, batch %d, seq %d, threads %d; %s time, median of %d rounds of %d runs (the trials above)\n",
               r.backend.c_str(), t.batch, t.seq, threads, clock, t.rounds, t.iters);
+  std::printf("summary  %s\n", r.backend_summary.c_str());
   const std::string best = joined(r.options);
   std::printf("best     %s\n", best.empty() ? "the defaults" : ("--backend-options " + best).c_str());
   std::printf("time     %.4f ms against the defaults' %.4f ms (%.2fx), side by side\n", r.tuned_ms, r.default_ms,

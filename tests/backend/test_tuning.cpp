@@ -102,6 +102,34 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
   }
 }
 
+TEST_CASE("tuning: where nothing is faster, the result is the defaults, timed once", "[conformance][tuning]") {
+  if (conformance::backend_under_test().backend != "mock_device") {
+    SUCCEED("the search's own cases run in the mock_device entry of the suite");
+    return;
+  }
+  const test::Fixture f = test::load_fixture("bert_plain");
+  auto model = fixture_model(f, converter::WeightType::kF32);
+  SessionOptions base;
+  base.backend = "mock_device";
+  base.backend_options["delay_us"] = "0";  // already the fastest correct value
+  TuneOptions t;
+  t.batch = 1;
+  t.seq = 8;
+  t.iters = 2;
+  t.rounds = 2;
+  TuneResult r;
+  const Status tuned_status = tune_backend_options(*model, base, t, &r);
+  INFO(tuned_status.to_string());
+  REQUIRE(tuned_status.is_ok());
+  CHECK(r.options == base.backend_options);
+  for (const TuneTrial& x : r.trials) CHECK(x.outcome != "taken");
+  CHECK(trial(r, "delay_us=2000"));
+  // Not the defaults' session against itself (which would report noise as a gain or a loss).
+  CHECK(r.default_ms > 0.0);
+  CHECK(r.tuned_ms == r.default_ms);
+  CHECK_FALSE(r.backend_summary.empty());
+}
+
 TEST_CASE("tuning: every value of the backend's table runs and agrees with the defaults, or is refused",
           "[conformance][tuning]") {
   const conformance::BackendUnderTest& b = conformance::backend_under_test();

@@ -42,6 +42,7 @@ def main():
     expect(rc == 0, f"tune --json: exit {rc}: {err}")
     d = json.loads(out.strip().splitlines()[-1])
     expect(d["backend"] == "cpu" and d["clock"] == "wall", f"backend and clock: {d}")
+    expect("thread" in d["backend_summary"], f"the cpu backend's summary (kernels, threads): {d['backend_summary']}")
     options = {t["option"] for t in d["trials"]}
     for expected in ("int8_route=widened", "int8_route=signed", "int8_linears=f16"):
         expect(expected in options, f"trial {expected} missing: {sorted(options)}")
@@ -63,7 +64,7 @@ def main():
     expect(rc == 0, f"the tuned options do not create a session: {d['options']}: {err}")
 
     rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape])
-    expect(rc == 0 and "best " in out and "time " in out, f"text output: exit {rc}: {out}{err}")
+    expect(rc == 0 and "best " in out and "time " in out and "summary " in out, f"text output: exit {rc}: {out}{err}")
 
     rc, out, err = run([encrt, "tune", model, "--iters", "0"])
     expect(rc == 1 and "iters" in err, f"--iters 0: exit {rc}: {err}")

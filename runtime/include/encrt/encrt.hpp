@@ -483,8 +483,9 @@ ENCRT_API std::vector<BackendStatus> available_backends();
 // the best so far, alternately, `rounds` times `iters` runs each (the medians of each round's
 // median), on the backend's own clock where it has one (device events: GPU time) and the wall
 // clock otherwise, and taken when faster by at least min_gain. The defaults and the result are
-// measured side by side once more at the end. Runs only when called: creating a session never
-// tunes, and nothing is saved.
+// measured side by side once more at the end (where nothing was taken, the defaults are timed once
+// and both times are theirs). Runs only when called: creating a session never tunes, and nothing
+// is saved.
 struct TuneTrial {
   std::string option;  // "key=value"
   // "taken", "not faster", "differs" (other answers), "refused" (Session::create said no), or
@@ -506,6 +507,7 @@ struct TuneOptions {
 };
 struct TuneResult {
   std::string backend;                          // whose options were tuned
+  std::string backend_summary;                  // that backend in the defaults' session: device, kernels (BackendUsage)
   std::map<std::string, std::string> options;  // the backend options to use (base's and those taken)
   bool device_time = false;                     // the times are the device's own (GPU time), not wall
   double default_ms = -1.0, tuned_ms = -1.0;    // base against the result, side by side at the end

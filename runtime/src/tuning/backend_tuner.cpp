@@ -196,6 +196,8 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
   int width = 0;
   if (Status st = hidden_state(*defaults, &reference, &width); !st) return st;
   out->backend = tuned_backend(base, *defaults);
+  for (const BackendUsage& u : defaults->backends())
+    if (u.name == out->backend) out->backend_summary = u.summary;
   const backend::BackendInterface* table = nullptr;
   if (Status st = backend::find_backend(out->backend, &table); !st) return st;
 
@@ -221,10 +223,13 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
     }
   }
   out->options = best.backend_options;
-  if (Status st = side_by_side(*defaults, best_now(), in.inputs, t, &out->device_time, &out->default_ms, &out->tuned_ms);
-      !st)
-    return st;
-  return Status::ok();
+  if (!best_session) {  // nothing taken: the result is the defaults' session, timed once (not against itself)
+    double ms = 0.0;
+    if (Status st = measure(*defaults, in.inputs, t.iters * t.rounds, &out->device_time, &ms); !st) return st;
+    out->default_ms = out->tuned_ms = ms;
+    return Status::ok();
+  }
+  return side_by_side(*defaults, *best_session, in.inputs, t, &out->device_time, &out->default_ms, &out->tuned_ms);
 }
 
 }  // namespace encrt
