@@ -28,21 +28,34 @@ const TuneTrial* trial(const TuneResult& r, const std::string& option) {
   return nullptr;
 }
 
+// The search's own cases: the mock_device backend's table on the bert_plain fixture, at batch 1,
+// seq 8, from a base with the given delay a run. False in every other entry of the suite.
+struct MockSearch {
+  std::unique_ptr<Model> model;
+  SessionOptions base;
+  TuneOptions t;
+};
+bool mock_search(const char* delay_us, MockSearch* s) {
+  if (conformance::backend_under_test().backend != "mock_device") {
+    SUCCEED("the search's own cases run in the mock_device entry of the suite");
+    return false;
+  }
+  s->model = fixture_model(test::load_fixture("bert_plain"), converter::WeightType::kF32);
+  s->base.backend = "mock_device";
+  s->base.backend_options["delay_us"] = delay_us;
+  s->t.batch = 1;
+  s->t.seq = 8;
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, records refusals", "[conformance][tuning]") {
-  if (conformance::backend_under_test().backend != "mock_device") {
-    SUCCEED("the search's own cases run in the mock_device entry of the suite");
-    return;
-  }
-  const test::Fixture f = test::load_fixture("bert_plain");
-  auto model = fixture_model(f, converter::WeightType::kF32);
-  SessionOptions base;
-  base.backend = "mock_device";
-  base.backend_options["delay_us"] = "20000";  // 20 ms a run: far above the run itself
-  TuneOptions t;
-  t.batch = 1;
-  t.seq = 8;
+  MockSearch s;
+  if (!mock_search("20000", &s)) return;  // 20 ms a run: far above the run itself
+  const std::unique_ptr<Model>& model = s.model;
+  const SessionOptions& base = s.base;
+  TuneOptions& t = s.t;
   t.iters = 3;
   t.rounds = 3;
   size_t progressed = 0;
@@ -103,25 +116,15 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
 }
 
 TEST_CASE("tuning: where nothing is faster, the result is the defaults, timed once", "[conformance][tuning]") {
-  if (conformance::backend_under_test().backend != "mock_device") {
-    SUCCEED("the search's own cases run in the mock_device entry of the suite");
-    return;
-  }
-  const test::Fixture f = test::load_fixture("bert_plain");
-  auto model = fixture_model(f, converter::WeightType::kF32);
-  SessionOptions base;
-  base.backend = "mock_device";
-  base.backend_options["delay_us"] = "0";  // already the fastest correct value
-  TuneOptions t;
-  t.batch = 1;
-  t.seq = 8;
-  t.iters = 2;
-  t.rounds = 2;
+  MockSearch s;
+  if (!mock_search("0", &s)) return;  // already the fastest correct value
+  s.t.iters = 2;
+  s.t.rounds = 2;
   TuneResult r;
-  const Status tuned_status = tune_backend_options(*model, base, t, &r);
+  const Status tuned_status = tune_backend_options(*s.model, s.base, s.t, &r);
   INFO(tuned_status.to_string());
   REQUIRE(tuned_status.is_ok());
-  CHECK(r.options == base.backend_options);
+  CHECK(r.options == s.base.backend_options);
   for (const TuneTrial& x : r.trials) CHECK(x.outcome != "taken");
   CHECK(trial(r, "delay_us=2000"));
   // Not the defaults' session against itself (which would report noise as a gain or a loss).
