@@ -136,7 +136,10 @@ std::vector<float> kernel_output(const Case& c, const std::vector<uint16_t>& qkv
   a.out = out.data();
   a.type = Elem::kF16;
   a.offsets = c.packed ? offsets.data() : nullptr;
+  encrt::emulation::reset_reads();
+  encrt::emulation::allow_reads(qkv.data(), qkv.size() * sizeof(uint16_t));
   run_kernel<__half>(a);
+  CHECK(encrt::emulation::reset_reads() == 0);  // no cp.async (the whole-keys kernel's) outside QKV
   std::vector<float> f(out.size());
   for (size_t i = 0; i < out.size(); ++i) f[i] = encrt::half_to_float(out[i]);
   return f;

@@ -550,8 +550,16 @@ inline long reset_reads() {
 
 // cp.async of `bytes` (at most 16) from global to shared memory: read now (after the bounds
 // check), written to shared memory when a wait_group covers its group (above). Outside a fiber
-// (no block running: a test calling a device function directly) the copy lands at once.
+// (no block running: a test calling a device function directly) the copy lands at once. Both
+// addresses must be aligned to `bytes` (PTX ISA, cp.async; a GPU reports a misaligned address
+// and the context is lost): reported, and the test aborts.
 inline void emulated_cp_async(void* shared, const void* global, int bytes) {
+  if (reinterpret_cast<uintptr_t>(shared) % static_cast<uintptr_t>(bytes) != 0 ||
+      reinterpret_cast<uintptr_t>(global) % static_cast<uintptr_t>(bytes) != 0) {
+    std::fprintf(stderr, "warp_emulation: cp.async of %d bytes from %p to %p: an address not aligned to its size\n",
+                 bytes, global, shared);
+    std::abort();
+  }
   encrt::emulation::Readable& r = encrt::emulation::readable();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
