@@ -9,6 +9,12 @@
 // being x, and y being x (in place). This checks the chunked up projection, the gather over the
 // cluster's shared memory, the down projection from it and the LayerNorm's statistics.
 //
+// With the attention's output projection before the block (the kProject build, FfnProjection):
+// x as the kernel stores it must be, bit for bit, what the fused linear + LayerNorm kernel
+// (gemm_f16_layer_norm_kernel.cuh, whose own tests hold it to double) stores from the same inputs
+// (the same tiles, cluster and sums), x must not be read from memory (gathered from the cluster's
+// kept tiles instead: the reads allowed exclude it), and y is checked as above from that x.
+//
 // Bound: as test_gemm_f16_layer_norm_emulated.cpp's, with z's error E = 2^-22·F·Σ|h·w2| (the fp32
 // sums) + 2^-21·|z| + Σ over the h values that may round the other way ulp(h)·|w2|: the kernel
 // rounds an fp32 h to fp16, the reference a double one, and the two may differ by one ulp where
@@ -31,6 +37,7 @@
 namespace {
 
 using encrt::cuda::FfnLayerNormArgs;
+using encrt::cuda::GemmF16LayerNormArgs;
 namespace ffn = encrt::cuda::ffn_norm;
 
 using encrt::emulation::check_no_store_past;
@@ -41,29 +48,47 @@ using encrt::emulation::kSentinel;
 
 struct Case {
   int M = 1, H = 384, F = 1536, activation = 2, max_cluster = 8;
-  bool b1 = true, residual = true, in_place = false;
+  bool b1 = true, residual = true, in_place = false, projection = false;
   std::string describe() const {
     std::ostringstream s;
     s << "M " << M << " H " << H << " F " << F << " act " << activation << (b1 ? " b1" : "") << (residual ? " residual" : "")
-      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster;
+      << (in_place ? " in place" : "") << (projection ? " projected" : "") << " clusters of up to " << max_cluster;
     return s.str();
   }
 };
 
+// The kernel's build for the plan's columns, with the projection where the arguments have one
+// (as ffn_layer_norm.cu chooses it).
 void run_kernel(const FfnLayerNormArgs& a) {
-  const ffn::Plan p = ffn::plan_of(a.H, a.F, a.max_cluster);
+  const bool projection = a.projection.in != nullptr;
+  const ffn::Plan p = ffn::plan_of(a.H, a.F, a.max_cluster, projection);
   const encrt::emulation::Index grid{static_cast<unsigned>(p.cluster), static_cast<unsigned>((a.M + ffn::kBM - 1) / ffn::kBM), 1};
-  auto go = [&](auto kernel) {
-    encrt::emulation::launch_clusters(grid, p.cluster, ffn::kThreads, p.bytes, [&] { kernel(a, p); });
-  };
-  switch (p.bn) {
-    case 24: go(ffn::ffn_layer_norm_kernel<24>); break;
-    case 32: go(ffn::ffn_layer_norm_kernel<32>); break;
-    case 48: go(ffn::ffn_layer_norm_kernel<48>); break;
-    case 64: go(ffn::ffn_layer_norm_kernel<64>); break;
-    case 96: go(ffn::ffn_layer_norm_kernel<96>); break;
-    default: go(ffn::ffn_layer_norm_kernel<128>); break;
-  }
+  const cudaError_t e = encrt::cuda::gemm_f16_norm::with_block_columns(p.bn, [&](auto bn) {
+    constexpr int BN = decltype(bn)::value;
+    encrt::emulation::launch_clusters(grid, p.cluster, ffn::kThreads, p.bytes, [&] {
+      if (projection)
+        ffn::ffn_layer_norm_kernel<BN, true>(a, p);
+      else
+        ffn::ffn_layer_norm_kernel<BN, false>(a, p);
+    });
+    return cudaSuccess;
+  });
+  REQUIRE(e == cudaSuccess);
+}
+
+// The fused linear + LayerNorm kernel alone, as gemm_f16_layer_norm.cu launches it.
+void run_linear_norm(const GemmF16LayerNormArgs& a) {
+  using namespace encrt::cuda::gemm_f16_norm;
+  const int bn = encrt::cuda::gemm_f16_layer_norm_columns(a.N, a.max_cluster);
+  const int cluster = (a.N + bn - 1) / bn;
+  const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM), 1};
+  const cudaError_t e = with_block_columns(bn, [&](auto columns) {
+    constexpr int BN = decltype(columns)::value;
+    encrt::emulation::launch_clusters(grid, cluster, kThreads, Layout<BN>::kBytes,
+                                      [&] { gemm_f16_layer_norm_kernel<BN>(a, cluster); });
+    return cudaSuccess;
+  });
+  REQUIRE(e == cudaSuccess);
 }
 
 double activate(double v, int activation) {
@@ -93,6 +118,38 @@ void check_case(const Case& c) {
   const float eps = 1e-12f;
   const Halves x_in = x;  // x as it was (in place, y overwrites x)
 
+  // The projection's inputs: x = LayerNorm(in · woᵀ + bo + r0) · gamma0 + beta0, over a sentinel x.
+  Halves in(static_cast<size_t>(M) * H), wo(static_cast<size_t>(H) * H), r0(static_cast<size_t>(M) * H);
+  std::vector<float> bo(static_cast<size_t>(H)), gamma0(static_cast<size_t>(H)), beta0(static_cast<size_t>(H));
+  Halves x_want(static_cast<size_t>(M) * H + kGuard, kSentinel);  // the linear + LayerNorm kernel's x
+  if (c.projection) {
+    for (size_t i = 0; i < in.size; ++i) in.data()[i] = h(u(rng));
+    for (size_t i = 0; i < wo.size; ++i) wo.data()[i] = h(u(rng) * 0.1f);
+    for (size_t i = 0; i < r0.size; ++i) r0.data()[i] = h(u(rng) * 2.0f);
+    for (int n = 0; n < H; ++n) {
+      bo[static_cast<size_t>(n)] = 0.3f * u(rng);
+      gamma0[static_cast<size_t>(n)] = 1.0f + 0.3f * u(rng);
+      beta0[static_cast<size_t>(n)] = 0.1f * u(rng);
+    }
+    for (size_t i = 0; i < x.size; ++i) x.data()[i] = kSentinel;
+    GemmF16LayerNormArgs l;
+    l.M = M, l.N = H, l.K = H;
+    l.x = in.data();
+    l.w = wo.data();
+    l.bias = bo.data();
+    l.residual = r0.data();
+    l.gamma = gamma0.data();
+    l.beta = beta0.data();
+    l.eps = eps;
+    l.y = x_want.data();
+    l.max_cluster = c.max_cluster;
+    encrt::emulation::reset_reads();
+    encrt::emulation::allow_reads(in.data(), in.size * 2);
+    encrt::emulation::allow_reads(wo.data(), wo.size * 2);
+    run_linear_norm(l);
+    REQUIRE(encrt::emulation::reset_reads() == 0);
+  }
+
   Halves y(static_cast<size_t>(M) * H + kGuard, kSentinel);
   FfnLayerNormArgs a;
   a.M = M, a.H = H, a.F = F;
@@ -108,14 +165,27 @@ void check_case(const Case& c) {
   a.eps = eps;
   a.y = c.in_place ? x.data() : y.data();
   a.max_cluster = c.max_cluster;
+  if (c.projection)
+    a.projection = encrt::cuda::FfnProjection{in.data(), wo.data(), bo.data(), r0.data(), gamma0.data(), beta0.data(), eps,
+                                              x.data()};
   encrt::emulation::reset_reads();
-  encrt::emulation::allow_reads(x.data(), x.size * 2);
+  if (c.projection) {  // x is gathered, never read from memory
+    encrt::emulation::allow_reads(in.data(), in.size * 2);
+    encrt::emulation::allow_reads(wo.data(), wo.size * 2);
+  } else {
+    encrt::emulation::allow_reads(x.data(), x.size * 2);
+  }
   encrt::emulation::allow_reads(w1.data(), w1.size * 2);
   encrt::emulation::allow_reads(w2.data(), w2.size * 2);
   run_kernel(a);
-  CHECK(encrt::emulation::reset_reads() == 0);  // no cp.async outside x, w1 and w2
+  CHECK(encrt::emulation::reset_reads() == 0);  // no cp.async outside x (or the projection's in and wo), w1 and w2
   Halves& out = c.in_place ? x : y;
-  Halves xs = x_in;
+  if (c.projection && !c.in_place) {  // x as stored, before y overwrote it in place
+    int differ = 0;
+    for (size_t i = 0; i < static_cast<size_t>(M) * H; ++i) differ += x.data()[i] != x_want.data()[i] ? 1 : 0;
+    CHECK(differ == 0);
+  }
+  Halves xs = c.projection ? x_want : x_in;  // the block's input
 
   int failures = 0;
   std::vector<double> hv(static_cast<size_t>(F)), ulp(static_cast<size_t>(F)), z(static_cast<size_t>(H)),
@@ -188,6 +258,22 @@ TEST_CASE("cuda emulation: fused feed-forward block in clusters of 16", "[cuda_e
   check_case(c);
 }
 
+TEST_CASE("cuda emulation: the attention's output projection, its LayerNorm and the feed-forward block in one kernel",
+          "[cuda_emulation][ffn_layer_norm]") {
+  Case c;
+  c.projection = true;
+  c.M = 37, c.H = 384, c.F = 1536;  // MiniLM, the last row tile partial
+  check_case(c);
+  c.M = 16, c.H = 104, c.F = 200, c.activation = 1, c.b1 = false;  // a cluster of 5, the last block's columns partial
+  check_case(c);
+  c.M = 20, c.H = 384, c.F = 1536, c.activation = 2, c.b1 = true, c.in_place = true;  // y over x
+  check_case(c);
+  c.M = 16, c.in_place = false, c.max_cluster = 16;  // MiniLM in clusters of 16 (24 columns a block)
+  check_case(c);
+  c.M = 5, c.H = 256, c.F = 1000, c.max_cluster = 8, c.residual = false;  // no residual in the block
+  check_case(c);
+}
+
 TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ffn_layer_norm]") {
   const ffn::Plan minilm = ffn::plan_of(384, 1536);
   CHECK(minilm.cluster == 8);
@@ -206,4 +292,13 @@ TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ff
   CHECK(odd.slice == 40);  // ⌈200 / 5⌉: one chunk, cut at 40
   CHECK(odd.h_columns == 256);
   CHECK(ffn::plan_of(1032, 4096).cluster == 0);  // past 8 blocks of 128 columns
+  // With the projection: its ring (3 stages of 16 + 48 rows) is the largest use of the stages'
+  // region, and the kept tile follows the statistics.
+  const ffn::Plan layer = ffn::plan_of(384, 1536, 8, true);
+  CHECK(layer.bn == 48);
+  CHECK(layer.stats_at - minilm.stats_at == 3u * (16 + 48) * 160 * 2 - 12u * 64 * 32 * 2);  // 61,440 against 49,152
+  CHECK(layer.keep_at == layer.stats_at + 2 * 16 * sizeof(float));
+  CHECK(layer.bytes == layer.keep_at + 16u * 48 * 2);
+  CHECK(layer.keep_at % 16 == 0);
+  CHECK(layer.bytes <= 227 * 1024);
 }

@@ -397,7 +397,20 @@ cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clus
 // residual) · gamma + beta), the up projection's columns and the down projection's over a
 // thread-block cluster (sm_90), H and F multiples of 8, H at most 8 · 128, the shared memory
 // within the GPU's (ffn_layer_norm_supported); the caller runs the linears and the LayerNorm
-// kernel otherwise.
+// kernel otherwise. With a projection (option linear_norm=layer), the kernel first computes x
+// itself as the attention's output projection and its LayerNorm (the rest of an encoder layer
+// after its attention, in one kernel): x = fp16(LayerNorm(in · wᵀ + bias + residual) · gamma +
+// beta), written to `out`, which must be x (the block's input, and usually its residual).
+struct FfnProjection {
+  const void* in = nullptr;        // fp16 [M, H] (the attention's output), 16-byte aligned; null: no projection
+  const void* w = nullptr;         // fp16 [H, H] row-major, 16-byte aligned
+  const float* bias = nullptr;     // fp32 [H] or null
+  const void* residual = nullptr;  // fp16 [M, H] or null; not `out`
+  const float* gamma = nullptr;    // fp32 [H]
+  const float* beta = nullptr;     // fp32 [H]
+  float eps = 0.0f;
+  void* out = nullptr;             // fp16 [M, H]: FfnLayerNormArgs::x
+};
 struct FfnLayerNormArgs {
   int M = 0;
   int H = 0;                       // x's and y's width: the up projection's K, the down projection's N
@@ -414,14 +427,16 @@ struct FfnLayerNormArgs {
   float eps = 0.0f;
   void* y = nullptr;  // fp16 [M, H]; may be x
   int max_cluster = 8;  // as GemmF16LayerNormArgs's (ffn_layer_norm_prepare says whether 16 runs)
+  FfnProjection projection;  // optional (projection.in null: none)
 };
-// Whether the kernel can run these widths on a GPU of compute capability cc_major whose blocks
-// may have max_shared_bytes of dynamic shared memory (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes, int max_cluster);
+// Whether the kernel (with a projection: its projecting build) can run these widths on a GPU of
+// compute capability cc_major whose blocks may have max_shared_bytes of dynamic shared memory
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+bool ffn_layer_norm_supported(int cc_major, int H, int F, int max_shared_bytes, int max_cluster, bool projection = false);
 cudaError_t ffn_layer_norm(const FfnLayerNormArgs& a, cudaStream_t stream);
 // At session creation: raises the kernel's shared-memory limit and checks that the GPU can run
 // its clusters (cudaErrorNotSupported if not); *active_clusters (when set): how many at once.
-cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster, int* active_clusters = nullptr);
+cudaError_t ffn_layer_norm_prepare(int H, int F, int max_cluster, int* active_clusters = nullptr, bool projection = false);
 
 // ---- An encoder layer's QKV projection and attention in one kernel (qkv_attention.cu; the device
 // code and its design: qkv_attention_kernel.cuh): fp16, padded rows of sequences of at most 128

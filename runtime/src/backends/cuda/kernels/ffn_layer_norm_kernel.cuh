@@ -32,6 +32,18 @@
 // before the barrier of step 2; y is written after the epilogue's barriers, each block its own
 // columns of its own rows.
 //
+// With a projection (FfnLayerNormArgs::projection, option linear_norm=layer: the kProject build),
+// the block's x is made first, so that the attention's output projection, its LayerNorm and the
+// feed-forward block after it are one kernel (what follows an encoder layer's attention):
+// 0. gemm_f16_layer_norm_kernel.cuh's linear + LayerNorm over the same cluster and columns (BN
+//    each, the same ring at the stages' region), its epilogue storing x (the projection's output,
+//    which the graph may read elsewhere) and keeping the block's 16 × BN tile of it in shared
+//    memory; after that epilogue's last cluster barrier every block gathers the cluster's tiles
+//    into its x rows through distributed shared memory, instead of loading x in step 1.
+// The down projection's residual is then x as stored: the epilogue reads each value with the
+// thread that stored it (the same tile layout and columns), so no barrier is needed for it. The
+// kept tiles are never written again, so a peer may gather from them while this block goes on.
+//
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: the blocks of a
 // cluster run together there, launch_clusters).
 #pragma once
@@ -60,16 +72,17 @@ constexpr int kUpStages = 12;
 constexpr size_t kUpStageBytes = static_cast<size_t>(kChunk) * kUpK * 2;  // w1's rows
 
 // The shape of the kernel's work and its dynamic shared memory, made on the host (plan_of) and
-// passed to the kernel: the stages (the up projection's, then the down projection's, then the partial
-// tiles: one region), the block's slice of h [16][S], the gathered h [16][ld_h], the statistics.
+// passed to the kernel: the stages (the projection's when it has one, the up projection's, then
+// the down projection's, then the partial tiles: one region), the block's slice of h [16][S], the
+// gathered h [16][ld_h], the statistics, and with a projection the kept tile of x [16][BN].
 struct Plan {
   int cluster = 0, bn = 0, slice = 0;  // C, BN, S
   int h_columns = 0;                   // W = C·S rounded up to 128 (the down projection's stages)
   int ld_h = 0;                        // W + 32: rows 64 bytes apart mod 128 (no bank conflict)
   int ld_x = 0;                        // x's rows in shared memory: H rounded up to 64, + 32 (the same)
-  size_t stages_at = 0, x_at = 0, slice_at = 0, gathered_at = 0, stats_at = 0, bytes = 0;
+  size_t stages_at = 0, x_at = 0, slice_at = 0, gathered_at = 0, stats_at = 0, keep_at = 0, bytes = 0;
 };
-inline Plan plan_of(int H, int F, int max_cluster = 8) {
+inline Plan plan_of(int H, int F, int max_cluster = 8, bool projection = false) {
   Plan p;
   p.bn = gemm_f16_layer_norm_columns(H, max_cluster);
   if (p.bn == 0 || F <= 0) return p;
@@ -82,13 +95,16 @@ inline Plan plan_of(int H, int F, int max_cluster = 8) {
   size_t stages = kUpStages * kUpStageBytes;
   if (down > stages) stages = down;
   if (partials > stages) stages = partials;
+  const size_t projecting = static_cast<size_t>(gemm_f16_norm::kStages) * static_cast<size_t>(kBM + p.bn) * gemm_f16_norm::kLd * 2;
+  if (projection && projecting > stages) stages = projecting;
   p.ld_x = (H + 63) / 64 * 64 + 32;
   p.stages_at = 0;
   p.x_at = stages;
   p.slice_at = p.x_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.ld_x) * 2;
   p.gathered_at = p.slice_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.slice) * 2;
   p.stats_at = p.gathered_at + static_cast<size_t>(kBM) * static_cast<size_t>(p.ld_h) * 2;
-  p.bytes = p.stats_at + 2 * kBM * sizeof(float);
+  p.keep_at = p.stats_at + 2 * kBM * sizeof(float);
+  p.bytes = p.keep_at + (projection ? static_cast<size_t>(kBM) * static_cast<size_t>(p.bn) * 2 : 0);
   return p;
 }
 
@@ -101,8 +117,9 @@ __device__ __forceinline__ float up_value(float v, const FfnLayerNormArgs& a, in
   return v;
 }
 
-// grid (C, ⌈M / 16⌉), clusters of C blocks along x; BN the down projection's columns a block.
-template <int BN>
+// grid (C, ⌈M / 16⌉), clusters of C blocks along x; BN the down projection's columns a block;
+// kProject: the build with the projection (step 0), for a plan_of(..., projection = true).
+template <int BN, bool kProject = false>
 __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormArgs a, Plan p) {
   constexpr int NT = BN / 8;
   static_assert(BN % 8 == 0 && NT >= 1, "block columns");
@@ -130,6 +147,31 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
   const __half* w1 = static_cast<const __half*>(a.w1);
   const __half* w2 = static_cast<const __half*>(a.w2);
 
+  // 0. With a projection: x = LayerNorm(in · wᵀ + bias + residual) over the cluster, stored, and
+  // this block's x rows gathered from the cluster's kept tiles (zeros past M, and from H to the
+  // up projection's last K step).
+  if constexpr (kProject) {
+    const FfnProjection& pr = a.projection;
+    __half* keep = reinterpret_cast<__half*>(smem + p.keep_at);  // [16][BN]
+    {
+      float acc0[NT][4];
+      gemm_f16_norm::linear_tile<BN>(acc0, smem + p.stages_at, static_cast<const __half*>(pr.in),
+                                     static_cast<const __half*>(pr.w), a.M, a.H, a.H, m0, n0);
+      gemm_f16_norm::layer_norm_epilogue<BN>(
+          acc0, reinterpret_cast<float*>(smem + p.stages_at), stats,
+          gemm_f16_norm::NormEpilogue{a.M, a.H, pr.bias, pr.residual, pr.gamma, pr.beta, pr.eps, pr.out}, m0, n0,
+          p.cluster, keep);
+    }
+    __half* x_s = reinterpret_cast<__half*>(smem + p.x_at);  // [16][ld_x]
+    const int ends = (a.H + kUpK - 1) / kUpK * kUpK / 8;  // 16-byte chunks of a row, to the last K step's end
+    for (int e = static_cast<int>(threadIdx.x); e < kBM * ends; e += kThreads) {
+      const int r = e / ends, c = (e % ends) * 8;
+      *reinterpret_cast<uint4*>(x_s + r * p.ld_x + c) =
+          c < a.H ? *reinterpret_cast<const uint4*>(cluster_peer(keep, c / BN) + r * BN + c % BN) : make_uint4(0u, 0u, 0u, 0u);
+    }
+    __syncthreads();
+  }
+
   // 1. The up projection, chunk after chunk of 64 columns, one ring of (chunk, k) steps.
   {
     __half* up_b = reinterpret_cast<__half*>(smem + p.stages_at);  // [kUpStages][64][32]
@@ -145,7 +187,7 @@ __global__ void __launch_bounds__(kThreads) ffn_layer_norm_kernel(FfnLayerNormAr
                                                         f0 + (s / k_steps) * kChunk, (s % k_steps) * kUpK);
         },
         [&](int, int s) {
-          if (s != 0) return;  // x's rows, whole, with the first stage; zeros past M and past H
+          if (kProject || s != 0) return;  // x's rows, whole, with the first stage; zeros past M and past H
           const int chunks = k_steps * kUpK / 8;  // 16-byte chunks of a row, to the last step's end
           for (int e = static_cast<int>(threadIdx.x); e < kBM * chunks; e += kThreads) {
             const int r = e / chunks, c = (e % chunks) * 8;

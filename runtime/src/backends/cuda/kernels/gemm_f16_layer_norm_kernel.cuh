@@ -105,9 +105,13 @@ struct NormEpilogue {
 // cluster's columns, · gamma + beta (the design above). partials: kWarps · 16 · BN floats of shared
 // memory free once the K loop is done (its stages); stats: 2 · 16 floats of shared memory that
 // nothing else uses (the rows' partial sums, then squares, which the cluster's peers read).
+// keep (optional): 16 · BN fp16 of shared memory that receives the tile as stored to y, zeros
+// outside M × N, visible to the cluster's peers when this returns (the fused layer tail,
+// ffn_layer_norm_kernel.cuh, gathers its rows from there).
 template <int BN>
 __device__ __forceinline__ void layer_norm_epilogue(const float (&acc)[BN / 8][4], float* partials, float* stats,
-                                                    const NormEpilogue& a, int m0, int n0, int cluster) {
+                                                    const NormEpilogue& a, int m0, int n0, int cluster,
+                                                    __half* keep = nullptr) {
   constexpr int NT = BN / 8;
   constexpr int kPer = BN / kRowThreads;  // columns of a thread in the epilogue
   float* sums = stats;
@@ -160,48 +164,38 @@ __device__ __forceinline__ void layer_norm_epilogue(const float (&acc)[BN / 8][4
   __half* y = static_cast<__half*>(a.y);
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
-    const int n = n0 + q + kRowThreads * j;
-    if (row_in && n < a.N) y[row + n] = __float2half_rn((v[j] - mean) * inv * a.gamma[n] + a.beta[n]);
+    const int c = q + kRowThreads * j, n = n0 + c;
+    const bool in = row_in && n < a.N;
+    const __half out = __float2half_rn(in ? (v[j] - mean) * inv * a.gamma[n] + a.beta[n] : 0.0f);
+    if (in) y[row + n] = out;
+    if (keep) keep[r * BN + c] = out;
   }
-  cluster_sync();  // no block leaves while a peer may still read its statistics
+  cluster_sync();  // no block leaves while a peer may still read its statistics (or its keep)
 }
 
-// grid (cluster, ⌈M / 16⌉), clusters of `cluster` blocks along x (block x covers columns
-// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8, or 16: GemmF16LayerNormArgs::max_cluster).
+// The block's 16 × BN tile of x · wᵀ (x [M, K], w [N, K], fp16 row-major, 16-byte aligned) into
+// the warps' accumulators, each warp over its quarter of every stage's K (the design above): the
+// ring of kStages cp.async stages at smem (Layout<BN>::kStagesBytes), which holds the last
+// stages' copies in flight when this returns (the epilogue waits for them).
 template <int BN>
-__global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16LayerNormArgs a, int cluster) {
-  constexpr int NT = BN / 8;            // n8 tiles of a warp (each warp covers every column)
-  static_assert(BN % 8 == 0 && NT >= 1, "block columns");
+__device__ __forceinline__ void linear_tile(float (&acc)[BN / 8][4], unsigned char* smem, const __half* x, const __half* w,
+                                            int M, int N, int K, int m0, int n0) {
+  constexpr int NT = BN / 8;  // n8 tiles of a warp (each warp covers every column)
   using L = Layout<BN>;
-#ifdef ENCRT_CUDA_HOST_EMULATION
-  unsigned char* smem = encrt::emulation::dynamic_shared_memory();
-#else
-  extern __shared__ __align__(16) unsigned char smem[];
-#endif
   __half* stage_a = reinterpret_cast<__half*>(smem);
   __half* stage_b = reinterpret_cast<__half*>(smem + kStages * L::kStageA);
-
-  const int m0 = static_cast<int>(blockIdx.y) * kBM;
-  const int rank = cluster_rank();
-  const int n0 = rank * BN;  // grid.x is the cluster: blockIdx.x = rank
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
   const int g = lane >> 2, t = lane & 3;
-  const __half* x = static_cast<const __half*>(a.x);
-  const __half* w = static_cast<const __half*>(a.w);
-  const int steps = (a.K + kBlockK - 1) / kBlockK;
-
-  float acc[NT][4];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-
   run_stage_ring<kStages>(
-      steps,
+      (K + kBlockK - 1) / kBlockK,
       [&](int slot, int step) {
-        mma_gemm_f16::load_rows_async<BN, kBlockK, kLd, kThreads>(stage_b + slot * (L::kStageB / 2), w, a.N, a.K, n0,
+        mma_gemm_f16::load_rows_async<BN, kBlockK, kLd, kThreads>(stage_b + slot * (L::kStageB / 2), w, N, K, n0,
                                                                   step * kBlockK);
       },
       [&](int slot, int step) {
-        mma_gemm_f16::load_rows_async<kBM, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, a.M, a.K, m0,
+        mma_gemm_f16::load_rows_async<kBM, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, M, K, m0,
                                                                    step * kBlockK);
       },
       [&](int slot) {
@@ -217,8 +211,23 @@ __global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16La
           mma_m16n8k16<__half>(acc[nt], a1, bf.z, bf.w);
         }
       });
+}
 
-  layer_norm_epilogue<BN>(acc, reinterpret_cast<float*>(smem), reinterpret_cast<float*>(smem + L::kStats),
+// grid (cluster, ⌈M / 16⌉), clusters of `cluster` blocks along x (block x covers columns
+// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8, or 16: GemmF16LayerNormArgs::max_cluster).
+template <int BN>
+__global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_kernel(GemmF16LayerNormArgs a, int cluster) {
+  static_assert(BN % 8 == 0 && BN >= 8, "block columns");
+#ifdef ENCRT_CUDA_HOST_EMULATION
+  unsigned char* smem = encrt::emulation::dynamic_shared_memory();
+#else
+  extern __shared__ __align__(16) unsigned char smem[];
+#endif
+  const int m0 = static_cast<int>(blockIdx.y) * kBM;
+  const int n0 = cluster_rank() * BN;  // grid.x is the cluster: blockIdx.x = rank
+  float acc[BN / 8][4];
+  linear_tile<BN>(acc, smem, static_cast<const __half*>(a.x), static_cast<const __half*>(a.w), a.M, a.N, a.K, m0, n0);
+  layer_norm_epilogue<BN>(acc, reinterpret_cast<float*>(smem), reinterpret_cast<float*>(smem + Layout<BN>::kStats),
                           NormEpilogue{a.M, a.N, a.bias, a.residual, a.gamma, a.beta, a.eps, a.y}, m0, n0, cluster);
 }
 
