@@ -43,7 +43,7 @@ using encrt::emulation::real_token;
 // the keys of 16 rows (4); every test case runs each (Catch2's GENERATE).
 // (-1: each warp owning 16 rows, with the next key tile held in registers: AttentionArgs::prefetch_keys;
 // -6: each warp owning 16 rows, the kernel compiled for 6 blocks a multiprocessor where the
-// launcher takes it, head_dim ≤ 32: AttentionArgs::six_blocks; emulation runs it as it runs the
+// launcher takes it, head_dim 32: AttentionArgs::six_blocks; emulation runs it as it runs the
 // others, so this checks that it is the unsplit layout's code, not the register cap itself;
 // -2: each warp owning 16 rows, every key of the sequence in shared memory at once, where the
 // launcher takes it (fp16, seq ≤ 128: AttentionArgs::whole_keys; else the tiled layout, as there);
@@ -83,7 +83,7 @@ void run_six_blocks(const AttentionArgs& a) {
   const encrt::emulation::Index grid{static_cast<unsigned>((a.seq + kQueryTile - 1) / kQueryTile),
                                      static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)};
   switch (a.head_dim) {
-    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_six_blocks_kernel<16, Io>(a); }); break;
+    case 16: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<16, Io, 1>(a); }); break;
     case 32: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_six_blocks_kernel<32, Io>(a); }); break;
     default: encrt::emulation::launch(grid, kMmaWarps * 32, [&] { attention_mma_kernel<64, Io, 1>(a); }); break;
   }

@@ -156,7 +156,7 @@ struct CudaContext {
   // key tile's loads in registers while it computes (AttentionArgs::prefetch_keys); auto: only the
   // split layout does (unmeasured either way at the unsplit layout's large grids).
   bool attention_prefetch = false;
-  // attention_occupancy=auto|6: 6: that layout without the held tile, at head_dim ≤ 32, compiled
+  // attention_occupancy=auto|6: 6: that layout without the held tile, at head_dim 32, compiled
   // for 6 resident blocks a multiprocessor (AttentionArgs::six_blocks: MiniLM's 768 blocks at
   // batch 32 in one wave on an H200 instead of two, for a few spilled registers); auto: the
   // compiler's own register budget (4 such blocks fit). Unmeasured.

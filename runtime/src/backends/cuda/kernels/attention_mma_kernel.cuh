@@ -528,12 +528,13 @@ __global__ void __launch_bounds__(kMmaWarps * 32) attention_mma_kernel(Attention
 
 // The unsplit layout without the held tile, compiled so that kSixBlocks blocks fit on one
 // multiprocessor at once (the compiler caps a thread's registers at 65536 / (128 · 6) = 85; ptxas
-// sm_90 takes 80): the backend's option attention_occupancy=6, at head_dim ≤ 32
-// (AttentionArgs::six_blocks). At the default bounds the kernel takes 102 registers a thread
+// sm_90 takes 80): the backend's option attention_occupancy=6, at head_dim 32
+// (AttentionArgs::six_blocks; at 16 the default build takes 75 registers, so 6 blocks fit
+// without the cap's spills, and the launcher keeps it). At the default bounds the kernel takes 102 registers a thread
 // (fp16, D = 32), so 4 blocks fit and MiniLM at batch 32 (768 blocks) runs in two waves on an
 // H200's 132 multiprocessors (528 at once); at 80, 792 fit at once: one wave, for 36 bytes of
-// spill stores a thread (ptxas: fp16 D = 32; 48 for fp32 and 12 at D = 16; 452 at D = 64, where
-// the option does not apply). Every block computes what attention_mma_kernel's would.
+// spill stores a thread (ptxas: fp16 D = 32; 48 for fp32; 452 at D = 64, where the option does
+// not apply). Every block computes what attention_mma_kernel's would.
 constexpr int kSixBlocks = 6;
 template <int D, typename Io>
 __global__ void __launch_bounds__(kMmaWarps * 32, kSixBlocks) attention_mma_six_blocks_kernel(AttentionArgs a) {
