@@ -88,7 +88,8 @@ def main():
     fp16_tuned = sorted(k for k in accuracy if k.startswith("fp16_cuda_tuned_"))
     int8_tuned = sorted(k for k in accuracy if k.startswith("int8_cuda_tuned_"))
     for label, issue in [("fp16_cuda", 9), ("fp16_cuda_simt", 9), ("fp16_cuda_gelu_kernel", 9), ("fp16_cuda_split_on", 9),
-                         ("fp16_cuda_split_off", 9), ("fp16_cuda_gemm_mma", 9), ("fp16_cuda_prefetch", 9)] + \
+                         ("fp16_cuda_split_off", 9), ("fp16_cuda_gemm_mma", 9), ("fp16_cuda_prefetch", 9),
+                         ("fp16_cuda_layer", 9)] + \
             [(k, 9) for k in fp16_tuned]:
         a = accuracy.get(label, {}).get("fp16")
         bar(issue, f"MiniLM fp16 ({label}) cosine mean and min >= 0.9999", a,
@@ -145,7 +146,7 @@ def main():
                      "int8_tile_128", "fp16_gemm_mma", "fp16_gemm_auto", "fp16_gemm_auto_qkv_separate", "fp16_gemm_auto_fused",
                      "fp16_gemm_auto_separate", "fp16_gemm_auto_cluster8", "int8_linears_int8", "int8_linears_f16",
                      "int8_fp16_gemm_auto", "fp16_attention_prefetch", "fp16_attention_occupancy6",
-                     "fp16_attention_keys_whole"):
+                     "fp16_attention_keys_whole", "fp16_gemm_auto_layer"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     # Issue 12: "int8 attention on the GPU where it pays; keep the faster". The whole model's GPU

@@ -206,6 +206,9 @@ export ENCRT_CONFORMANCE_MODEL=$minilm/minilm.fp16.encrt
 "$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto --seq 128 \
   >"$results/inspect_fp16_gemm_auto.txt" 2>&1
 note "fp16_gemm=auto: $(grep -c "GEMM + LayerNorm kernel" "$results/inspect_fp16_gemm_auto.txt") linears with their LayerNorm in one kernel, $(grep -c "feed-forward block kernel (tensor" "$results/inspect_fp16_gemm_auto.txt") feed-forward blocks in one kernel, $(grep -c "QKV projection + attention kernel" "$results/inspect_fp16_gemm_auto.txt") QKV projections with their attention"
+"$encrt" inspect "$minilm/minilm.fp16.encrt" --backend cuda --backend-options fp16_gemm=auto,linear_norm=layer --seq 128 \
+  >"$results/inspect_fp16_layer.txt" 2>&1
+note "fp16_gemm=auto,linear_norm=layer: $(grep -c "output projection + LayerNorm + feed-forward block kernel" "$results/inspect_fp16_layer.txt") layer tails in one kernel"
 # The tensor-core attention's resident blocks (the GPU's occupancy answer) under the default, the
 # held key tile, the 6-block build and the whole-keys build: whether MiniLM's 768 blocks at batch
 # 32 take one wave.
@@ -250,6 +253,10 @@ done
 bench "int8_linears_int8_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options int8_linears=int8
 bench "int8_linears_int8_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8
 bench "int8_fp16_gemm_auto_b1_s128" "$minilm/minilm.int8.encrt" 1 128 --backend-options fp16_gemm=auto
+# Batch 1 on encrt's fp16 GEMM and its fused kernels (3 kernels a layer), and with a layer's tail
+# after its attention in one kernel (linear_norm=layer: 2 a layer), side by side.
+bench "fp16_gemm_auto_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto
+bench "fp16_gemm_auto_layer_b1_s128" "$minilm/minilm.fp16.encrt" 1 128 --backend-options fp16_gemm=auto,linear_norm=layer
 # The tensor-core attention's unsplit layout (batch 32) holding the next key tile in registers.
 bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_prefetch=on
 # ... and compiled for 6 blocks a multiprocessor (768 blocks in one wave instead of two).
@@ -275,6 +282,7 @@ note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/c
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
 accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
+accuracy fp16_cuda_layer fp16 cuda fp16_gemm=mma,linear_norm=layer 60
 accuracy int8_cuda int8 cuda "" 90
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
 for label in fp16_b1_s128 fp16_b32_s128 int8_b1_s128 int8_b32_s128; do
@@ -285,6 +293,7 @@ done
 # ones), and MiniLM int8 with it; the int8 GEMM's large tiles; the attention's held key tile.
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
+conformance_case layer_tail cuda:fp16_gemm=mma,linear_norm=layer "[models]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
 conformance_case attention_keys_whole cuda:attention_split=off,attention_keys=whole "[f16_attention],[bf16_attention]"

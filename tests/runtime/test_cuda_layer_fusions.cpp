@@ -1,6 +1,7 @@
 // Which ops of real encoder graphs the CUDA backend's fused kernels may take, by the graphs' shape
 // (backends/cuda/layer_fusions.h), checked without a GPU: every layer of a post-norm encoder has
-// its QKV projection + attention, its feed-forward block, and its two linear + LayerNorm pairs;
+// its QKV projection + attention, its feed-forward block, its two linear + LayerNorm pairs, and
+// its tail after the attention (output projection, LayerNorm, feed-forward block);
 // a pre-norm encoder has the first only (its LayerNorms come before the linears); the layer whose
 // attention probabilities are an output, and an encoder with src masks, keep their attention
 // apart. A GPU run would otherwise be the first to find a fusion that never applies.
@@ -22,7 +23,7 @@ using namespace encrt;
 namespace {
 
 struct Counts {
-  int layers = 0, qkv_attention = 0, ffn = 0, linear_norm = 0;
+  int layers = 0, qkv_attention = 0, ffn = 0, linear_norm = 0, layer_tail = 0;
 };
 
 // type kI8: the int8 model with its linears run as fp16 ones (the cuda backend's int8_linears=f16,
@@ -48,6 +49,7 @@ Counts count_fusions(const std::string& fixture, int attention_layer = -1, bool 
     c.qkv_attention += cuda::qkv_attention_at(g, i) ? 1 : 0;
     c.ffn += cuda::ffn_block_at(g, i) ? 1 : 0;
     c.linear_norm += cuda::fuses_into_norm(g, i) ? 1 : 0;
+    c.layer_tail += cuda::layer_tail_at(g, i) ? 1 : 0;
   }
   return c;
 }
@@ -62,6 +64,7 @@ TEST_CASE("cuda layer fusions: every layer of post-norm encoders", "[cuda_fusion
     CHECK(c.qkv_attention == c.layers);
     CHECK(c.ffn == c.layers);
     CHECK(c.linear_norm == 2 * c.layers);
+    CHECK(c.layer_tail == c.layers);
   }
 }
 
@@ -73,6 +76,7 @@ TEST_CASE("cuda layer fusions: int8 models whose linears run as fp16 take every 
     CHECK(c.qkv_attention == c.layers);
     CHECK(c.ffn == c.layers);
     CHECK(c.linear_norm == 2 * c.layers);
+    CHECK(c.layer_tail == c.layers);
   }
 }
 
@@ -82,12 +86,14 @@ TEST_CASE("cuda layer fusions: a pre-norm encoder keeps its LayerNorms apart", "
   CHECK(c.qkv_attention == c.layers);
   CHECK(c.ffn == 0);
   CHECK(c.linear_norm == 0);
+  CHECK(c.layer_tail == 0);
 }
 
 TEST_CASE("cuda layer fusions: attention probabilities and src masks keep the attention apart", "[cuda_fusions]") {
   const Counts probs = count_fusions("bert_plain", 1);
   CHECK(probs.qkv_attention == probs.layers - 1);
   CHECK(probs.ffn == probs.layers);
+  CHECK(probs.layer_tail == probs.layers);  // the tail after the attention is the same
   const Counts masked = count_fusions("torch_post_gelu_3layer", -1, true);  // every attention reads the src masks
   CHECK(masked.qkv_attention == 0);
   CHECK(masked.ffn == masked.layers);

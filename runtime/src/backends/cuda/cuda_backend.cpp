@@ -62,6 +62,14 @@ struct OpPlan {
   // whole feed-forward block, both linears and the LayerNorm (i + 2), in one kernel
   // (ffn_layer_norm.cu, sm_90), launched at this op. Option linear_norm=ffn.
   bool ffn_norm = false;
+  // An attention output projection with gemm_norm whose LayerNorm's output is the input and the
+  // residual of a feed-forward block with ffn_norm (i + 2): the projection, its LayerNorm and the
+  // block (i + 1 .. i + 4) in one kernel (ffn_layer_norm.cu with its projection, sm_90), launched
+  // at this op; layer16 / layer_active16: that build's clusters of 16 (as cluster16, active16).
+  // Option linear_norm=layer.
+  bool layer_tail = false;
+  bool layer16 = false;
+  int layer_active16 = 0;
   // A QKV projection whose attention (i + 1, the fp16 tensor-core kernel's, no probabilities)
   // reads its output alone: both in one kernel (qkv_attention.cu, sm_90) for padded runs of
   // sequences up to 128 tokens, launched at this op. Option qkv_attention.
@@ -130,7 +138,7 @@ constexpr int kF16MmaAutoRows = 256;
 // takes it there (dequantizes_int8_linears has the session's maximum shape for that).
 enum class Int8Linears : uint8_t { kAuto, kInt8, kF16 };
 // Option linear_norm (CudaContext::linear_norm).
-enum class LinearNorm : uint8_t { kFfn, kFused, kSeparate };
+enum class LinearNorm : uint8_t { kFfn, kFused, kSeparate, kLayer };
 
 struct CudaContext {
   int device = 0;
@@ -173,7 +181,8 @@ struct CudaContext {
   // linear_norm=ffn|fused|separate: where encrt's fp16 GEMM runs post-norm's linear + residual +
   // LayerNorm, one kernel does both (fused, sm_90: OpPlan::gemm_norm) or two (separate); ffn (the
   // default) also runs a feed-forward block's two linears and its LayerNorm as one kernel
-  // (OpPlan::ffn_norm).
+  // (OpPlan::ffn_norm); layer also takes the attention's output projection and its LayerNorm into
+  // that kernel (OpPlan::layer_tail: a layer's tail after its attention in one kernel). Unmeasured.
   LinearNorm linear_norm = LinearNorm::kFfn;
   // qkv_attention=fused|separate: where encrt's fp16 GEMM runs a QKV projection, its attention in
   // the same kernel for short sequences (fused, sm_90: OpPlan::qkv_attention) or not.
@@ -342,7 +351,7 @@ Status create(const backend::Options& options, int, void** out) {
     return s;
   if (Status s = parse_choice(options, "linear_norm",
                               {std::pair{"ffn", LinearNorm::kFfn}, std::pair{"fused", LinearNorm::kFused},
-                               std::pair{"separate", LinearNorm::kSeparate}},
+                               std::pair{"separate", LinearNorm::kSeparate}, std::pair{"layer", LinearNorm::kLayer}},
                               &c->linear_norm);
       !s)
     return s;
@@ -739,6 +748,25 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
                    ffn_layer_norm_prepare(w.K, w.N, 16, &plan.active16) == cudaSuccess;
 }
 
+// Whether output projection o, its LayerNorm and the feed-forward block after them run as one
+// kernel (OpPlan::layer_tail): the graph's shape (layer_tail_at), the projection on the fused
+// linear + LayerNorm kernel and the block on the fused feed-forward kernel (so both fp16 on
+// encrt's GEMM), and the projecting build's shared memory and clusters within the GPU's. Clusters
+// of 16 where all three kernels run them.
+void plan_layer_tail(CudaContext& c, const plan::Graph& g, int o) {
+  OpPlan& plan = c.plans[static_cast<size_t>(o)];
+  const OpPlan& up = c.plans[static_cast<size_t>(o) + 2];
+  if (!layer_tail_at(g, o) || !plan.gemm_norm || !up.ffn_norm) return;
+  const detail::LinearView& w1 = *g.ops[static_cast<size_t>(o) + 2].p<plan::LinearParams>().weights;
+  int most = 0;
+  if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device) != cudaSuccess) return;
+  plan.layer_tail = ffn_layer_norm_supported(c.cc_major, w1.K, w1.N, most, 8, true) &&
+                    ffn_layer_norm_prepare(w1.K, w1.N, 8, nullptr, true) == cudaSuccess;
+  plan.layer16 = plan.layer_tail && plan.cluster16 && up.cluster16 &&
+                 ffn_layer_norm_supported(c.cc_major, w1.K, w1.N, most, 16, true) &&
+                 ffn_layer_norm_prepare(w1.K, w1.N, 16, &plan.layer_active16, true) == cudaSuccess;
+}
+
 // Whether QKV projection q and the attention q + 1 run as one kernel (OpPlan::qkv_attention): q an
 // fp16 linear on encrt's GEMM without activation or residual, its output read by the attention
 // alone, the attention on the fp16 tensor-core kernel (its semantics are the fused kernel's),
@@ -798,7 +826,9 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
                      gemm_f16_layer_norm_prepare(w.N, 8) == cudaSuccess;  // the GPU can run its clusters
     plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16, &plan.active16) == cudaSuccess;
-    if (plan.gemm_norm && c.linear_norm == LinearNorm::kFfn && i > 0) plan_ffn(c, g, i - 1);
+    if (plan.gemm_norm && (c.linear_norm == LinearNorm::kFfn || c.linear_norm == LinearNorm::kLayer) && i > 0)
+      plan_ffn(c, g, i - 1);
+    if (c.linear_norm == LinearNorm::kLayer && i >= 3) plan_layer_tail(c, g, i - 3);
     return;
   }
   // cuBLASLt adds the residual as its C matrix when nothing comes between (act(x + b) + r needs
@@ -1370,6 +1400,14 @@ bool ffn_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
          norm_fused_at(c, a, k + 1);
 }
 
+// Whether the output projection at segment position k runs the layer's tail in one kernel
+// (OpPlan::layer_tail): its LayerNorm fused as above, and the feed-forward block after it (k + 2)
+// fused as above, all five ops next in this segment. Then ops k + 1 .. k + 4 launch nothing.
+bool layer_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
+  if (k < 0 || k + 4 >= a.op_count || a.ops[k + 2] != a.ops[k] + 2) return false;
+  return c.plans[static_cast<size_t>(a.ops[k])].layer_tail && norm_fused_at(c, a, k) && ffn_fused_at(c, a, k + 2);
+}
+
 // Whether the QKV projection at segment position k runs with its attention in one kernel
 // (OpPlan::qkv_attention): the attention next in this segment, a padded run (the kernel takes
 // whole sequences of at most 128 rows, not packed ones), on encrt's GEMM at this run's rows.
@@ -1402,8 +1440,8 @@ Status enqueue_qkv_attention(CudaContext& c, const backend::RunArgs& a, int i) {
   return cuda_status(qkv_attention(k, c.stream), "QKV projection + attention kernel (tensor cores, clusters)");
 }
 
-// The feed-forward block of up projection i (ffn_fused_at) as one kernel.
-Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
+// The fused feed-forward kernel's arguments for up projection i's block (without a projection).
+FfnLayerNormArgs ffn_args(const CudaContext& c, const backend::RunArgs& a, int i) {
   const Op& up = a.graph->ops[static_cast<size_t>(i)];
   const Op& down = a.graph->ops[static_cast<size_t>(i) + 1];
   const Op& ln = a.graph->ops[static_cast<size_t>(i) + 2];
@@ -1427,7 +1465,35 @@ Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
   k.eps = ln.p<plan::LayerNormParams>().eps;
   k.y = ptr(a, ln.out(0));
   k.max_cluster = norm_cluster_of(c, up_plan, k.M);
-  return cuda_status(ffn_layer_norm(k, c.stream), "feed-forward block kernel (tensor cores, clusters)");
+  return k;
+}
+
+// The feed-forward block of up projection i (ffn_fused_at) as one kernel.
+Status enqueue_ffn(CudaContext& c, const backend::RunArgs& a, int i) {
+  return cuda_status(ffn_layer_norm(ffn_args(c, a, i), c.stream), "feed-forward block kernel (tensor cores, clusters)");
+}
+
+// Output projection o, its LayerNorm and the feed-forward block after them (layer_fused_at) as one
+// kernel: the block's kernel with the projection, which writes the block's input x.
+Status enqueue_layer_tail(CudaContext& c, const backend::RunArgs& a, int o) {
+  const Op& projection = a.graph->ops[static_cast<size_t>(o)];
+  const Op& ln = a.graph->ops[static_cast<size_t>(o) + 1];
+  const OpPlan& plan = c.plans[static_cast<size_t>(o)];
+  const OpPlan& ln_plan = c.plans[static_cast<size_t>(o) + 1];
+  FfnLayerNormArgs k = ffn_args(c, a, o + 2);
+  k.projection.in = ptr(a, projection.in(0));
+  k.projection.w = plan.weights;
+  k.projection.bias = plan.bias;
+  k.projection.residual = ptr(a, projection.in(plan::slot::kLinearResidual));
+  k.projection.gamma = ln_plan.gamma;
+  k.projection.beta = ln_plan.beta;
+  k.projection.eps = ln.p<plan::LayerNormParams>().eps;
+  k.projection.out = ptr(a, ln.out(0));  // = k.x, the block's input (layer_tail_at)
+  k.max_cluster = !plan.layer16 || c.norm_cluster == 8 ? 8
+                  : c.norm_cluster == 16             ? 16
+                                                     : gemm_f16_layer_norm_cluster_for(k.M, c.sms, plan.layer_active16);
+  return cuda_status(ffn_layer_norm(k, c.stream),
+                     "output projection + LayerNorm + feed-forward block kernel (tensor cores, clusters)");
 }
 
 Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
@@ -1508,6 +1574,8 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
       const int r = op.in(plan::slot::kLinearResidual);
       const int k_at = position_of(a, i);
       if (qkv_fused_at(c, a, k_at)) return enqueue_qkv_attention(c, a, i);
+      if (layer_fused_at(c, a, k_at)) return enqueue_layer_tail(c, a, i);
+      if (layer_fused_at(c, a, k_at - 2)) return Status::ok();  // done by the output projection's kernel
       if (ffn_fused_at(c, a, k_at)) return enqueue_ffn(c, a, i);
       if (ffn_fused_at(c, a, k_at - 1)) return Status::ok();  // done by the up projection's kernel
       if (norm_fused_at(c, a, k_at)) {  // linear + bias + residual + the LayerNorm after, one kernel
@@ -1876,6 +1944,15 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
         return "fp16 QKV projection + attention kernel (tensor cores, mma.sync m16n8k16; a sequence's 16-row tiles over a "
                "thread-block cluster) for padded runs of up to " +
                std::to_string(kQkvAttentionMaxSeq) + " tokens" + rows_note + "; else fp16 GEMM kernel";
+      if (mma_plan && mma_plan->layer_tail)
+        return "fp16 output projection + LayerNorm + feed-forward block kernel (tensor cores, mma.sync m16n8k16; this "
+               "linear, its bias, residual and LayerNorm, then the feed-forward block after it with its LayerNorm, in one "
+               "kernel over a thread-block cluster)" +
+               rows_note + "; else the kernels below";
+      if (const OpPlan* two_before = at > 1 ? plan_of(cv, g, g.ops[at - 2]) : nullptr;
+          two_before && two_before->layer_tail && mma_plan && mma_plan->ffn_norm)
+        return "in the output projection's layer-tail kernel" + rows_note +
+               "; else the fp16 feed-forward block kernel (this up projection, the down projection and its LayerNorm)";
       if (mma_plan && mma_plan->ffn_norm)
         return "fp16 feed-forward block kernel (tensor cores, mma.sync m16n8k16; this up projection, its activation, the "
                "down projection, its bias and residual and the LayerNorm in one kernel, over a thread-block cluster)" +
@@ -1913,6 +1990,11 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kLayerNorm: {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
       const OpPlan* linear = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
+      if (linear && linear->layer_tail)
+        return "in the output projection's layer-tail kernel" +
+               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
+                                                          " rows; residual+bias+layer_norm kernel above"
+                                                    : std::string());
       if (linear && linear->gemm_norm)
         return std::string("in the linear's fp16 GEMM + LayerNorm kernel") +
                (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
@@ -1990,7 +2072,10 @@ std::string summary(const void* cv) {
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
          ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
          ", linear_norm " +
-         (c.linear_norm == LinearNorm::kFfn ? "ffn" : c.linear_norm == LinearNorm::kFused ? "fused" : "separate") +
+         (c.linear_norm == LinearNorm::kFfn     ? "ffn"
+          : c.linear_norm == LinearNorm::kFused ? "fused"
+          : c.linear_norm == LinearNorm::kLayer ? "layer"
+                                                : "separate") +
          ", qkv_attention " + (c.qkv_attention_fused ? "fused" : "separate") +
          (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") +
          (c.attention_whole_keys ? ", attention_keys whole" : "") +
@@ -2010,7 +2095,7 @@ const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights
 // are not tuned: they are the user's to choose.
 const char* const kTuneInt8Linears[] = {"auto", "int8", "f16", nullptr};
 const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "mma", nullptr};
-const char* const kTuneLinearNorm[] = {"ffn", "fused", "separate", nullptr};
+const char* const kTuneLinearNorm[] = {"ffn", "layer", "fused", "separate", nullptr};
 const char* const kTuneQkvAttention[] = {"fused", "separate", nullptr};
 const char* const kTuneNormCluster[] = {"auto", "8", "16", nullptr};
 const char* const kTuneAttention[] = {"auto", "mma", "simt", "int8", nullptr};

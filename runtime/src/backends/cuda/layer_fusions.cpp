@@ -41,6 +41,17 @@ bool ffn_block_at(const plan::Graph& g, int u) {
          up.p<plan::LinearParams>().weights->N == down.p<plan::LinearParams>().weights->K;
 }
 
+bool layer_tail_at(const plan::Graph& g, int o) {
+  if (!fuses_into_norm(g, o) || !ffn_block_at(g, o + 2)) return false;
+  const Op& projection = g.ops[static_cast<size_t>(o)];
+  const Op& up = g.ops[static_cast<size_t>(o) + 2];
+  const Op& down = g.ops[static_cast<size_t>(o) + 3];
+  const int x = projection.out(0);  // the LayerNorm's, in place
+  const detail::LinearView& w = *projection.p<plan::LinearParams>().weights;
+  return up.in(0) == x && down.in(plan::slot::kLinearResidual) == x && projection.in(plan::slot::kLinearResidual) != x &&
+         w.N == w.K && up.p<plan::LinearParams>().weights->K == w.N;
+}
+
 bool qkv_attention_at(const plan::Graph& g, int q) {
   if (q < 0 || q + 1 >= static_cast<int>(g.ops.size())) return false;
   const Op& lin = g.ops[static_cast<size_t>(q)];

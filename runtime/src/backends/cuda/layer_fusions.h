@@ -26,6 +26,12 @@ bool fuses_into_norm(const plan::Graph& g, int i);
 // into its LayerNorm u + 2 (fuses_into_norm).
 bool ffn_block_at(const plan::Graph& g, int u);
 
+// The tail of a post-norm layer at op o that one kernel can run (ffn_layer_norm with its
+// projection): the attention's output projection o, square ([H, H]), fusing into its LayerNorm
+// o + 1 (fuses_into_norm), whose output is the input and the residual of the feed-forward block
+// at o + 2 (ffn_block_at), and not the projection's own residual.
+bool layer_tail_at(const plan::Graph& g, int o);
+
 // A QKV projection at op q that one kernel can run with its attention q + 1 (qkv_attention): q a
 // linear without activation or residual, of 3 · heads · head_dim outputs, read by the attention
 // alone, the attention float (not int8), without probabilities, a src mask or a window.
