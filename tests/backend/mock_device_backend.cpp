@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
+#include <tuple>
 #include <tuple>
 #include <vector>
 
@@ -37,8 +39,12 @@ struct MockContext {
   // Options for the tuner's tests (its tuning table below): delay_us=N sleeps N µs in every
   // segment it runs (a slow kernel); corrupt=on skips that sleep and negates the first row of every
   // LayerNorm's output (a fast kernel with wrong answers).
+  // path=b (a second build of the kernels) costs 1000 µs more and 1.5 times the delay, or with
+  // path_boost=on (an option of that build only) a quarter of it: slower alone, faster with its
+  // dependent, for the tuner's search of dependent options.
   long delay_us = 0;
   bool corrupt = false;
+  bool path_b = false, path_boost = false;
   int segments_run = 0;
 };
 
@@ -80,6 +86,13 @@ Status create(const backend::Options& options, int, void** out) {
                               it->second + "'");
     c->delay_us = v;
   }
+  for (const auto& [key, yes, no, flag] : {std::tuple{"path", "b", "a", &c->path_b}, std::tuple{"path_boost", "on", "off", &c->path_boost}})
+    if (auto it = options.find(key); it != options.end()) {
+      if (it->second != yes && it->second != no)
+        return invalid_argument(std::string("option ") + key + " of backend mock_device must be " + no + " or " + yes +
+                                ", got '" + it->second + "'");
+      *flag = it->second == yes;
+    }
   if (auto it = options.find("corrupt"); it != options.end()) {
     if (it->second != "on" && it->second != "off")
       return invalid_argument("option corrupt of backend mock_device must be on or off, got '" + it->second + "'");
@@ -151,7 +164,8 @@ Status run(void* cv, const backend::RunArgs& args) {
       for (size_t k = 0; k < width; ++k) y[k] = -y[k];
     }
   }
-  if (c.delay_us > 0 && !c.corrupt) std::this_thread::sleep_for(std::chrono::microseconds(c.delay_us));
+  const long delay = !c.path_b ? c.delay_us : 1000 + (c.path_boost ? c.delay_us / 4 : c.delay_us * 3 / 2);
+  if (delay > 0 && !c.corrupt) std::this_thread::sleep_for(std::chrono::microseconds(delay));
   return Status::ok();
 }
 
@@ -227,15 +241,23 @@ Status expand_packed(void* cv, const backend::RunArgs& args, int buffer) {
   return Status::ok();
 }
 
-const char* const kOptionKeys[] = {"fail_run_after", "pooling", "delay_us", "corrupt", nullptr};
-// corrupt=on first: faster than any delay but wrong, so the tuner must reject it; then delay_us,
+const char* const kOptionKeys[] = {"fail_run_after", "pooling", "delay_us", "corrupt", "path", "path_boost", nullptr};
+// corrupt=on: faster than any delay but wrong, so the tuner must reject it; then delay_us,
 // whose default (0) is faster than a test's base delay, and a value the backend refuses.
 // fail_run_after=2 is created but fails in its warm-up runs (a device error after creation).
 const char* const kCorruptValues[] = {"off", "on", nullptr};
 const char* const kFailValues[] = {"never", "2", nullptr};
 const char* const kDelayValues[] = {"0", "2000", "-1", nullptr};
-const backend::TuningChoice kTuning[] = {
-    {"corrupt", kCorruptValues}, {"fail_run_after", kFailValues}, {"delay_us", kDelayValues}, {nullptr, nullptr}};
+// path=b first (slower alone, faster with path_boost=on, which is tried only with it).
+const char* const kPathValues[] = {"a", "b", nullptr};
+const char* const kBoostValues[] = {"off", "on", nullptr};
+const char* const kWhereB[] = {"b", nullptr};
+const backend::TuningChoice kTuning[] = {{"path", kPathValues},
+                                         {"path_boost", kBoostValues, "path", kWhereB},
+                                         {"corrupt", kCorruptValues},
+                                         {"fail_run_after", kFailValues},
+                                         {"delay_us", kDelayValues},
+                                         {nullptr, nullptr}};
 
 }  // namespace
 

@@ -75,6 +75,12 @@ struct RunArgs {
 struct TuningChoice {
   const char* key;
   const char* const* values;  // null-terminated; values[0]: the backend's behaviour without the option
+  // (optional) The option whose value decides whether this one does anything (a kernel's builds
+  // matter only where that kernel runs): it is tried only where `parent` (an earlier entry) has one
+  // of parent_values (null-terminated), and together with each of those values when the tuner
+  // tries it (a parent value slower alone may be faster with one of its dependents).
+  const char* parent = nullptr;
+  const char* const* parent_values = nullptr;
 };
 
 struct BackendInterface {

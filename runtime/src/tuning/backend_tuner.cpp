@@ -204,22 +204,51 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
   SessionOptions best = options;
   std::unique_ptr<Session> best_session;  // null: the defaults' session is the best so far
   auto best_now = [&]() -> Session& { return best_session ? *best_session : *defaults; };
+  // An option's value in o, or its entry's first value (the backend's own) where o does not set it.
+  auto value_of = [&](const SessionOptions& o, const char* key) -> std::string {
+    if (const auto set = o.backend_options.find(key); set != o.backend_options.end()) return set->second;
+    for (const backend::TuningChoice* c = table->tuning; c && c->key; ++c)
+      if (std::string(c->key) == key) return c->values[0];
+    return "";
+  };
+  auto listed = [](const char* const* values, const std::string& v) {
+    for (const char* const* x = values; x && *x; ++x)
+      if (v == *x) return true;
+    return false;
+  };
+  // One candidate against the best so far; taken: the best from now on. Its trial's outcome.
+  auto attempt = [&](SessionOptions candidate, std::string option) {
+    TuneTrial trial;
+    trial.option = std::move(option);
+    std::unique_ptr<Session> s;
+    evaluate(model, candidate, in.inputs, t, reference, width, best_now(), &s, &trial, &out->device_time);
+    if (trial.outcome == "taken") {
+      best = std::move(candidate);
+      best_session = std::move(s);
+    }
+    if (t.progress) t.progress(trial);
+    out->trials.push_back(trial);
+    return trial.outcome;
+  };
   for (const backend::TuningChoice* c = table->tuning; c && c->key; ++c) {
+    if (c->parent && !listed(c->parent_values, value_of(best, c->parent))) continue;  // changes nothing here
     for (const char* const* v = c->values; *v; ++v) {
-      const auto set = best.backend_options.find(c->key);  // (a value taken below is the next ones' rival)
-      if ((set != best.backend_options.end() ? set->second : std::string(c->values[0])) == *v) continue;
-      TuneTrial trial;
-      trial.option = std::string(c->key) + "=" + *v;
+      if (value_of(best, c->key) == *v) continue;  // (a value taken below is the next ones' rival)
       SessionOptions candidate = best;
       candidate.backend_options[c->key] = *v;
-      std::unique_ptr<Session> s;
-      evaluate(model, candidate, in.inputs, t, reference, width, best_now(), &s, &trial, &out->device_time);
-      if (trial.outcome == "taken") {
-        best = std::move(candidate);
-        best_session = std::move(s);
+      const std::string option = std::string(c->key) + "=" + *v;
+      if (attempt(candidate, option) != "not faster") continue;
+      // Slower alone, but it runs and agrees: with each value of each option that depends on it.
+      bool taken = false;
+      for (const backend::TuningChoice* d = c + 1; d->key && !taken; ++d) {
+        if (!d->parent || std::string(d->parent) != c->key || !listed(d->parent_values, *v)) continue;
+        for (const char* const* w = d->values; *w && !taken; ++w) {
+          if (value_of(candidate, d->key) == *w) continue;
+          SessionOptions pair = candidate;
+          pair.backend_options[d->key] = *w;
+          taken = attempt(pair, option + "," + d->key + "=" + *w) == "taken";
+        }
       }
-      if (t.progress) t.progress(trial);
-      out->trials.push_back(std::move(trial));
     }
   }
   out->options = best.backend_options;

@@ -2108,21 +2108,27 @@ const char* const kTunePdl[] = {"auto", "on", "off", nullptr};
 const char* const kTuneRows[] = {"auto", "warp", "block", nullptr};
 const char* const kTuneInt8Gemm[] = {"auto", "mma", "cublaslt", nullptr};
 const char* const kTuneInt8Tile[] = {"auto", "32", "64", "128x64", "128", nullptr};
+// The options that change something only where a kernel runs are tried under their parent's
+// values that run it (and with each of them: backend.h): the fused kernels' under encrt's fp16
+// GEMM, the tensor-core attention's builds under it, the int8 GEMM's under int8 arithmetic.
+const char* const kWhereF16Mma[] = {"auto", "mma", nullptr};
+const char* const kWhereAttentionMma[] = {"auto", "mma", nullptr};
+const char* const kWhereInt8[] = {"int8", nullptr};
 const backend::TuningChoice kTuning[] = {{"int8_linears", kTuneInt8Linears},
                                          {"fp16_gemm", kTuneFp16Gemm},
-                                         {"linear_norm", kTuneLinearNorm},
-                                         {"qkv_attention", kTuneQkvAttention},
-                                         {"norm_cluster", kTuneNormCluster},
+                                         {"linear_norm", kTuneLinearNorm, "fp16_gemm", kWhereF16Mma},
+                                         {"qkv_attention", kTuneQkvAttention, "fp16_gemm", kWhereF16Mma},
+                                         {"norm_cluster", kTuneNormCluster, "fp16_gemm", kWhereF16Mma},
                                          {"attention", kTuneAttention},
-                                         {"attention_split", kTuneAttentionSplit},
-                                         {"attention_keys", kTuneAttentionKeys},
-                                         {"attention_prefetch", kTuneAttentionPrefetch},
-                                         {"attention_occupancy", kTuneAttentionOccupancy},
+                                         {"attention_split", kTuneAttentionSplit, "attention", kWhereAttentionMma},
+                                         {"attention_keys", kTuneAttentionKeys, "attention", kWhereAttentionMma},
+                                         {"attention_prefetch", kTuneAttentionPrefetch, "attention", kWhereAttentionMma},
+                                         {"attention_occupancy", kTuneAttentionOccupancy, "attention", kWhereAttentionMma},
                                          {"gelu", kTuneGelu},
                                          {"pdl", kTunePdl},
                                          {"rows", kTuneRows},
-                                         {"int8_gemm", kTuneInt8Gemm},
-                                         {"int8_tile", kTuneInt8Tile},
+                                         {"int8_gemm", kTuneInt8Gemm, "int8_linears", kWhereInt8},
+                                         {"int8_tile", kTuneInt8Tile, "int8_linears", kWhereInt8},
                                          {nullptr, nullptr}};
 
 }  // namespace
