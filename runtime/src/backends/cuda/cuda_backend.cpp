@@ -1402,10 +1402,16 @@ bool ffn_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
 
 // Whether the output projection at segment position k runs the layer's tail in one kernel
 // (OpPlan::layer_tail): its LayerNorm fused as above, and the feed-forward block after it (k + 2)
-// fused as above, all five ops next in this segment. Then ops k + 1 .. k + 4 launch nothing.
+// fused as above, all five ops next in this segment, and the block's output y where the kernel
+// may write it (layer_tail_memory_fits: the arena may put y over the projection's input or
+// residual). Then ops k + 1 .. k + 4 launch nothing.
 bool layer_fused_at(const CudaContext& c, const backend::RunArgs& a, int k) {
   if (k < 0 || k + 4 >= a.op_count || a.ops[k + 2] != a.ops[k] + 2) return false;
-  return c.plans[static_cast<size_t>(a.ops[k])].layer_tail && norm_fused_at(c, a, k) && ffn_fused_at(c, a, k + 2);
+  if (!c.plans[static_cast<size_t>(a.ops[k])].layer_tail || !norm_fused_at(c, a, k) || !ffn_fused_at(c, a, k + 2)) return false;
+  const Op& projection = a.graph->ops[static_cast<size_t>(a.ops[k])];
+  const int y = a.graph->ops[static_cast<size_t>(a.ops[k]) + 4].out(0);
+  return layer_tail_memory_fits(ptr(a, y), ptr(a, projection.in(0)), ptr(a, projection.in(plan::slot::kLinearResidual)),
+                                rows_of(a, y) * row_bytes_of(a, y));
 }
 
 // Whether the QKV projection at segment position k runs with its attention in one kernel
@@ -1957,8 +1963,11 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
         return "fp16 feed-forward block kernel (tensor cores, mma.sync m16n8k16; this up projection, its activation, the "
                "down projection, its bias and residual and the LayerNorm in one kernel, over a thread-block cluster)" +
                rows_note;
-      if (const OpPlan* before = at > 0 ? plan_of(cv, g, g.ops[at - 1]) : nullptr; before && before->ffn_norm)
+      if (const OpPlan* before = at > 0 ? plan_of(cv, g, g.ops[at - 1]) : nullptr; before && before->ffn_norm) {
+        if (const OpPlan* tail = at > 2 ? plan_of(cv, g, g.ops[at - 3]) : nullptr; tail && tail->layer_tail)
+          return "in the output projection's layer-tail kernel" + rows_note + "; else the up projection's feed-forward block kernel";
         return "in the up projection's feed-forward block kernel" + rows_note;
+      }
       if (mma_plan && mma_plan->gemm_norm)
         return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
                std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
@@ -1990,7 +1999,8 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kLayerNorm: {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
       const OpPlan* linear = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
-      if (linear && linear->layer_tail)
+      const OpPlan* tail = i > 3 ? plan_of(cv, g, g.ops[i - 4]) : nullptr;  // (the second LayerNorm of a layer tail)
+      if ((linear && linear->layer_tail) || (tail && tail->layer_tail && linear && linear->gemm_norm))
         return "in the output projection's layer-tail kernel" +
                (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
                                                           " rows; residual+bias+layer_norm kernel above"

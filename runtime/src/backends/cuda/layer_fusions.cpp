@@ -1,5 +1,7 @@
 #include "backends/cuda/layer_fusions.h"
 
+#include <cstdint>
+
 namespace encrt::cuda {
 
 using plan::Op;
@@ -50,6 +52,15 @@ bool layer_tail_at(const plan::Graph& g, int o) {
   const detail::LinearView& w = *projection.p<plan::LinearParams>().weights;
   return up.in(0) == x && down.in(plan::slot::kLinearResidual) == x && projection.in(plan::slot::kLinearResidual) != x &&
          w.N == w.K && up.p<plan::LinearParams>().weights->K == w.N;
+}
+
+bool layer_tail_memory_fits(const void* y, const void* in, const void* residual, size_t bytes) {
+  const auto fits = [&](const void* b) {
+    if (!b || b == y) return true;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(y), q = reinterpret_cast<uintptr_t>(b);
+    return p + bytes <= q || q + bytes <= p;
+  };
+  return fits(in) && fits(residual);
 }
 
 bool qkv_attention_at(const plan::Graph& g, int q) {

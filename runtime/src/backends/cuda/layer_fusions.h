@@ -4,6 +4,8 @@
 // tests/runtime/test_cuda_layer_fusions.cpp checks these on real encoder graphs without a GPU.
 #pragma once
 
+#include <cstddef>
+
 #include "plan/graph.h"
 
 namespace encrt::cuda {
@@ -31,6 +33,15 @@ bool ffn_block_at(const plan::Graph& g, int u);
 // o + 1 (fuses_into_norm), whose output is the input and the residual of the feed-forward block
 // at o + 2 (ffn_block_at), and not the projection's own residual.
 bool layer_tail_at(const plan::Graph& g, int o);
+
+// Whether that kernel may run on these buffers of a run: its output y (`bytes` at y) either apart
+// from the projection's input `in` and its residual (as many bytes each; null: none) or at the
+// same address. The arena lets buffers whose lifetimes do not overlap share memory
+// (plan/arena_planner.h), and in and the residual are last read at op o while y is first written
+// at o + 3: one kernel does both, and a partial overlap (rows of y over other rows of in or the
+// residual) would let one cluster's rows of y overwrite rows that another cluster has still to
+// read. At the same address a cluster reads its own rows before it writes them.
+bool layer_tail_memory_fits(const void* y, const void* in, const void* residual, size_t bytes);
 
 // A QKV projection at op q that one kernel can run with its attention q + 1 (qkv_attention): q a
 // linear without activation or residual, of 3 · heads · head_dim outputs, read by the attention

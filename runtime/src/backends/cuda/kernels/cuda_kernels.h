@@ -400,7 +400,9 @@ cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clus
 // kernel otherwise. With a projection (option linear_norm=layer), the kernel first computes x
 // itself as the attention's output projection and its LayerNorm (the rest of an encoder layer
 // after its attention, in one kernel): x = fp16(LayerNorm(in · wᵀ + bias + residual) · gamma +
-// beta), written to `out`, which must be x (the block's input, and usually its residual).
+// beta), written to `out`, which must be x (the block's input, and usually its residual). y may
+// be `in` or the projection's residual, but never partly over either (rows of them that another
+// cluster reads: the backend checks, layer_tail_memory_fits).
 struct FfnProjection {
   const void* in = nullptr;        // fp16 [M, H] (the attention's output), 16-byte aligned; null: no projection
   const void* w = nullptr;         // fp16 [H, H] row-major, 16-byte aligned
