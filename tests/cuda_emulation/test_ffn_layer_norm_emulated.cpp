@@ -272,6 +272,8 @@ TEST_CASE("cuda emulation: the attention's output projection, its LayerNorm and 
   check_case(c);
   c.M = 5, c.H = 256, c.F = 1000, c.max_cluster = 8, c.residual = false;  // no residual in the block
   check_case(c);
+  c.M = 16, c.H = 768, c.F = 3072, c.residual = true;  // BERT-base: 8 blocks of 96 columns
+  check_case(c);
 }
 
 TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ffn_layer_norm]") {
@@ -292,13 +294,26 @@ TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ff
   CHECK(odd.slice == 40);  // ⌈200 / 5⌉: one chunk, cut at 40
   CHECK(odd.h_columns == 256);
   CHECK(ffn::plan_of(1032, 4096).cluster == 0);  // past 8 blocks of 128 columns
-  // With the projection: its ring (3 stages of 16 + 48 rows) is the largest use of the stages'
-  // region, and the kept tile follows the statistics.
+  // With the projection: its ring (3 stages of 16 + 48 rows, 60 KB) in x's rows, the slice and
+  // the gathered h (68 KB), the kept tile at the gathered h: no more memory than without.
   const ffn::Plan layer = ffn::plan_of(384, 1536, 8, true);
   CHECK(layer.bn == 48);
-  CHECK(layer.stats_at - minilm.stats_at == 3u * (16 + 48) * 160 * 2 - 12u * 64 * 32 * 2);  // 61,440 against 49,152
-  CHECK(layer.keep_at == layer.stats_at + 2 * 16 * sizeof(float));
-  CHECK(layer.bytes == layer.keep_at + 16u * 48 * 2);
+  CHECK(layer.bytes == minilm.bytes);
+  CHECK(layer.projection_at == layer.x_at);
+  CHECK(layer.stats_at - layer.x_at >= 3u * (16 + 48) * 160 * 2);
+  CHECK(layer.keep_at == layer.gathered_at);
   CHECK(layer.keep_at % 16 == 0);
-  CHECK(layer.bytes <= 227 * 1024);
+  // BERT-base (H 768, F 3072, clusters of 8: 96 columns a block): 224 KB with the projection,
+  // within sm_90's 227 KB a block.
+  const ffn::Plan bert = ffn::plan_of(768, 3072, 8, true);
+  CHECK(bert.bn == 96);
+  CHECK(bert.projection_at == bert.x_at);
+  CHECK(bert.bytes == ffn::plan_of(768, 3072, 8).bytes);
+  CHECK(bert.bytes <= 227 * 1024);
+  // Where the rows are too small for the ring (H 104, F 200: 5 blocks of 24 columns, slices of 40),
+  // it goes in the stages (here already large enough: the up projection's 48 KB).
+  const ffn::Plan small = ffn::plan_of(104, 200, 8, true);
+  CHECK(small.projection_at == small.stages_at);
+  CHECK(small.x_at >= 3u * (16 + 24) * 160 * 2);
+  CHECK(small.bytes == ffn::plan_of(104, 200).bytes);
 }
