@@ -263,11 +263,9 @@ bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --ba
 bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_occupancy=6
 # ... and with every key of a sequence in shared memory at once (cp.async, one round trip a block).
 bench "fp16_attention_keys_whole_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_keys=whole
-# (What each fusion of fp16_gemm=auto gains at batch 1 and clusters of 8 against 16: in the tune
-# of batch 1 where fp16_gemm=auto is taken; each on its own in the full check.)
-for tile in 64 128; do  # (auto: 128 x 128 for N = 1152 and 1536, 128 x 64 for 384)
-  bench "int8_tile_${tile}_b32_s128" "$minilm/minilm.int8.encrt" 32 128 --backend-options int8_linears=int8,int8_tile=$tile
-done
+# (What each fusion of fp16_gemm=auto gains at batch 1 and clusters of 8 against 16, and the int8
+# GEMM's tiles under int8_linears=int8: in the tunes, which try each of them with its parent's
+# values; each on its own in the full check.)
 if tout=$(timeout 120 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x128 --json "$results/torch.json" 2>&1); then
   while read -r l; do note "$l"; done < <(echo "$tout" | grep "^torch fp16")
 else
