@@ -63,6 +63,27 @@ def main():
     rc, out, err = run(bench)
     expect(rc == 0, f"the tuned options do not create a session: {d['options']}: {err}")
 
+    # --backend-options @FILE: tune --json's result as it printed it, or NAME=VALUE items.
+    saved = os.path.join(tmp, "tuned.json")
+    with open(saved, "w") as f:
+        f.write(json.dumps(dict(d, options="isa=scalar")) + "\n")  # (a level every CPU has, shown by bench)
+    at = [encrt, "bench", model, "--backend", "cpu", "--batch", "2", "--seq", "16", "--iters", "1", "--warmup", "0",
+          "--json"]
+    kernels = lambda text: json.loads(text.strip().splitlines()[-1])["kernels"]
+    rc, out, err = run(at + ["--backend-options", "@" + saved])
+    expect(rc == 0 and kernels(out).startswith("isa=scalar "), f"@tuned.json: exit {rc}: {out}{err}")
+    listed = os.path.join(tmp, "options.txt")
+    with open(listed, "w") as f:
+        f.write("int8_route=widened\n  isa=scalar\n")
+    rc, out, err = run(at + ["--backend-options", "@" + listed])
+    expect(rc == 0 and kernels(out).startswith("isa=scalar "), f"@options.txt: exit {rc}: {out}{err}")
+    with open(listed, "w") as f:
+        f.write("no_such=1\n")
+    rc, out, err = run(at + ["--backend-options", "@" + listed])
+    expect(rc == 1 and "no_such" in err, f"@options.txt with an unknown option: exit {rc}: {err}")
+    rc, out, err = run(at + ["--backend-options", "@" + os.path.join(tmp, "missing.txt")])
+    expect(rc == 1 and "cannot read" in err, f"@missing.txt: exit {rc}: {err}")
+
     rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape])
     expect(rc == 0 and "best " in out and "time " in out and "summary " in out, f"text output: exit {rc}: {out}{err}")
 
