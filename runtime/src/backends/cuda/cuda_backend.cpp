@@ -2000,16 +2000,12 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
       const OpPlan* linear = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
       const OpPlan* tail = i > 3 ? plan_of(cv, g, g.ops[i - 4]) : nullptr;  // (the second LayerNorm of a layer tail)
+      const std::string above = ctx(cv).fp16_gemm == F16Gemm::kAuto
+                                    ? " up to " + std::to_string(kF16MmaAutoRows) + " rows; residual+bias+layer_norm kernel above"
+                                    : "";
       if ((linear && linear->layer_tail) || (tail && tail->layer_tail && linear && linear->gemm_norm))
-        return "in the output projection's layer-tail kernel" +
-               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
-                                                          " rows; residual+bias+layer_norm kernel above"
-                                                    : std::string());
-      if (linear && linear->gemm_norm)
-        return std::string("in the linear's fp16 GEMM + LayerNorm kernel") +
-               (ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) +
-                                                          " rows; residual+bias+layer_norm kernel above"
-                                                    : "");
+        return "in the output projection's layer-tail kernel" + above;
+      if (linear && linear->gemm_norm) return "in the linear's fp16 GEMM + LayerNorm kernel" + above;
       std::string s = i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
       if (const OpPlan* p = plan_of(cv, g, op); p && p->fused_quantize >= 0) s += " + the next linear's quantize";
       return s;
