@@ -274,6 +274,8 @@ TEST_CASE("cuda emulation: the attention's output projection, its LayerNorm and 
   check_case(c);
   c.M = 16, c.H = 768, c.F = 3072, c.residual = true;  // BERT-base: 8 blocks of 96 columns
   check_case(c);
+  c.M = 3, c.H = 512, c.F = 2048;  // 8 blocks of 64 columns
+  check_case(c);
 }
 
 TEST_CASE("cuda emulation: fused feed-forward block plans", "[cuda_emulation][ffn_layer_norm]") {
