@@ -306,6 +306,9 @@ conformance_case attention_keys_whole_split cuda:attention_split=on,attention_ke
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
   "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto >"$results/trace_fp16_fp16_gemm_auto_b1.txt" 2>&1
 note "trace encrt fp16 fp16_gemm=auto batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_fp16_gemm_auto_b1.txt" || tail -1 "$results/trace_fp16_fp16_gemm_auto_b1.txt"))"
+PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+  "$minilm/minilm.fp16.encrt" --batch 1 --seq 128 --options fp16_gemm=auto,linear_norm=layer >"$results/trace_fp16_layer_b1.txt" 2>&1
+note "trace encrt fp16 fp16_gemm=auto,linear_norm=layer batch 1: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_layer_b1.txt" || tail -1 "$results/trace_fp16_layer_b1.txt"))"
 # Where batch 32's time goes under the defaults since build F (the attention's key tiles in one
 # round trip, PDL's trigger): the next work on the batch-32 bar starts from this table.
 PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
