@@ -9,20 +9,9 @@ Needs only Python's standard library."""
 import argparse
 import json
 import os
-import subprocess
 import tempfile
 
-FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "bert_plain")
-
-
-def run(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    return done.returncode, done.stdout, done.stderr
-
-
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
+from cli_support import FIXTURE, expect, run
 
 
 def main():

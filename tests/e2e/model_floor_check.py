@@ -13,21 +13,10 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import tempfile
 
-FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "bert_plain")
+from cli_support import FIXTURE, expect, run
 BATCH, SEQ, WINDOW = 2, 12, 3
-
-
-def run(cmd):
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    return done.returncode, done.stdout, done.stderr
-
-
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def close(a, b, rel=1e-3):
