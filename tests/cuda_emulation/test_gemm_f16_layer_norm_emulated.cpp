@@ -26,6 +26,7 @@
 #include "cuda_emulation/fp16_rows.h"
 #include "cuda_emulation/warp_emulation.h"
 #include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
+#include "backends/cuda/kernels/gemm_f16_layer_norm_rows_kernel.cuh"
 #include "core/half.h"
 
 namespace {
@@ -40,32 +41,39 @@ using encrt::emulation::kGuard;
 using encrt::emulation::kSentinel;
 
 struct Case {
-  int M = 1, N = 32, K = 8, max_cluster = 8;
+  int M = 1, N = 32, K = 8, max_cluster = 8, block_rows = 16;
   bool bias = true, residual = true, in_place = false;
   std::string describe() const {
     std::ostringstream s;
     s << "M " << M << " N " << N << " K " << K << (bias ? " bias" : "") << (residual ? " residual" : "")
-      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster;
+      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster
+      << ", " << block_rows << " rows a block";
     return s.str();
   }
 };
 
+// The 16-row build (gemm_f16_layer_norm_kernel.cuh) or the 64-row one
+// (gemm_f16_layer_norm_rows_kernel.cuh), by a.block_rows, with the launcher's grid and pairs.
 void run_kernel(const GemmF16LayerNormArgs& a) {
-  using namespace encrt::cuda::gemm_f16_norm;
+  namespace norm = encrt::cuda::gemm_f16_norm;
+  namespace rows = encrt::cuda::gemm_f16_norm_rows;
   const int bn = gemm_f16_layer_norm_columns(a.N, a.max_cluster);
   const int cluster = (a.N + bn - 1) / bn;
-  const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM), 1};
-  auto go = [&](auto kernel, size_t bytes) {
-    encrt::emulation::launch_clusters(grid, cluster, kThreads, bytes, [&] { kernel(a, cluster); });
+  const int block_rows = a.block_rows == rows::kBM ? rows::kBM : norm::kBM;
+  const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + block_rows - 1) / block_rows), 1};
+  const auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
+  const bool pairs = a.N % 2 == 0 && aligned4(a.y) && (!a.residual || aligned4(a.residual));
+  auto go = [&](auto bn_constant) {
+    constexpr int BN = decltype(bn_constant)::value;
+    if (block_rows == rows::kBM)
+      encrt::emulation::launch_clusters(grid, cluster, norm::kThreads, rows::Layout<BN>::kBytes,
+                                        [&] { rows::gemm_f16_layer_norm_rows_kernel<BN>(a, cluster, pairs); });
+    else
+      encrt::emulation::launch_clusters(grid, cluster, norm::kThreads, norm::Layout<BN>::kBytes,
+                                        [&] { norm::gemm_f16_layer_norm_kernel<BN>(a, cluster); });
+    return cudaSuccess;
   };
-  switch (bn) {
-    case 24: go(gemm_f16_layer_norm_kernel<24>, Layout<24>::kBytes); break;
-    case 32: go(gemm_f16_layer_norm_kernel<32>, Layout<32>::kBytes); break;
-    case 48: go(gemm_f16_layer_norm_kernel<48>, Layout<48>::kBytes); break;
-    case 64: go(gemm_f16_layer_norm_kernel<64>, Layout<64>::kBytes); break;
-    case 96: go(gemm_f16_layer_norm_kernel<96>, Layout<96>::kBytes); break;
-    default: go(gemm_f16_layer_norm_kernel<128>, Layout<128>::kBytes); break;
-  }
+  norm::with_block_columns(bn, go);
 }
 
 void check_case(const Case& c) {
@@ -103,6 +111,7 @@ void check_case(const Case& c) {
   a.eps = eps;
   a.y = y.data();
   a.max_cluster = c.max_cluster;
+  a.block_rows = c.block_rows;
   encrt::emulation::reset_reads();
   encrt::emulation::allow_reads(x.data(), x.size * 2);
   encrt::emulation::allow_reads(w.data(), w.size * 2);
@@ -192,4 +201,45 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulat
   CHECK_FALSE(encrt::cuda::gemm_f16_layer_norm_supported(8, 384, 384));  // Orin (sm_87): no clusters
   CHECK(encrt::cuda::gemm_f16_layer_norm_supported(9, 384, 1536));
   CHECK_FALSE(encrt::cuda::gemm_f16_layer_norm_supported(9, 384, 100));  // K not a multiple of 8
+}
+
+// The 64-row build: M across 64-row tiles and inside one (1, 64, 100, 130: a warp's 16 rows partly
+// and wholly past M), every block width, odd N (column pairs stored one by one), clusters of 16,
+// in place, and MiniLM's down projection at a partial stage.
+TEST_CASE("cuda emulation: fused linear + LayerNorm at 64 rows a block, against double",
+          "[cuda_emulation][gemm_f16_layer_norm]") {
+  int index = 0;
+  for (int N : {100, 256, 384, 501, 600, 1000})
+    for (int M : {1, 64, 100, 130}) {
+      Case c;
+      c.block_rows = 64;
+      c.M = M, c.N = N;
+      c.K = index % 3 == 0 ? 8 : index % 3 == 1 ? 200 : 384;
+      c.bias = index % 4 != 3;
+      c.residual = index % 5 != 4;
+      ++index;
+      check_case(c);
+    }
+  Case c;
+  c.block_rows = 64;
+  c.M = 70, c.N = 384, c.K = 1544;  // MiniLM's FFN down projection, plus a partial stage
+  check_case(c);
+  c.K = 384;
+  c.in_place = true;
+  check_case(c);
+  c.max_cluster = 16;  // 16 blocks of 24 columns
+  check_case(c);
+  c.in_place = false;
+  c.M = 5, c.N = 375, c.K = 200;  // 16 blocks, the last partial (15 columns: an odd last pair)
+  check_case(c);
+}
+
+TEST_CASE("cuda emulation: fused linear + LayerNorm rows a block", "[cuda_emulation][gemm_f16_layer_norm]") {
+  using encrt::cuda::gemm_f16_layer_norm_rows;
+  CHECK(gemm_f16_layer_norm_rows(128, 384, 8, 132) == 16);   // MiniLM, batch 1: 2 × 8 blocks of 64 rows
+  CHECK(gemm_f16_layer_norm_rows(4096, 384, 8, 132) == 64);  // batch 32: 64 × 8
+  CHECK(gemm_f16_layer_norm_rows(1184, 384, 8, 132) == 64);  // 19 × 8 = 152
+  CHECK(gemm_f16_layer_norm_rows(1024, 384, 8, 132) == 16);  // 16 × 8 = 128 < 132
+  CHECK(gemm_f16_layer_norm_rows(1024, 384, 16, 132) == 64);  // 16 × 16
+  CHECK(gemm_f16_layer_norm_rows(4096, 2048, 8, 132) == 16);  // no block width: never 64
 }

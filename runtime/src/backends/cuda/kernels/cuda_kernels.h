@@ -366,6 +366,10 @@ struct GemmF16LayerNormArgs {
   // gemm_f16_layer_norm_prepare found that the GPU runs them: half the columns, so half the
   // weights, a block).
   int max_cluster = 8;
+  // Rows a block: 16 (4 warps split each block's K: gemm_f16_layer_norm_kernel.cuh) or 64 (a warp
+  // a 16-row tile over the whole K: gemm_f16_layer_norm_rows_kernel.cuh, 4× fewer weight reads for
+  // many rows); gemm_f16_layer_norm_rows chooses.
+  int block_rows = 16;
 };
 // Columns a block takes (BN): the narrowest of 24, 32, 48, 64, 96, 128 with at most max_cluster
 // blocks a row (MiniLM's 384: 48, a cluster of 8; 24, a cluster of 16); 0 past 1024 columns.
@@ -386,11 +390,21 @@ inline int gemm_f16_layer_norm_cluster_for(int M, int sms, int active16) {
   const int tiles = (M + 15) / 16;
   return tiles * 16 <= sms && tiles <= active16 ? 16 : 8;
 }
+// The rows a block takes at M rows (GemmF16LayerNormArgs::block_rows): 64 where 64-row blocks
+// still give every multiprocessor one (MiniLM at batch 32 on an H200: 64 row tiles × 8 blocks =
+// 512), else 16 (batch 1: 2 × 8 = 16 blocks of 64 rows would leave 116 multiprocessors idle).
+inline int gemm_f16_layer_norm_rows(int M, int N, int max_cluster, int sms) {
+  const int bn = gemm_f16_layer_norm_columns(N, max_cluster);
+  if (bn == 0) return 16;
+  const long blocks64 = static_cast<long>((M + 63) / 64) * static_cast<long>((N + bn - 1) / bn);
+  return blocks64 >= sms ? 64 : 16;
+}
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream);
-// At session creation, for a row width N: raises the kernel's shared-memory limit (it takes more
-// than 48 KB) and checks that the current GPU can run its clusters (cudaErrorNotSupported if not);
-// *active_clusters (when set): how many of them it runs at once.
-cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters = nullptr);
+// At session creation, for a row width N and block_rows 16 or 64: raises the kernel's
+// shared-memory limit (it takes more than 48 KB) and checks that the current GPU can run its
+// clusters (cudaErrorNotSupported if not); *active_clusters (when set): how many of them it runs
+// at once.
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters = nullptr, int block_rows = 16);
 
 // ---- Post-norm's feed-forward block in one kernel (ffn_layer_norm.cu; the device code and its
 // design: ffn_layer_norm_kernel.cuh): y = fp16(LayerNorm(fp16(act(x · w1ᵀ + b1)) · w2ᵀ + b2 +

@@ -1,6 +1,8 @@
-// Launches the fused linear + LayerNorm kernel (gemm_f16_layer_norm_kernel.cuh: the design) after
-// checking what it takes: a grid of ⌈N / BN⌉ × ⌈M / 16⌉ blocks in clusters of ⌈N / BN⌉ along x.
+// Launches the fused linear + LayerNorm kernel (gemm_f16_layer_norm_kernel.cuh: the design; 64 rows
+// a block: gemm_f16_layer_norm_rows_kernel.cuh) after checking what it takes: a grid of
+// ⌈N / BN⌉ × ⌈M / block_rows⌉ blocks in clusters of ⌈N / BN⌉ along x.
 #include "backends/cuda/kernels/gemm_f16_layer_norm_kernel.cuh"
+#include "backends/cuda/kernels/gemm_f16_layer_norm_rows_kernel.cuh"
 #include "backends/cuda/kernels/launch.cuh"
 
 namespace encrt::cuda {
@@ -11,6 +13,8 @@ using gemm_f16_norm::gemm_f16_layer_norm_kernel;
 using gemm_f16_norm::kBM;
 using gemm_f16_norm::kThreads;
 using gemm_f16_norm::Layout;
+using gemm_f16_norm_rows::gemm_f16_layer_norm_rows_kernel;
+constexpr int kRowsBM = gemm_f16_norm_rows::kBM;
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
@@ -20,6 +24,16 @@ cudaError_t prepare(int N, int* active_clusters) {
       e != cudaSuccess)
     return e;
   return clusters_fit(gemm_f16_layer_norm_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, Layout<BN>::kBytes,
+                      active_clusters);
+}
+
+template <int BN>
+cudaError_t prepare_rows(int N, int* active_clusters) {
+  using L = gemm_f16_norm_rows::Layout<BN>;
+  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_rows_kernel<BN>>(static_cast<int>(L::kBytes));
+      e != cudaSuccess)
+    return e;
+  return clusters_fit(gemm_f16_layer_norm_rows_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, L::kBytes,
                       active_clusters);
 }
 
@@ -35,26 +49,44 @@ cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
   return e != cudaSuccess ? e : cudaGetLastError();
 }
 
+template <int BN>
+cudaError_t launch_rows(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
+  using L = gemm_f16_norm_rows::Layout<BN>;
+  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_rows_kernel<BN>>(static_cast<int>(L::kBytes));
+      e != cudaSuccess)
+    return e;
+  const int cluster = (a.N + BN - 1) / BN;
+  const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kRowsBM - 1) / kRowsBM));
+  const bool pairs = a.N % 2 == 0 && aligned(a.y, 4) && (!a.residual || aligned(a.residual, 4));
+  const cudaError_t e = launch_kernel_in_clusters(gemm_f16_layer_norm_rows_kernel<BN>, grid, kThreads, L::kBytes,
+                                                  static_cast<unsigned>(cluster), stream, a, cluster, pairs);
+  return e != cudaSuccess ? e : cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
   if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || (a.max_cluster != 8 && a.max_cluster != 16) ||
-      gemm_f16_layer_norm_columns(a.N, a.max_cluster) == 0 || !(a.eps >= 0.0f))
+      (a.block_rows != kBM && a.block_rows != kRowsBM) || gemm_f16_layer_norm_columns(a.N, a.max_cluster) == 0 ||
+      !(a.eps >= 0.0f))
     return cudaErrorInvalidValue;
   if (!a.x || !a.w || !a.y || !a.gamma || !a.beta || a.x == a.y) return cudaErrorInvalidValue;
   if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
   if (!aligned(a.x, 16) || !aligned(a.w, 16) || !aligned(a.y, 2) || (a.residual && !aligned(a.residual, 2)) ||
       (a.bias && !aligned(a.bias, 4)) || !aligned(a.gamma, 4) || !aligned(a.beta, 4))
     return cudaErrorMisalignedAddress;
-  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(a.N, a.max_cluster),
-                                           [&](auto bn) { return launch<decltype(bn)::value>(a, stream); });
+  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(a.N, a.max_cluster), [&](auto bn) {
+    return a.block_rows == kRowsBM ? launch_rows<decltype(bn)::value>(a, stream) : launch<decltype(bn)::value>(a, stream);
+  });
 }
 
-cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters) {
-  if (max_cluster != 8 && max_cluster != 16) return cudaErrorInvalidValue;
-  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster),
-                                           [&](auto bn) { return prepare<decltype(bn)::value>(N, active_clusters); });
+cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters, int block_rows) {
+  if ((max_cluster != 8 && max_cluster != 16) || (block_rows != kBM && block_rows != kRowsBM)) return cudaErrorInvalidValue;
+  return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster), [&](auto bn) {
+    return block_rows == kRowsBM ? prepare_rows<decltype(bn)::value>(N, active_clusters)
+                                 : prepare<decltype(bn)::value>(N, active_clusters);
+  });
 }
 
 }  // namespace encrt::cuda
