@@ -263,6 +263,11 @@ bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --ba
 bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_occupancy=6
 # ... and with every key of a sequence in shared memory at once (cp.async, one round trip a block).
 bench "fp16_attention_keys_whole_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_keys=whole
+# Batch 32 with the linears that a LayerNorm follows on the fused linear + LayerNorm kernel
+# (fp16_gemm=norm: 12 kernels fewer than the defaults' cuBLASLt + LayerNorm), at 64 rows a block
+# (its auto at 4096 rows) and at 16 (4× the weight reads).
+bench "fp16_gemm_norm_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options fp16_gemm=norm
+bench "fp16_gemm_norm_rows16_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options fp16_gemm=norm,norm_rows=16
 # (What each fusion of fp16_gemm=auto gains at batch 1 and clusters of 8 against 16, and the int8
 # GEMM's tiles under int8_linears=int8: in the tunes, which try each of them with its parent's
 # values; each on its own in the full check.)
@@ -288,6 +293,7 @@ note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/c
 accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
 accuracy fp16_cuda_layer fp16 cuda fp16_gemm=mma,linear_norm=layer 60
+accuracy fp16_cuda_norm_rows64 fp16 cuda fp16_gemm=norm,norm_rows=64 60
 accuracy int8_cuda int8 cuda "" 90
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
 for label in fp16_b1_s128 fp16_b32_s128 int8_b1_s128 int8_b32_s128; do
@@ -299,6 +305,7 @@ done
 conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONFORMANCE_MODEL=$minilm/minilm.int8.encrt"
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
 conformance_case layer_tail cuda:fp16_gemm=mma,linear_norm=layer "[models]"
+conformance_case norm_rows64 cuda:fp16_gemm=mma,linear_norm=fused,norm_rows=64 "[ops],[models]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
 conformance_case attention_keys_whole cuda:attention_split=off,attention_keys=whole "[f16_attention],[bf16_attention]"
@@ -315,6 +322,11 @@ PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$pyth
   "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 >"$results/trace_fp16_b32.txt" 2>&1
 note "trace encrt fp16 batch 32: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_b32.txt" || tail -1 "$results/trace_fp16_b32.txt"))"
 note "trace fp16 batch 32, attention: $(grep -m1 "attention_mma" "$results/trace_fp16_b32.txt" | tr -s ' ' | cut -c1-160)"
+# The fused linear + LayerNorm kernel's own time at batch 32 (64 rows a block) against cuBLASLt's
+# GEMM and the LayerNorm kernel in the defaults' trace above.
+PYTHONPATH=$PWD/python ENCRT_LIBRARY=$bundle/lib/libencrt.so.0 timeout 60 "$python" scripts/kernel_trace.py encrt \
+  "$minilm/minilm.fp16.encrt" --batch 32 --seq 128 --options fp16_gemm=norm >"$results/trace_fp16_b32_norm.txt" 2>&1
+note "trace fp16 batch 32 fp16_gemm=norm: status $? ($(grep -m1 "kernels per run" "$results/trace_fp16_b32_norm.txt" || tail -1 "$results/trace_fp16_b32_norm.txt")); $(grep -m1 "layer_norm_rows" "$results/trace_fp16_b32_norm.txt" | tr -s ' ' | cut -c1-160)"
 # The attention kernel's own time at batch 32 under its three other builds (the end-to-end benches
 # above differ by a few µs in ±5 µs of spread; the trace times the kernel alone).
 for option in attention_keys=whole attention_prefetch=on attention_occupancy=6; do

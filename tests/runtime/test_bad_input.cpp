@@ -361,7 +361,7 @@ TEST_CASE("backends that are unknown, not built or not available, and unknown op
     std::set<std::string> keys;
     for (const char* const* k = encrt::cuda::kCudaBackend.option_keys; *k; ++k) keys.insert(*k);
     for (const char* option : {"device", "graphs", "tf32", "weights", "attention", "int8_gemm", "rows", "attention_split", "gelu",
-                               "pdl", "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster", "int8_linears",
+                               "pdl", "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster", "norm_rows", "int8_linears",
                                "attention_prefetch", "attention_occupancy", "attention_keys"}) {
       INFO(option);
       CHECK(keys.count(option) == 1);

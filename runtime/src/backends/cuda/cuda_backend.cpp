@@ -78,6 +78,11 @@ struct OpPlan {
   // prepare), at most active16 of them at once; option norm_cluster says when they are used.
   bool cluster16 = false;
   int active16 = 0;
+  // gemm_norm: the GPU runs that kernel's 64-row build too (gemm_f16_layer_norm_rows_kernel.cuh,
+  // checked at prepare) in clusters of 8 (rows64) and of 16 (rows64_16); option norm_rows says
+  // when it is used.
+  bool rows64 = false;
+  bool rows64_16 = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -125,8 +130,11 @@ enum class AttentionKernel : uint8_t { kAuto, kMma, kSimt, kInt8 };
 // Option int8_gemm: which GEMM runs an int8 linear (auto: encrt's tensor-core one where it applies).
 enum class Int8Gemm : uint8_t { kAuto, kMma, kCublasLt };
 // Option fp16_gemm: which GEMM runs an fp16 linear: cuBLASLt (the default), encrt's tensor-core
-// GEMM wherever it applies (mma), or encrt's up to kF16MmaAutoRows rows and cuBLASLt above (auto).
-enum class F16Gemm : uint8_t { kCublasLt, kMma, kAuto };
+// GEMM wherever it applies (mma), or encrt's up to kF16MmaAutoRows rows and cuBLASLt above (auto),
+// or as auto and above those rows encrt's too for the linears whose LayerNorm it runs in the same
+// kernel (norm: OpPlan::gemm_norm, one kernel instead of cuBLASLt's and a LayerNorm at any rows;
+// the 64-row build of that kernel where it fills the GPU, option norm_rows).
+enum class F16Gemm : uint8_t { kCublasLt, kMma, kAuto, kNorm };
 constexpr int kF16MmaAutoRows = 256;
 // Option int8_linears: how an int8 model's linears run: int8 arithmetic (int8), or as fp16 linears
 // on the weights dequantized once per model (f16: model/dequantized_linears.h; fp16 activations,
@@ -192,6 +200,10 @@ struct CudaContext {
   // clusters; auto (0) takes 16 where every block of the grid then has a multiprocessor of its own
   // and the GPU runs all its clusters at once (gemm_f16_layer_norm_cluster_for), else 8.
   int norm_cluster = 0;
+  // norm_rows=auto|16|64: the rows a block of the fused linear + LayerNorm kernel takes: 16 (its K
+  // split over the warps) or 64 (a warp a 16-row tile: 4× fewer weight reads); auto (0) 64 where
+  // that still gives every multiprocessor a block (gemm_f16_layer_norm_rows), else 16. Unmeasured.
+  int norm_rows = 0;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
   // 2026-12-04: batch 1 183.4 → 178.3 µs fp16, 297.0 → 281.8 µs int8; batch 32 unchanged).
@@ -345,7 +357,7 @@ Status create(const backend::Options& options, int, void** out) {
     return s;
   if (Status s = parse_choice(options, "fp16_gemm",
                               {std::pair{"cublaslt", F16Gemm::kCublasLt}, std::pair{"mma", F16Gemm::kMma},
-                               std::pair{"auto", F16Gemm::kAuto}},
+                               std::pair{"auto", F16Gemm::kAuto}, std::pair{"norm", F16Gemm::kNorm}},
                               &c->fp16_gemm);
       !s)
     return s;
@@ -361,6 +373,10 @@ Status create(const backend::Options& options, int, void** out) {
     return s;
   if (Status s = parse_choice(options, "norm_cluster", {std::pair{"auto", 0}, std::pair{"8", 8}, std::pair{"16", 16}},
                               &c->norm_cluster);
+      !s)
+    return s;
+  if (Status s = parse_choice(options, "norm_rows", {std::pair{"auto", 0}, std::pair{"16", 16}, std::pair{"64", 64}},
+                              &c->norm_rows);
       !s)
     return s;
   if (Status s = parse_choice(options, "int8_tile",
@@ -826,6 +842,8 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
                      gemm_f16_layer_norm_prepare(w.N, 8) == cudaSuccess;  // the GPU can run its clusters
     plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16, &plan.active16) == cudaSuccess;
+    plan.rows64 = plan.gemm_norm && c.norm_rows != 16 && gemm_f16_layer_norm_prepare(w.N, 8, nullptr, 64) == cudaSuccess;
+    plan.rows64_16 = plan.rows64 && plan.cluster16 && gemm_f16_layer_norm_prepare(w.N, 16, nullptr, 64) == cudaSuccess;
     if (plan.gemm_norm && (c.linear_norm == LinearNorm::kFfn || c.linear_norm == LinearNorm::kLayer) && i > 0)
       plan_ffn(c, g, i - 1);
     if (c.linear_norm == LinearNorm::kLayer && i >= 3) plan_layer_tail(c, g, i - 3);
@@ -1371,13 +1389,20 @@ Status enqueue_layout(CudaContext& c, const backend::RunArgs& a) {
 
 // Whether encrt's fp16 GEMM runs linear `plan` at M rows (option fp16_gemm).
 bool runs_f16_mma(const CudaContext& c, const OpPlan& plan, int M) {
-  return plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows);
+  return plan.f16_mma && (c.fp16_gemm == F16Gemm::kMma || M <= kF16MmaAutoRows || (c.fp16_gemm == F16Gemm::kNorm && plan.gemm_norm));
 }
 
 // The most blocks of a fused kernel's cluster for op plan p at M rows (option norm_cluster).
 int norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
   if (!p.cluster16 || c.norm_cluster == 8) return 8;
   return c.norm_cluster == 16 ? 16 : gemm_f16_layer_norm_cluster_for(M, c.sms, p.active16);
+}
+
+// The rows a block of the fused linear + LayerNorm kernel takes for op plan p at M rows in clusters
+// of up to max_cluster blocks (option norm_rows; 16 where the 64-row build was not prepared).
+int norm_rows_of(const CudaContext& c, const OpPlan& p, int M, int N, int max_cluster) {
+  if (!(max_cluster == 16 ? p.rows64_16 : p.rows64)) return 16;
+  return c.norm_rows == 64 ? 64 : gemm_f16_layer_norm_rows(M, N, max_cluster, c.sms);
 }
 
 // Whether the linear at segment position k runs with the LayerNorm after it in one kernel
@@ -1601,6 +1626,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
         k.eps = ln.p<plan::LayerNormParams>().eps;
         k.y = ptr(a, ln.out(0));
         k.max_cluster = norm_cluster_of(c, plan, M);
+        k.block_rows = norm_rows_of(c, plan, M, k.N, k.max_cluster);
         return cuda_status(gemm_f16_layer_norm(k, s), "fp16 GEMM + LayerNorm kernel (tensor cores, clusters)");
       }
       if (runs_f16_mma(c, plan, M)) {
@@ -1943,8 +1969,14 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
     case OpKind::kLinear: {
       const plan::LinearParams& p = op.p<plan::LinearParams>();
       const OpPlan* mma_plan = plan_of(cv, g, op);
+      // fp16_gemm=auto: every kernel below up to kF16MmaAutoRows rows; norm: the same, and above
+      // them the fused linear + LayerNorm kernel for a linear it fuses (runs_f16_mma).
+      const bool norm_any_rows = ctx(cv).fp16_gemm == F16Gemm::kNorm && mma_plan && mma_plan->gemm_norm;
       const std::string rows_note =
-          ctx(cv).fp16_gemm == F16Gemm::kAuto ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, cuBLASLt above" : "";
+          ctx(cv).fp16_gemm == F16Gemm::kAuto || ctx(cv).fp16_gemm == F16Gemm::kNorm
+              ? " up to " + std::to_string(kF16MmaAutoRows) + " rows, " +
+                    (norm_any_rows ? "the fp16 GEMM + LayerNorm kernel above" : "cuBLASLt above")
+              : "";
       const size_t at = static_cast<size_t>(&op - g.ops.data());
       if (mma_plan && mma_plan->qkv_attention)
         return "fp16 QKV projection + attention kernel (tensor cores, mma.sync m16n8k16; a sequence's 16-row tiles over a "
@@ -1977,7 +2009,12 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
                                           std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N, 16) - 1) /
                                                          gemm_f16_layer_norm_columns(p.weights->N, 16))
                                     : std::string()) +
-               " blocks; bias, residual and the next op's LayerNorm)" + rows_note;
+               " blocks; bias, residual and the next op's LayerNorm" +
+               (mma_plan->rows64 ? std::string(ctx(cv).norm_rows == 64 ? "; 64 rows a block"
+                                                                        : "; 64 rows a block where that still gives every "
+                                                                          "multiprocessor a block, else 16")
+                                 : std::string("; 16 rows a block")) +
+               ")" + (norm_any_rows ? "" : rows_note);
       if (mma_plan && mma_plan->f16_mma)
         return std::string("fp16 GEMM kernel (tensor cores, mma.sync m16n8k16; epilogue: ") +
                (mma_plan->fused_into_norm ? "none, bias+residual in the LayerNorm"
@@ -2000,12 +2037,16 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       const size_t i = static_cast<size_t>(&op - g.ops.data());
       const OpPlan* linear = i > 0 ? plan_of(cv, g, g.ops[i - 1]) : nullptr;
       const OpPlan* tail = i > 3 ? plan_of(cv, g, g.ops[i - 4]) : nullptr;  // (the second LayerNorm of a layer tail)
-      const std::string above = ctx(cv).fp16_gemm == F16Gemm::kAuto
-                                    ? " up to " + std::to_string(kF16MmaAutoRows) + " rows; residual+bias+layer_norm kernel above"
-                                    : "";
+      const bool norm_any_rows = ctx(cv).fp16_gemm == F16Gemm::kNorm && linear && linear->gemm_norm;
+      const std::string above =
+          ctx(cv).fp16_gemm == F16Gemm::kAuto || ctx(cv).fp16_gemm == F16Gemm::kNorm
+              ? " up to " + std::to_string(kF16MmaAutoRows) + " rows; " +
+                    (norm_any_rows ? "in the linear's fp16 GEMM + LayerNorm kernel above" : "residual+bias+layer_norm kernel above")
+              : "";
       if ((linear && linear->layer_tail) || (tail && tail->layer_tail && linear && linear->gemm_norm))
         return "in the output projection's layer-tail kernel" + above;
-      if (linear && linear->gemm_norm) return "in the linear's fp16 GEMM + LayerNorm kernel" + above;
+      if (linear && linear->gemm_norm)
+        return "in the linear's fp16 GEMM + LayerNorm kernel" + (norm_any_rows ? std::string() : above);
       std::string s = i > 0 && fuses_into_norm(g, static_cast<int>(i) - 1) ? "residual+bias+layer_norm kernel" : "layer_norm kernel";
       if (const OpPlan* p = plan_of(cv, g, op); p && p->fused_quantize >= 0) s += " + the next linear's quantize";
       return s;
@@ -2076,7 +2117,11 @@ std::string summary(const void* cv) {
          ", int8_linears " +
          (c.int8_linears == Int8Linears::kF16 ? "f16" : c.int8_linears == Int8Linears::kInt8 ? "int8" : "auto") +
          ", int8_gemm " + (c.int8_gemm == Int8Gemm::kMma ? "mma" : c.int8_gemm == Int8Gemm::kCublasLt ? "cublaslt" : "auto") +
-         ", fp16_gemm " + (c.fp16_gemm == F16Gemm::kMma ? "mma" : c.fp16_gemm == F16Gemm::kAuto ? "auto" : "cublaslt") +
+         ", fp16_gemm " +
+         (c.fp16_gemm == F16Gemm::kMma    ? "mma"
+          : c.fp16_gemm == F16Gemm::kAuto ? "auto"
+          : c.fp16_gemm == F16Gemm::kNorm ? "norm"
+                                          : "cublaslt") +
          ", linear_norm " +
          (c.linear_norm == LinearNorm::kFfn     ? "ffn"
           : c.linear_norm == LinearNorm::kFused ? "fused"
@@ -2086,13 +2131,14 @@ std::string summary(const void* cv) {
          (c.attention_prefetch ? ", attention_prefetch on" : "") + (c.attention_six_blocks ? ", attention_occupancy 6" : "") +
          (c.attention_whole_keys ? ", attention_keys whole" : "") +
          int8_tile_occupancy(c) + ", norm_cluster " +
-         (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) +
+         (c.norm_cluster == 0 ? std::string("auto") : std::to_string(c.norm_cluster)) + ", norm_rows " +
+         (c.norm_rows == 0 ? std::string("auto") : std::to_string(c.norm_rows)) +
          (c.dependent_launch ? ", pdl on" : "");
 }
 
 const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights", "attention", "int8_gemm",
                                    "rows",   "attention_split", "gelu", "pdl",      "int8_tile", "fp16_gemm", "linear_norm", "qkv_attention", "norm_cluster",
-                                   "int8_linears", "attention_prefetch", "attention_occupancy", "attention_keys", nullptr};
+                                   "norm_rows", "int8_linears", "attention_prefetch", "attention_occupancy", "attention_keys", nullptr};
 
 // What tuning tries (backend.h, TuningChoice), in this order: the int8 model's arithmetic first
 // (it decides which kernels the rest choose among), then the fp16 GEMM (its fused kernels' options
@@ -2100,10 +2146,11 @@ const char* const kOptionKeys[] = {"device", "graphs",          "tf32", "weights
 // with the default. The options above that only compare (graphs, tf32) or place (device, weights)
 // are not tuned: they are the user's to choose.
 const char* const kTuneInt8Linears[] = {"auto", "int8", "f16", nullptr};
-const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "mma", nullptr};
+const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "norm", "mma", nullptr};
 const char* const kTuneLinearNorm[] = {"ffn", "layer", "fused", "separate", nullptr};
 const char* const kTuneQkvAttention[] = {"fused", "separate", nullptr};
 const char* const kTuneNormCluster[] = {"auto", "8", "16", nullptr};
+const char* const kTuneNormRows[] = {"auto", "16", "64", nullptr};
 const char* const kTuneAttention[] = {"auto", "mma", "simt", "int8", nullptr};
 const char* const kTuneAttentionSplit[] = {"auto", "on", "off", nullptr};
 const char* const kTuneAttentionKeys[] = {"auto", "whole", nullptr};
@@ -2117,7 +2164,7 @@ const char* const kTuneInt8Tile[] = {"auto", "32", "64", "128x64", "128", nullpt
 // The options that change something only where a kernel runs are tried under their parent's
 // values that run it (and with each of them: backend.h): the fused kernels' under encrt's fp16
 // GEMM, the tensor-core attention's builds under it, the int8 GEMM's under int8 arithmetic.
-const char* const kWhereF16Mma[] = {"auto", "mma", nullptr};
+const char* const kWhereF16Mma[] = {"auto", "norm", "mma", nullptr};
 const char* const kWhereAttentionMma[] = {"auto", "mma", nullptr};
 const char* const kWhereInt8[] = {"int8", nullptr};
 const backend::TuningChoice kTuning[] = {{"int8_linears", kTuneInt8Linears},
@@ -2125,6 +2172,7 @@ const backend::TuningChoice kTuning[] = {{"int8_linears", kTuneInt8Linears},
                                          {"linear_norm", kTuneLinearNorm, "fp16_gemm", kWhereF16Mma},
                                          {"qkv_attention", kTuneQkvAttention, "fp16_gemm", kWhereF16Mma},
                                          {"norm_cluster", kTuneNormCluster, "fp16_gemm", kWhereF16Mma},
+                                         {"norm_rows", kTuneNormRows, "fp16_gemm", kWhereF16Mma},
                                          {"attention", kTuneAttention},
                                          {"attention_split", kTuneAttentionSplit, "attention", kWhereAttentionMma},
                                          {"attention_keys", kTuneAttentionKeys, "attention", kWhereAttentionMma},
