@@ -128,6 +128,14 @@ def main():
             ratio = p.get("ratio_median") if isinstance(p, dict) else None
             bar(12, f"packed batch 32 of real lengths >= 1.5x padded tokens/s ({dtype}, {backend})", ratio,
                 ratio is not None and ratio >= 1.5, f"{ratio:.2f}x (median)" if ratio is not None else "")
+    # The same bar under other options (device_check.sh's packed_case: packed_fp16_norm.txt, the
+    # tuned options' packed_fp16_tuned.txt), for the defaults that would take them.
+    for variant in sorted(k for k in packed if "_" in k):
+        for backend, p in sorted(packed[variant].items()):
+            ratio = p.get("ratio_median")
+            dtype, options = variant.split("_", 1)
+            bar(12, f"packed batch 32 of real lengths >= 1.5x padded tokens/s ({dtype}, {backend}, {options} options)", ratio,
+                ratio is not None and ratio >= 1.5, f"{ratio:.2f}x (median)")
 
     print("==== bars")
     for issue, what, figure, status in rows:

@@ -106,6 +106,14 @@ conformance_case() {  # label backend tags [extra env]
   timeout 180 env "${@:4}" "$bundle/bin/encrt_conformance" --backend "$backend" "$tags" >"$results/conformance_$label.log" 2>&1
   note "conformance --backend $backend $tags${4:+ (${*:4})}: status $? ($(tail -2 "$results/conformance_$label.log" | head -1))"
 }
+packed_case() {  # label (packed_LABEL.txt: device_bars.py reads "fp16" and "int8" as the bars) [cuda options]
+  local label=$1 options=${2:-}
+  local extra=()
+  [[ -n $options ]] && extra=(--cuda-options "$options")
+  timeout 120 "$bundle/bin/encrt_packed_vs_padded" "$minilm/minilm.${label%%_*}.encrt" --sentences "$minilm/sentences.txt" \
+    --batch 32 --backends cuda --rounds 3 --iters 20 --warmup 3 "${extra[@]}" >"$results/packed_$label.txt" 2>&1
+  note "packed vs padded $label${options:+ ($options)}: status $? ($(grep -i "packed / padded\|skipped" "$results/packed_$label.txt" | tr '\n' ';'))"
+}
 accuracy() {  # label dtype backend [backend options] [timeout in seconds]
   local label=$1 dtype=$2 backend=$3 options=${4:-} limit=${5:-120} out
   local extra=(--backend "$backend")
@@ -263,6 +271,13 @@ bench "fp16_attention_prefetch_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --ba
 bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_occupancy=6
 # ... and with every key of a sequence in shared memory at once (cp.async, one round trip a block).
 bench "fp16_attention_keys_whole_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_keys=whole
+# Packed vs padded on the GPU (issue 12's bar, 1.5×: 1.11× in E, both runs latency-bound): the
+# defaults (when the packed step does not run them with the CPU), fp16_gemm=norm (1184 padded rows
+# take the 64-row build, 488 packed ones the 16-row one) and the options batch 32's tune took.
+want packed || packed_case fp16
+packed_case fp16_norm fp16_gemm=norm
+tuned32=$(tuned_options fp16_b32_s128)
+[[ -n $tuned32 ]] && packed_case fp16_tuned "$tuned32"
 # Batch 32 with the linears that a LayerNorm follows on the fused linear + LayerNorm kernel
 # (fp16_gemm=norm: 12 kernels fewer than the defaults' cuBLASLt + LayerNorm), at 64 rows a block
 # (its auto at 4096 rows) and at 16 (4× the weight reads).

@@ -11,7 +11,10 @@
 // available, or that cannot run packed, is reported as skipped with the reason.
 //
 //   encrt_packed_vs_padded MODEL [--sentences FILE] [--batch 32] [--threads T] [--rounds 5]
-//                          [--iters 10] [--warmup 2] [--backends cpu,cuda]
+//                          [--iters 10] [--warmup 2] [--backends cpu,cuda] [--cuda-options N=V,...]
+//
+// --cuda-options: the cuda backend's options for both of its sessions (e.g. the options `encrt
+// tune` took at batch 32), so that packed and padded are compared as a tuned deployment runs them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,12 +36,27 @@ struct Options {
   std::string sentences = ENCRT_SOURCE_DIR "/tests/e2e/sentences.txt";
   int batch = 32, threads = 1, rounds = 5, iters = 10, warmup = 2;
   std::vector<std::string> backends = {"cpu", "cuda"};
+  std::map<std::string, std::string> cuda_options;
 };
+
+// NAME=VALUE items separated by commas into `out`; false on an item without a name and a '='.
+bool parse_options(const std::string& list, std::map<std::string, std::string>* out) {
+  for (size_t b = 0; b <= list.size();) {
+    const size_t e = std::min(list.find(',', b), list.size());
+    const std::string item = list.substr(b, e - b);
+    b = e + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return false;
+    (*out)[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return true;
+}
 
 int usage() {
   std::fprintf(stderr,
                "usage: encrt_packed_vs_padded MODEL [--sentences FILE] [--batch B] [--threads T] [--rounds R]\n"
-               "                              [--iters N] [--warmup N] [--backends cpu,cuda]\n");
+               "                              [--iters N] [--warmup N] [--backends cpu,cuda] [--cuda-options N=V,...]\n");
   return 2;
 }
 
@@ -67,6 +86,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--rounds") ok = parse_int(v, 1, &o->rounds);
     else if (a == "--iters") ok = parse_int(v, 1, &o->iters);
     else if (a == "--warmup") ok = parse_int(v, 0, &o->warmup);
+    else if (a == "--cuda-options") ok = parse_options(v, &o->cuda_options);
     else if (a == "--backends") {
       o->backends.clear();
       std::string list = v;
@@ -135,6 +155,7 @@ int bench_backend(const encrt::Model& model, const Options& o, const std::string
     opt.threads = o.threads;
     opt.backend = backend;
     opt.padding = k == 0 ? encrt::Padding::kPacked : encrt::Padding::kPadded;
+    if (backend == "cuda") opt.backend_options = o.cuda_options;
     if (encrt::Status s = encrt::Session::create(model, opt, &c[k].session); !s) {
       std::printf("%-6s %s skipped: %s\n", backend.c_str(), c[k].name, s.to_string().c_str());
       if (k == 0) return -1;
