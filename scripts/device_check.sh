@@ -273,9 +273,13 @@ bench "fp16_attention_occupancy6_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --
 bench "fp16_attention_keys_whole_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options attention_keys=whole
 # Packed vs padded on the GPU (issue 12's bar, 1.5×: 1.11× in E, both runs latency-bound): the
 # defaults (when the packed step does not run them with the CPU), fp16_gemm=norm (1184 padded rows
-# take the 64-row build, 488 packed ones the 16-row one) and the options batch 32's tune took.
+# take the 64-row build, 488 packed ones the 16-row one), everything on encrt's kernels, and the
+# options batch 32's tune took.
 want packed || packed_case fp16
 packed_case fp16_norm fp16_gemm=norm
+# ... and every linear on encrt's kernels, a layer's tail in one (488 packed rows: a layer in 3
+# kernels, where the padded run's 1184 rows take the same kernels at 2.4× the rows).
+packed_case fp16_layer fp16_gemm=mma,linear_norm=layer
 tuned32=$(tuned_options fp16_b32_s128)
 [[ -n $tuned32 ]] && packed_case fp16_tuned "$tuned32"
 # Batch 32 with the linears that a LayerNorm follows on the fused linear + LayerNorm kernel
