@@ -43,10 +43,11 @@ using encrt::emulation::kSentinel;
 struct Case {
   int M = 1, N = 32, K = 8, max_cluster = 8, block_rows = 16;
   bool bias = true, residual = true, in_place = false;
+  bool odd_y = false;  // y (and an in-place residual) one fp16 value past a 4-byte boundary: no pairs
   std::string describe() const {
     std::ostringstream s;
     s << "M " << M << " N " << N << " K " << K << (bias ? " bias" : "") << (residual ? " residual" : "")
-      << (in_place ? " in place" : "") << " clusters of up to " << max_cluster
+      << (in_place ? " in place" : "") << (odd_y ? " y 2-byte aligned" : "") << " clusters of up to " << max_cluster
       << ", " << block_rows << " rows a block";
     return s.str();
   }
@@ -96,8 +97,9 @@ void check_case(const Case& c) {
   }
   const float eps = 1e-12f;
 
-  Halves y(static_cast<size_t>(M) * N + kGuard, kSentinel);
-  if (c.in_place) std::memcpy(y.data(), residual.data(), residual.size * 2);
+  const size_t y0 = c.odd_y ? 1 : 0;  // y's first value in the buffer
+  Halves y(y0 + static_cast<size_t>(M) * N + kGuard, kSentinel);
+  if (c.in_place) std::memcpy(y.data() + y0, residual.data(), residual.size * 2);
   GemmF16LayerNormArgs a;
   a.M = M;
   a.N = N;
@@ -105,11 +107,11 @@ void check_case(const Case& c) {
   a.x = x.data();
   a.w = w.data();
   a.bias = c.bias ? bias.data() : nullptr;
-  a.residual = c.in_place ? y.data() : c.residual ? residual.data() : nullptr;
+  a.residual = c.in_place ? y.data() + y0 : c.residual ? residual.data() : nullptr;
   a.gamma = gamma.data();
   a.beta = beta.data();
   a.eps = eps;
-  a.y = y.data();
+  a.y = y.data() + y0;
   a.max_cluster = c.max_cluster;
   a.block_rows = c.block_rows;
   encrt::emulation::reset_reads();
@@ -134,9 +136,11 @@ void check_case(const Case& c) {
       z[static_cast<size_t>(n)] = sum;
       error[static_cast<size_t>(n)] = std::ldexp(magnitude, -22) * K + std::ldexp(std::fabs(sum), -21);
     }
-    failures += check_normalized_row(z, error, gamma.data(), beta.data(), eps, y, static_cast<size_t>(m) * N, m, 5 - failures);
+    failures += check_normalized_row(z, error, gamma.data(), beta.data(), eps, y, y0 + static_cast<size_t>(m) * N, m,
+                                     5 - failures);
   }
-  check_no_store_past(y, static_cast<size_t>(M) * N);
+  check_no_store_past(y, y0 + static_cast<size_t>(M) * N);
+  if (c.odd_y) CHECK(y.data()[0] == kSentinel);  // nothing stored before y
   CHECK(failures == 0);
 }
 
@@ -229,7 +233,9 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm at 64 rows a block, against 
   check_case(c);
   c.max_cluster = 16;  // 16 blocks of 24 columns
   check_case(c);
-  c.in_place = false;
+  c.odd_y = true;  // even N, y 2-byte aligned: each column stored (and read in place) alone
+  check_case(c);
+  c.in_place = false, c.odd_y = false;
   c.M = 5, c.N = 375, c.K = 200;  // 16 blocks, the last partial (15 columns: an odd last pair)
   check_case(c);
 }

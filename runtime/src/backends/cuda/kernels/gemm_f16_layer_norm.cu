@@ -72,7 +72,7 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
       !(a.eps >= 0.0f))
     return cudaErrorInvalidValue;
   if (!a.x || !a.w || !a.y || !a.gamma || !a.beta || a.x == a.y) return cudaErrorInvalidValue;
-  if ((a.M + kBM - 1) / kBM > 65535) return cudaErrorInvalidValue;  // grid.y
+  if ((a.M + a.block_rows - 1) / a.block_rows > 65535) return cudaErrorInvalidValue;  // grid.y
   if (!aligned(a.x, 16) || !aligned(a.w, 16) || !aligned(a.y, 2) || (a.residual && !aligned(a.residual, 2)) ||
       (a.bias && !aligned(a.bias, 4)) || !aligned(a.gamma, 4) || !aligned(a.beta, 4))
     return cudaErrorMisalignedAddress;

@@ -89,8 +89,11 @@ __device__ __forceinline__ float quad_sum(float v) {
 // grid (cluster, ⌈M / 64⌉), clusters of `cluster` blocks along x (block x covers columns
 // x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8, or 16: GemmF16LayerNormArgs::max_cluster).
 // pairs: N even, y and the residual 4-aligned (column pairs as one access).
+// __launch_bounds__(kThreads, 1): the shared memory already limits a multiprocessor to two blocks
+// (one from 64 columns), so the compiler may take up to 255 registers (at 128 columns the default
+// budget of 128 spilled).
 template <int BN>
-__global__ void __launch_bounds__(kThreads) gemm_f16_layer_norm_rows_kernel(GemmF16LayerNormArgs a, int cluster, bool pairs) {
+__global__ void __launch_bounds__(kThreads, 1) gemm_f16_layer_norm_rows_kernel(GemmF16LayerNormArgs a, int cluster, bool pairs) {
   static_assert(BN % 8 == 0 && BN >= 8, "block columns");
   constexpr int NT = BN / 8;  // n8 tiles of a warp (each warp covers every column)
   using L = Layout<BN>;
