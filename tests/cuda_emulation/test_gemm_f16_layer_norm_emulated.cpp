@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -144,16 +145,14 @@ void check_case(const Case& c) {
   CHECK(failures == 0);
 }
 
-}  // namespace
-
-TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters, every block width, against double",
-          "[cuda_emulation][gemm_f16_layer_norm]") {
-  // N: 100 (24 columns a block, 5 blocks, the last partial), 256 (32, 8 full), 384 (MiniLM: 48, 8),
-  // 500 (64, 8, partial), 600 (96, 7, partial), 1000 (128, 8, partial).
+// Every (N, M) of the lists at block_rows rows a block, K inside one stage and across several, with
+// and without bias and residual.
+void check_widths(int block_rows, std::initializer_list<int> widths, std::initializer_list<int> rows) {
   int index = 0;
-  for (int N : {100, 256, 384, 500, 600, 1000})
-    for (int M : {1, 16, 37}) {
+  for (int N : widths)
+    for (int M : rows) {
       Case c;
+      c.block_rows = block_rows;
       c.M = M, c.N = N;
       c.K = index % 3 == 0 ? 8 : index % 3 == 1 ? 200 : 384;
       c.bias = index % 4 != 3;
@@ -161,6 +160,15 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters, every block wid
       ++index;
       check_case(c);
     }
+}
+
+}  // namespace
+
+TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters, every block width, against double",
+          "[cuda_emulation][gemm_f16_layer_norm]") {
+  // N: 100 (24 columns a block, 5 blocks, the last partial), 256 (32, 8 full), 384 (MiniLM: 48, 8),
+  // 500 (64, 8, partial), 600 (96, 7, partial), 1000 (128, 8, partial).
+  check_widths(16, {100, 256, 384, 500, 600, 1000}, {1, 16, 37});
 }
 
 TEST_CASE("cuda emulation: fused linear + LayerNorm over a long K, and in place on its residual",
@@ -212,18 +220,7 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulat
 // in place, and MiniLM's down projection at a partial stage.
 TEST_CASE("cuda emulation: fused linear + LayerNorm at 64 rows a block, against double",
           "[cuda_emulation][gemm_f16_layer_norm]") {
-  int index = 0;
-  for (int N : {100, 256, 384, 501, 600, 1000})
-    for (int M : {1, 64, 100, 130}) {
-      Case c;
-      c.block_rows = 64;
-      c.M = M, c.N = N;
-      c.K = index % 3 == 0 ? 8 : index % 3 == 1 ? 200 : 384;
-      c.bias = index % 4 != 3;
-      c.residual = index % 5 != 4;
-      ++index;
-      check_case(c);
-    }
+  check_widths(64, {100, 256, 384, 501, 600, 1000}, {1, 64, 100, 130});
   Case c;
   c.block_rows = 64;
   c.M = 70, c.N = 384, c.K = 1544;  // MiniLM's FFN down projection, plus a partial stage
