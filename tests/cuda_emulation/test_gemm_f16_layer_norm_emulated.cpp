@@ -192,7 +192,24 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters of 16", "[cuda_e
   check_case(c);
 }
 
+TEST_CASE("cuda emulation: fused linear + LayerNorm in clusters of 4", "[cuda_emulation][gemm_f16_layer_norm]") {
+  // norm_cluster=4: MiniLM's 384 columns in 4 blocks of 96 (each row of x read by 4 blocks, not 8),
+  // at 16 and 64 rows a block; 300 columns: the last block partial (12 columns).
+  for (int block_rows : {16, 64}) {
+    Case c;
+    c.max_cluster = 4;
+    c.block_rows = block_rows;
+    c.M = 70, c.N = 384, c.K = 1544;
+    check_case(c);
+    c.M = 17, c.N = 300, c.K = 200;
+    c.in_place = true;
+    check_case(c);
+  }
+}
+
 TEST_CASE("cuda emulation: fused linear + LayerNorm block widths", "[cuda_emulation][gemm_f16_layer_norm]") {
+  CHECK(gemm_f16_layer_norm_columns(384, 4) == 96);  // MiniLM under norm_cluster=4
+  CHECK(gemm_f16_layer_norm_columns(768, 4) == 0);   // BERT-base: no block width (clusters of 8 then)
   CHECK(gemm_f16_layer_norm_columns(1) == 24);
   CHECK(gemm_f16_layer_norm_columns(192) == 24);
   CHECK(gemm_f16_layer_norm_columns(193) == 32);

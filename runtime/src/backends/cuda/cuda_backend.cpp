@@ -83,6 +83,9 @@ struct OpPlan {
   // when it is used.
   bool rows64 = false;
   bool rows64_16 = false;
+  // gemm_norm under norm_cluster=4: the GPU runs that kernel in clusters of 4 (checked at prepare;
+  // rows64 then says so of the 64-row build in clusters of 4, not 8).
+  bool cluster4 = false;
   // kLayerNorm, kEmbed
   const float* gamma = nullptr;
   const float* beta = nullptr;
@@ -195,10 +198,13 @@ struct CudaContext {
   // qkv_attention=fused|separate: where encrt's fp16 GEMM runs a QKV projection, its attention in
   // the same kernel for short sequences (fused, sm_90: OpPlan::qkv_attention) or not.
   bool qkv_attention_fused = true;
-  // norm_cluster=auto|8|16: the most blocks of a fused linear + LayerNorm or feed-forward kernel's
+  // norm_cluster=auto|4|8|16: the most blocks of a fused linear + LayerNorm or feed-forward kernel's
   // cluster (a row's columns over them): 16 halves each block's weights where the GPU runs such
   // clusters; auto (0) takes 16 where every block of the grid then has a multiprocessor of its own
-  // and the GPU runs all its clusters at once (gemm_f16_layer_norm_cluster_for), else 8.
+  // and the GPU runs all its clusters at once (gemm_f16_layer_norm_cluster_for), else 8. 4: the
+  // fused linear + LayerNorm kernel in clusters of up to 4 wider blocks (MiniLM: 96 columns), so
+  // that each row tile of x is read by 4 blocks instead of 8 (its other reads, the weights', do not
+  // change), where the GPU runs them; the feed-forward kernels keep 8. Unmeasured.
   int norm_cluster = 0;
   // norm_rows=auto|16|64: the rows a block of the fused linear + LayerNorm kernel takes: 16 (its K
   // split over the warps) or 64 (a warp a 16-row tile: 4× fewer weight reads); auto (0) 64 where
@@ -371,7 +377,8 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->qkv_attention_fused);
       !s)
     return s;
-  if (Status s = parse_choice(options, "norm_cluster", {std::pair{"auto", 0}, std::pair{"8", 8}, std::pair{"16", 16}},
+  if (Status s = parse_choice(options, "norm_cluster",
+                              {std::pair{"auto", 0}, std::pair{"4", 4}, std::pair{"8", 8}, std::pair{"16", 16}},
                               &c->norm_cluster);
       !s)
     return s;
@@ -760,7 +767,7 @@ void plan_ffn(CudaContext& c, const plan::Graph& g, int u) {
   if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device) != cudaSuccess) return;
   OpPlan& plan = c.plans[static_cast<size_t>(u)];
   plan.ffn_norm = ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 8) && ffn_layer_norm_prepare(w.K, w.N, 8) == cudaSuccess;
-  plan.cluster16 = plan.ffn_norm && c.norm_cluster != 8 && ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 16) &&
+  plan.cluster16 = plan.ffn_norm && (c.norm_cluster == 0 || c.norm_cluster == 16) && ffn_layer_norm_supported(c.cc_major, w.K, w.N, most, 16) &&
                    ffn_layer_norm_prepare(w.K, w.N, 16, &plan.active16) == cudaSuccess;
 }
 
@@ -841,8 +848,12 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
                      g.buffers[static_cast<size_t>(residual)].dtype == DType::kF16 &&
                      gemm_f16_layer_norm_supported(c.cc_major, w.N, w.K) &&
                      gemm_f16_layer_norm_prepare(w.N, 8) == cudaSuccess;  // the GPU can run its clusters
-    plan.cluster16 = plan.gemm_norm && c.norm_cluster != 8 && gemm_f16_layer_norm_prepare(w.N, 16, &plan.active16) == cudaSuccess;
-    plan.rows64 = plan.gemm_norm && c.norm_rows != 16 && gemm_f16_layer_norm_prepare(w.N, 8, nullptr, 64) == cudaSuccess;
+    plan.cluster16 = plan.gemm_norm && (c.norm_cluster == 0 || c.norm_cluster == 16) &&
+                     gemm_f16_layer_norm_prepare(w.N, 16, &plan.active16) == cudaSuccess;
+    plan.cluster4 = plan.gemm_norm && c.norm_cluster == 4 && gemm_f16_layer_norm_prepare(w.N, 4) == cudaSuccess;
+    // The 64-row build in each cluster size the 16-row one may take here.
+    const int cluster = plan.cluster4 ? 4 : 8;
+    plan.rows64 = plan.gemm_norm && c.norm_rows != 16 && gemm_f16_layer_norm_prepare(w.N, cluster, nullptr, 64) == cudaSuccess;
     plan.rows64_16 = plan.rows64 && plan.cluster16 && gemm_f16_layer_norm_prepare(w.N, 16, nullptr, 64) == cudaSuccess;
     if (plan.gemm_norm && (c.linear_norm == LinearNorm::kFfn || c.linear_norm == LinearNorm::kLayer) && i > 0)
       plan_ffn(c, g, i - 1);
@@ -1398,6 +1409,13 @@ int norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
   return c.norm_cluster == 16 ? 16 : gemm_f16_layer_norm_cluster_for(M, c.sms, p.active16);
 }
 
+// The most blocks of the fused linear + LayerNorm kernel's cluster for op plan p at M rows: as
+// norm_cluster_of, and 4 under norm_cluster=4 where the GPU runs such clusters (the feed-forward
+// kernels keep 8 there).
+int linear_norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
+  return p.cluster4 ? 4 : norm_cluster_of(c, p, M);
+}
+
 // The rows a block of the fused linear + LayerNorm kernel takes for op plan p at M rows in clusters
 // of up to max_cluster blocks (option norm_rows; 16 where the 64-row build was not prepared).
 int norm_rows_of(const CudaContext& c, const OpPlan& p, int M, int N, int max_cluster) {
@@ -1625,7 +1643,7 @@ Status enqueue_op(CudaContext& c, const backend::RunArgs& a, int i) {
         k.beta = ln_plan.beta;
         k.eps = ln.p<plan::LayerNormParams>().eps;
         k.y = ptr(a, ln.out(0));
-        k.max_cluster = norm_cluster_of(c, plan, M);
+        k.max_cluster = linear_norm_cluster_of(c, plan, M);
         k.block_rows = norm_rows_of(c, plan, M, k.N, k.max_cluster);
         return cuda_status(gemm_f16_layer_norm(k, s), "fp16 GEMM + LayerNorm kernel (tensor cores, clusters)");
       }
@@ -2002,8 +2020,8 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
       }
       if (mma_plan && mma_plan->gemm_norm)
         return "fp16 GEMM + LayerNorm kernel (tensor cores, mma.sync m16n8k16; the row over a thread-block cluster of " +
-               std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N) - 1) /
-                              gemm_f16_layer_norm_columns(p.weights->N)) +
+               std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N, mma_plan->cluster4 ? 4 : 8) - 1) /
+                              gemm_f16_layer_norm_columns(p.weights->N, mma_plan->cluster4 ? 4 : 8)) +
                (mma_plan->cluster16 ? " or, where the GPU runs all the rows' clusters at once (" +
                                           std::to_string(mma_plan->active16) + " of 16), " +
                                           std::to_string((p.weights->N + gemm_f16_layer_norm_columns(p.weights->N, 16) - 1) /
@@ -2149,7 +2167,7 @@ const char* const kTuneInt8Linears[] = {"auto", "int8", "f16", nullptr};
 const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "norm", "mma", nullptr};
 const char* const kTuneLinearNorm[] = {"ffn", "layer", "fused", "separate", nullptr};
 const char* const kTuneQkvAttention[] = {"fused", "separate", nullptr};
-const char* const kTuneNormCluster[] = {"auto", "8", "16", nullptr};
+const char* const kTuneNormCluster[] = {"auto", "8", "16", "4", nullptr};
 const char* const kTuneNormRows[] = {"auto", "16", "64", nullptr};
 const char* const kTuneAttention[] = {"auto", "mma", "simt", "int8", nullptr};
 const char* const kTuneAttentionSplit[] = {"auto", "on", "off", nullptr};

@@ -364,7 +364,7 @@ struct GemmF16LayerNormArgs {
   void* y = nullptr;  // fp16 [M, N]
   // The most blocks a cluster may have: 8 (portable: every sm_90 GPU runs them) or 16 (where
   // gemm_f16_layer_norm_prepare found that the GPU runs them: half the columns, so half the
-  // weights, a block).
+  // weights, a block), or 4 (twice the columns a block: each row of x read by half the blocks).
   int max_cluster = 8;
   // Rows a block: 16 (4 warps split each block's K: gemm_f16_layer_norm_kernel.cuh) or 64 (a warp
   // a 16-row tile over the whole K: gemm_f16_layer_norm_rows_kernel.cuh, 4× fewer weight reads for

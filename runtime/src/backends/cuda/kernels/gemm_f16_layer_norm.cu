@@ -67,7 +67,7 @@ cudaError_t launch_rows(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
 
 cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
   if (a.M == 0) return cudaSuccess;
-  if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || (a.max_cluster != 8 && a.max_cluster != 16) ||
+  if (a.M < 0 || a.N <= 0 || a.K <= 0 || a.K % 8 != 0 || (a.max_cluster != 4 && a.max_cluster != 8 && a.max_cluster != 16) ||
       (a.block_rows != kBM && a.block_rows != kRowsBM) || gemm_f16_layer_norm_columns(a.N, a.max_cluster) == 0 ||
       !(a.eps >= 0.0f))
     return cudaErrorInvalidValue;
@@ -82,7 +82,8 @@ cudaError_t gemm_f16_layer_norm(const GemmF16LayerNormArgs& a, cudaStream_t stre
 }
 
 cudaError_t gemm_f16_layer_norm_prepare(int N, int max_cluster, int* active_clusters, int block_rows) {
-  if ((max_cluster != 8 && max_cluster != 16) || (block_rows != kBM && block_rows != kRowsBM)) return cudaErrorInvalidValue;
+  if ((max_cluster != 4 && max_cluster != 8 && max_cluster != 16) || (block_rows != kBM && block_rows != kRowsBM))
+    return cudaErrorInvalidValue;
   return gemm_f16_norm::with_block_columns(gemm_f16_layer_norm_columns(N, max_cluster), [&](auto bn) {
     return block_rows == kRowsBM ? prepare_rows<decltype(bn)::value>(N, active_clusters)
                                  : prepare<decltype(bn)::value>(N, active_clusters);
