@@ -155,7 +155,7 @@ def main():
                      "fp16_gemm_auto_separate", "fp16_gemm_auto_cluster8", "int8_linears_int8", "int8_linears_f16",
                      "int8_fp16_gemm_auto", "fp16_attention_prefetch", "fp16_attention_occupancy6",
                      "fp16_attention_keys_whole", "fp16_gemm_auto_layer", "fp16_gemm_norm", "fp16_gemm_norm_rows16",
-                     "fp16_gemm_norm_cluster4"):
+                     "fp16_gemm_norm_cluster4", "fp16_gemm_norm_rows128_cluster4"):
             v = ms(f"{mode}_b{b}_s128")
             print(f"batch {b:2d} seq 128 {mode}: " + (f"{v * 1000:.1f} us" if v else "not measured"))
     # Issue 12: "int8 attention on the GPU where it pays; keep the faster". The whole model's GPU

@@ -289,6 +289,10 @@ bench "fp16_gemm_norm_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-opt
 bench "fp16_gemm_norm_rows16_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options fp16_gemm=norm,norm_rows=16
 # ... and in clusters of 4 blocks of 96 columns (x's rows read by 4 blocks instead of 8).
 bench "fp16_gemm_norm_cluster4_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 --backend-options fp16_gemm=norm,norm_cluster=4
+# ... and at 128 rows a block (8 warps) in those clusters: 32 × 4 blocks, one wave, about 88 MB of
+# L2 reads for the down projection (cuBLASLt's tiles: about 76 MB).
+bench "fp16_gemm_norm_rows128_cluster4_b32_s128" "$minilm/minilm.fp16.encrt" 32 128 \
+  --backend-options fp16_gemm=norm,norm_rows=128,norm_cluster=4
 # (What each fusion of fp16_gemm=auto gains at batch 1 and clusters of 8 against 16, and the int8
 # GEMM's tiles under int8_linears=int8: in the tunes, which try each of them with its parent's
 # values; each on its own in the full check.)
@@ -327,7 +331,7 @@ conformance_case int8_linears_int8 cuda:int8_linears=int8 "[models]" "ENCRT_CONF
 conformance_case int8_tile_128 cuda:int8_tile=128 "[int8_gemm]"
 conformance_case layer_tail cuda:fp16_gemm=mma,linear_norm=layer "[models]"
 conformance_case norm_rows64 cuda:fp16_gemm=mma,linear_norm=fused,norm_rows=64 "[models]"
-conformance_case norm_cluster4 cuda:fp16_gemm=mma,linear_norm=fused,norm_cluster=4 "[models]"
+conformance_case norm_rows128_cluster4 cuda:fp16_gemm=mma,linear_norm=fused,norm_rows=128,norm_cluster=4 "[models]"
 conformance_case attention_prefetch cuda:attention_split=off,attention_prefetch=on "[f16_attention],[bf16_attention]"
 conformance_case attention_occupancy6 cuda:attention_split=off,attention_occupancy=6 "[f16_attention],[bf16_attention]"
 conformance_case attention_keys_whole cuda:attention_split=off,attention_keys=whole "[f16_attention],[bf16_attention]"

@@ -54,20 +54,29 @@ struct Case {
   }
 };
 
-// The 16-row build (gemm_f16_layer_norm_kernel.cuh) or the 64-row one
-// (gemm_f16_layer_norm_rows_kernel.cuh), by a.block_rows, with the launcher's grid and pairs.
+// The 16-row build (gemm_f16_layer_norm_kernel.cuh) or the 64- or 128-row one
+// (gemm_f16_layer_norm_rows_kernel.cuh, 4 or 8 warps), by a.block_rows, with the launcher's grid
+// and pairs.
 void run_kernel(const GemmF16LayerNormArgs& a) {
   namespace norm = encrt::cuda::gemm_f16_norm;
   namespace rows = encrt::cuda::gemm_f16_norm_rows;
   const int bn = gemm_f16_layer_norm_columns(a.N, a.max_cluster);
   const int cluster = (a.N + bn - 1) / bn;
-  const int block_rows = a.block_rows == rows::kBM ? rows::kBM : norm::kBM;
+  const int block_rows = a.block_rows == 64 || a.block_rows == 128 ? a.block_rows : norm::kBM;
   const encrt::emulation::Index grid{static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + block_rows - 1) / block_rows), 1};
   const auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
   const bool pairs = a.N % 2 == 0 && aligned4(a.y) && (!a.residual || aligned4(a.residual));
   auto go = [&](auto bn_constant) {
     constexpr int BN = decltype(bn_constant)::value;
-    if (block_rows == rows::kBM)
+    if constexpr (BN <= rows::kMaxColumns8) {
+      if (block_rows == 128) {
+        encrt::emulation::launch_clusters(grid, cluster, 8 * 32, rows::Layout<BN, 8>::kBytes,
+                                          [&] { rows::gemm_f16_layer_norm_rows_kernel<BN, 8>(a, cluster, pairs); });
+        return cudaSuccess;
+      }
+    }
+    REQUIRE(block_rows != 128);  // (128 rows: up to 96 columns a block)
+    if (block_rows == 64)
       encrt::emulation::launch_clusters(grid, cluster, norm::kThreads, rows::Layout<BN>::kBytes,
                                         [&] { rows::gemm_f16_layer_norm_rows_kernel<BN>(a, cluster, pairs); });
     else
@@ -251,6 +260,24 @@ TEST_CASE("cuda emulation: fused linear + LayerNorm at 64 rows a block, against 
   check_case(c);
   c.in_place = false, c.odd_y = false;
   c.M = 5, c.N = 375, c.K = 200;  // 16 blocks, the last partial (15 columns: an odd last pair)
+  check_case(c);
+}
+
+// The 128-row build (8 warps, up to 96 columns a block): M inside and across 128-row tiles, the
+// widths up to 96 columns (clusters of 8 and of 4), in place, MiniLM's down projection.
+TEST_CASE("cuda emulation: fused linear + LayerNorm at 128 rows a block, against double",
+          "[cuda_emulation][gemm_f16_layer_norm]") {
+  check_widths(128, {100, 256, 384, 501, 600}, {1, 100, 130});
+  Case c;
+  c.block_rows = 128;
+  c.M = 200, c.N = 384, c.K = 1544;
+  check_case(c);
+  c.max_cluster = 4;  // 4 blocks of 96 columns
+  c.K = 384;
+  c.in_place = true;
+  check_case(c);
+  c.max_cluster = 16;  // 16 blocks of 24
+  c.in_place = false, c.odd_y = true;
   check_case(c);
 }
 

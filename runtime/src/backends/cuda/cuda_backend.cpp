@@ -83,6 +83,9 @@ struct OpPlan {
   // when it is used.
   bool rows64 = false;
   bool rows64_16 = false;
+  // gemm_norm under norm_rows=128: the GPU runs that kernel's 128-row build (8 warps; up to 96
+  // columns a block) in clusters of 8, or of 4 under norm_cluster=4.
+  bool rows128 = false;
   // gemm_norm under norm_cluster=4: the GPU runs that kernel in clusters of 4 (checked at prepare;
   // rows64 then says so of the 64-row build in clusters of 4, not 8).
   bool cluster4 = false;
@@ -206,9 +209,11 @@ struct CudaContext {
   // that each row tile of x is read by 4 blocks instead of 8 (its other reads, the weights', do not
   // change), where the GPU runs them; the feed-forward kernels keep 8. Unmeasured.
   int norm_cluster = 0;
-  // norm_rows=auto|16|64: the rows a block of the fused linear + LayerNorm kernel takes: 16 (its K
-  // split over the warps) or 64 (a warp a 16-row tile: 4× fewer weight reads); auto (0) 64 where
-  // that still gives every multiprocessor a block (gemm_f16_layer_norm_rows), else 16. Unmeasured.
+  // norm_rows=auto|16|64|128: the rows a block of the fused linear + LayerNorm kernel takes: 16 (its
+  // K split over the warps) or 64 (a warp a 16-row tile: 4× fewer weight reads) or 128 (8 such
+  // warps, up to 96 columns a block, not in clusters of 16; 64 or 16 as auto elsewhere); auto (0)
+  // 64 where that still gives every multiprocessor a block (gemm_f16_layer_norm_rows), else 16.
+  // Unmeasured.
   int norm_rows = 0;
   // pdl=auto|on|off: encrt's kernels start with programmatic dependent launch
   // (kernels/dependent_launch.cuh; sm_90 and newer). auto: on from sm_90 (measured on the H200,
@@ -382,7 +387,8 @@ Status create(const backend::Options& options, int, void** out) {
                               &c->norm_cluster);
       !s)
     return s;
-  if (Status s = parse_choice(options, "norm_rows", {std::pair{"auto", 0}, std::pair{"16", 16}, std::pair{"64", 64}},
+  if (Status s = parse_choice(options, "norm_rows",
+                              {std::pair{"auto", 0}, std::pair{"16", 16}, std::pair{"64", 64}, std::pair{"128", 128}},
                               &c->norm_rows);
       !s)
     return s;
@@ -855,6 +861,7 @@ void prepare_linear(CudaContext& c, const plan::Graph& g, int i, Upload* up, Pen
     const int cluster = plan.cluster4 ? 4 : 8;
     plan.rows64 = plan.gemm_norm && c.norm_rows != 16 && gemm_f16_layer_norm_prepare(w.N, cluster, nullptr, 64) == cudaSuccess;
     plan.rows64_16 = plan.rows64 && plan.cluster16 && gemm_f16_layer_norm_prepare(w.N, 16, nullptr, 64) == cudaSuccess;
+    plan.rows128 = plan.gemm_norm && c.norm_rows == 128 && gemm_f16_layer_norm_prepare(w.N, cluster, nullptr, 128) == cudaSuccess;
     if (plan.gemm_norm && (c.linear_norm == LinearNorm::kFfn || c.linear_norm == LinearNorm::kLayer) && i > 0)
       plan_ffn(c, g, i - 1);
     if (c.linear_norm == LinearNorm::kLayer && i >= 3) plan_layer_tail(c, g, i - 3);
@@ -1419,6 +1426,7 @@ int linear_norm_cluster_of(const CudaContext& c, const OpPlan& p, int M) {
 // The rows a block of the fused linear + LayerNorm kernel takes for op plan p at M rows in clusters
 // of up to max_cluster blocks (option norm_rows; 16 where the 64-row build was not prepared).
 int norm_rows_of(const CudaContext& c, const OpPlan& p, int M, int N, int max_cluster) {
+  if (c.norm_rows == 128 && p.rows128 && max_cluster != 16) return 128;
   if (!(max_cluster == 16 ? p.rows64_16 : p.rows64)) return 16;
   return c.norm_rows == 64 ? 64 : gemm_f16_layer_norm_rows(M, N, max_cluster, c.sms);
 }
@@ -2028,7 +2036,8 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
                                                          gemm_f16_layer_norm_columns(p.weights->N, 16))
                                     : std::string()) +
                " blocks; bias, residual and the next op's LayerNorm" +
-               (mma_plan->rows64 ? std::string(ctx(cv).norm_rows == 64 ? "; 64 rows a block"
+               (mma_plan->rows128 ? std::string("; 128 rows a block") :
+                mma_plan->rows64 ? std::string(ctx(cv).norm_rows == 64 ? "; 64 rows a block"
                                                                         : "; 64 rows a block where that still gives every "
                                                                           "multiprocessor a block, else 16")
                                  : std::string("; 16 rows a block")) +
@@ -2168,7 +2177,7 @@ const char* const kTuneFp16Gemm[] = {"cublaslt", "auto", "norm", "mma", nullptr}
 const char* const kTuneLinearNorm[] = {"ffn", "layer", "fused", "separate", nullptr};
 const char* const kTuneQkvAttention[] = {"fused", "separate", nullptr};
 const char* const kTuneNormCluster[] = {"auto", "8", "16", "4", nullptr};
-const char* const kTuneNormRows[] = {"auto", "16", "64", nullptr};
+const char* const kTuneNormRows[] = {"auto", "16", "64", "128", nullptr};
 const char* const kTuneAttention[] = {"auto", "mma", "simt", "int8", nullptr};
 const char* const kTuneAttentionSplit[] = {"auto", "on", "off", nullptr};
 const char* const kTuneAttentionKeys[] = {"auto", "whole", nullptr};

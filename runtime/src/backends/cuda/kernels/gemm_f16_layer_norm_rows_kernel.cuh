@@ -30,6 +30,9 @@
 // until its peers have read them. The residual may be y itself (in place): a block reads its own
 // columns of the residual before the first barrier and writes them after the second.
 //
+// The same code with 8 warps takes 128 rows a block (option norm_rows=128): each stage's weights
+// then serve 128 rows, for one block a multiprocessor.
+//
 // Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: the blocks of a
 // cluster run together there, launch_clusters).
 #pragma once
@@ -53,18 +56,23 @@ namespace encrt::cuda::gemm_f16_norm_rows {
 using gemm_f16_norm::kBlockK;  // 128 K values a stage
 using gemm_f16_norm::kLd;      // 320-byte shared rows
 using gemm_f16_norm::kStages;
-using gemm_f16_norm::kThreads;
-using gemm_f16_norm::kWarps;
-constexpr int kBM = kWarps * 16;  // 64 rows a block: one m16 tile a warp
+// A block: kWarps warps of 16 rows each: 4 (64 rows, the backend's choice for large batches,
+// gemm_f16_layer_norm_rows) or 8 (128 rows: half the weight reads again, for one block a
+// multiprocessor; option norm_rows=128, at most 96 columns a block so that its 3 stages fit).
+template <int kWarps>
+constexpr int kBMOf = kWarps * 16;
+constexpr int kBM = kBMOf<4>;
+constexpr int kMaxColumns8 = 96;  // the widest block of 8 warps (3 stages of 128 + 96 rows: 210 KB)
 
-// Dynamic shared memory: the stages (x's 64 rows, then w's BN rows, of each); then the rows'
+// Dynamic shared memory: the stages (x's BM rows, then w's BN rows, of each); then the rows'
 // partial statistics (sums, then squares).
-template <int BN>
+template <int BN, int kWarps = 4>
 struct Layout {
-  static constexpr size_t kStageA = static_cast<size_t>(kBM) * kLd * 2;
+  static constexpr int kRows = kBMOf<kWarps>;
+  static constexpr size_t kStageA = static_cast<size_t>(kRows) * kLd * 2;
   static constexpr size_t kStageB = static_cast<size_t>(BN) * kLd * 2;
   static constexpr size_t kStats = kStages * (kStageA + kStageB);
-  static constexpr size_t kBytes = kStats + 2 * kBM * sizeof(float);
+  static constexpr size_t kBytes = kStats + 2 * kRows * sizeof(float);
 };
 
 // Σ over the cluster's blocks of partial[row] for this thread's two rows (rank order), after one
@@ -86,17 +94,21 @@ __device__ __forceinline__ float quad_sum(float v) {
   return v;
 }
 
-// grid (cluster, ⌈M / 64⌉), clusters of `cluster` blocks along x (block x covers columns
-// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 8, or 16: GemmF16LayerNormArgs::max_cluster).
-// pairs: N even, y and the residual 4-aligned (column pairs as one access).
-// __launch_bounds__(kThreads, 1): the shared memory already limits a multiprocessor to two blocks
-// (one from 64 columns), so the compiler may take up to 255 registers (at 128 columns the default
-// budget of 128 spilled).
-template <int BN>
-__global__ void __launch_bounds__(kThreads, 1) gemm_f16_layer_norm_rows_kernel(GemmF16LayerNormArgs a, int cluster, bool pairs) {
+// grid (cluster, ⌈M / BM⌉), clusters of `cluster` blocks along x (block x covers columns
+// x·BN .. x·BN + BN − 1; cluster = ⌈N / BN⌉ ≤ 4, 8 or 16: GemmF16LayerNormArgs::max_cluster),
+// 32 · kWarps threads a block. pairs: N even, y and the residual 4-aligned (column pairs as one
+// access). __launch_bounds__(threads, 1): the shared memory already limits a multiprocessor to two
+// blocks (one from 64 columns, or of 8 warps), so the compiler may take up to 255 registers (at 128
+// columns the default budget of 128 spilled).
+template <int BN, int kWarps = 4>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    gemm_f16_layer_norm_rows_kernel(GemmF16LayerNormArgs a, int cluster, bool pairs) {
   static_assert(BN % 8 == 0 && BN >= 8, "block columns");
+  static_assert(kWarps == 4 || (kWarps == 8 && BN <= kMaxColumns8), "a block of 4 warps, or of 8 up to 96 columns");
   constexpr int NT = BN / 8;  // n8 tiles of a warp (each warp covers every column)
-  using L = Layout<BN>;
+  constexpr int kThreads = kWarps * 32;
+  constexpr int kRows = kBMOf<kWarps>;  // BM
+  using L = Layout<BN, kWarps>;
 #ifdef ENCRT_CUDA_HOST_EMULATION
   unsigned char* smem = encrt::emulation::dynamic_shared_memory();
 #else
@@ -105,8 +117,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_f16_layer_norm_rows_kernel(G
   __half* stage_a = reinterpret_cast<__half*>(smem);
   __half* stage_b = reinterpret_cast<__half*>(smem + kStages * L::kStageA);
   float* sums = reinterpret_cast<float*>(smem + L::kStats);
-  float* squares = sums + kBM;
-  const int m0 = static_cast<int>(blockIdx.y) * kBM;
+  float* squares = sums + kRows;
+  const int m0 = static_cast<int>(blockIdx.y) * kRows;
   const int n0 = cluster_rank() * BN;  // grid.x is the cluster: blockIdx.x = rank
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
   const int g = lane >> 2, t = lane & 3;
@@ -123,7 +135,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_f16_layer_norm_rows_kernel(G
                                                                   step * kBlockK);
       },
       [&](int slot, int step) {
-        mma_gemm_f16::load_rows_async<kBM, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, a.M, a.K, m0,
+        mma_gemm_f16::load_rows_async<kRows, kBlockK, kLd, kThreads>(stage_a + slot * (L::kStageA / 2), x, a.M, a.K, m0,
                                                                    step * kBlockK);
       },
       [&](int slot) {
