@@ -14,74 +14,52 @@ using gemm_f16_norm::kBM;
 using gemm_f16_norm::kThreads;
 using gemm_f16_norm::Layout;
 using gemm_f16_norm_rows::gemm_f16_layer_norm_rows_kernel;
+template <int BN, int kWarps>
+using RowsLayout = gemm_f16_norm_rows::Layout<BN, kWarps>;
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-template <int BN>
-cudaError_t prepare(int N, int* active_clusters) {
-  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_kernel<BN>>(static_cast<int>(Layout<BN>::kBytes));
-      e != cudaSuccess)
-    return e;
-  return clusters_fit(gemm_f16_layer_norm_kernel<BN>, static_cast<unsigned>((N + BN - 1) / BN), kThreads, Layout<BN>::kBytes,
-                      active_clusters);
+// One build of the kernel (its function, threads, dynamic shared memory, rows a block): at session
+// creation, raises its shared-memory limit and checks its clusters; at a run, launches it on
+// a's rows, the kernel's arguments after (a, cluster) being `extra`.
+template <auto kKernel, int BN>
+cudaError_t prepare_build(int N, unsigned threads, size_t bytes, int* active_clusters) {
+  if (const cudaError_t e = set_up_kernel_once<kKernel>(static_cast<int>(bytes)); e != cudaSuccess) return e;
+  return clusters_fit(kKernel, static_cast<unsigned>((N + BN - 1) / BN), threads, bytes, active_clusters);
 }
-
-// The 64- or 128-row build (4 or 8 warps); cudaErrorInvalidValue for 128 rows past 96 columns.
-template <int BN, int kWarps>
-cudaError_t prepare_rows(int N, int* active_clusters) {
-  if constexpr (kWarps == 8 && BN > gemm_f16_norm_rows::kMaxColumns8) {
-    (void)N, (void)active_clusters;
-    return cudaErrorInvalidValue;
-  } else {
-    using L = gemm_f16_norm_rows::Layout<BN, kWarps>;
-    constexpr auto kernel = gemm_f16_layer_norm_rows_kernel<BN, kWarps>;
-    if (const cudaError_t e = set_up_kernel_once<kernel>(static_cast<int>(L::kBytes)); e != cudaSuccess) return e;
-    return clusters_fit(kernel, static_cast<unsigned>((N + BN - 1) / BN), kWarps * 32, L::kBytes, active_clusters);
-  }
-}
-
-template <int BN>
-cudaError_t launch(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
-  if (const cudaError_t e = set_up_kernel_once<gemm_f16_layer_norm_kernel<BN>>(static_cast<int>(Layout<BN>::kBytes));
-      e != cudaSuccess)
-    return e;
+template <auto kKernel, int BN, class... Extra>
+cudaError_t launch_build(const GemmF16LayerNormArgs& a, int rows, unsigned threads, size_t bytes, cudaStream_t stream,
+                         Extra... extra) {
+  if (const cudaError_t e = set_up_kernel_once<kKernel>(static_cast<int>(bytes)); e != cudaSuccess) return e;
   const int cluster = (a.N + BN - 1) / BN;
-  const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + kBM - 1) / kBM));
-  const cudaError_t e = launch_kernel_in_clusters(gemm_f16_layer_norm_kernel<BN>, grid, kThreads, Layout<BN>::kBytes,
-                                                  static_cast<unsigned>(cluster), stream, a, cluster);
+  const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + rows - 1) / rows));
+  const cudaError_t e =
+      launch_kernel_in_clusters(kKernel, grid, threads, bytes, static_cast<unsigned>(cluster), stream, a, cluster, extra...);
   return e != cudaSuccess ? e : cudaGetLastError();
 }
 
-template <int BN, int kWarps>
-cudaError_t launch_rows(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
-  if constexpr (kWarps == 8 && BN > gemm_f16_norm_rows::kMaxColumns8) {
-    (void)a, (void)stream;
-    return cudaErrorInvalidValue;
-  } else {
-    using L = gemm_f16_norm_rows::Layout<BN, kWarps>;
-    constexpr auto kernel = gemm_f16_layer_norm_rows_kernel<BN, kWarps>;
-    if (const cudaError_t e = set_up_kernel_once<kernel>(static_cast<int>(L::kBytes)); e != cudaSuccess) return e;
-    const int cluster = (a.N + BN - 1) / BN;
-    const dim3 grid(static_cast<unsigned>(cluster), static_cast<unsigned>((a.M + L::kRows - 1) / L::kRows));
-    const bool pairs = a.N % 2 == 0 && aligned(a.y, 4) && (!a.residual || aligned(a.residual, 4));
-    const cudaError_t e = launch_kernel_in_clusters(kernel, grid, kWarps * 32, L::kBytes, static_cast<unsigned>(cluster),
-                                                    stream, a, cluster, pairs);
-    return e != cudaSuccess ? e : cudaGetLastError();
-  }
-}
-
-// The build for block_rows 16, 64 or 128 (checked by the callers).
-template <int BN>
-cudaError_t launch_any(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
-  if (a.block_rows == 128) return launch_rows<BN, 8>(a, stream);
-  if (a.block_rows == 64) return launch_rows<BN, 4>(a, stream);
-  return launch<BN>(a, stream);
-}
+// The build for block_rows 16, 64 or 128 (checked by the callers; 128 rows: up to 96 columns a
+// block, cudaErrorInvalidValue past them).
 template <int BN>
 cudaError_t prepare_any(int N, int* active_clusters, int block_rows) {
-  if (block_rows == 128) return prepare_rows<BN, 8>(N, active_clusters);
-  if (block_rows == 64) return prepare_rows<BN, 4>(N, active_clusters);
-  return prepare<BN>(N, active_clusters);
+  if (block_rows == 16)
+    return prepare_build<gemm_f16_layer_norm_kernel<BN>, BN>(N, kThreads, Layout<BN>::kBytes, active_clusters);
+  if (block_rows == 64)
+    return prepare_build<gemm_f16_layer_norm_rows_kernel<BN, 4>, BN>(N, 4 * 32, RowsLayout<BN, 4>::kBytes, active_clusters);
+  if constexpr (BN <= gemm_f16_norm_rows::kMaxColumns8)
+    return prepare_build<gemm_f16_layer_norm_rows_kernel<BN, 8>, BN>(N, 8 * 32, RowsLayout<BN, 8>::kBytes, active_clusters);
+  return cudaErrorInvalidValue;
+}
+template <int BN>
+cudaError_t launch_any(const GemmF16LayerNormArgs& a, cudaStream_t stream) {
+  if (a.block_rows == 16)
+    return launch_build<gemm_f16_layer_norm_kernel<BN>, BN>(a, kBM, kThreads, Layout<BN>::kBytes, stream);
+  const bool pairs = a.N % 2 == 0 && aligned(a.y, 4) && (!a.residual || aligned(a.residual, 4));
+  if (a.block_rows == 64)
+    return launch_build<gemm_f16_layer_norm_rows_kernel<BN, 4>, BN>(a, 64, 4 * 32, RowsLayout<BN, 4>::kBytes, stream, pairs);
+  if constexpr (BN <= gemm_f16_norm_rows::kMaxColumns8)
+    return launch_build<gemm_f16_layer_norm_rows_kernel<BN, 8>, BN>(a, 128, 8 * 32, RowsLayout<BN, 8>::kBytes, stream, pairs);
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace
