@@ -147,8 +147,10 @@ print('GPU ms min %.4f median %.4f, wall ms median %.4f' % (g.get('min', -1), g.
 # side with the best (GPU time); prints the options taken and the refusals or disagreements, and
 # keeps the options taken in tuned_LABEL.txt (empty: the defaults), which the benches and accuracy
 # checks of the tuned options read (tuned_options).
-# A tune that runs out of time has most likely met a candidate that hangs (a kernel that never
-# ends): every later tune would meet it too, so they are skipped (the log names the last trial).
+# Each tune starts no candidate after 70 s (--max-seconds: the result then names the first one not
+# tried), so that a slow search does not lose its result; one that still runs out of the 90 s has
+# most likely met a candidate that hangs (a kernel that never ends): every later tune would meet it
+# too, so they are skipped (the log names the last trial).
 tune_hung=""
 tune() {  # label model batch seq min_cosine
   local label=$1 model=$2 batch=$3 seq=$4 min_cosine=$5 json status
@@ -158,7 +160,7 @@ tune() {  # label model batch seq min_cosine
   fi
   # (each trial is printed on stderr as it ends: a crash in a candidate leaves the ones before it)
   timeout 90 "$encrt" tune "$model" --backend cuda --batch "$batch" --seq "$seq" --iters 20 --rounds 3 \
-    --min-cosine "$min_cosine" --json >"$results/tune_$label.log" 2>&1
+    --min-cosine "$min_cosine" --max-seconds 70 --json >"$results/tune_$label.log" 2>&1
   status=$?
   [[ $status -eq 124 ]] && tune_hung=$label
   json=$(tail -1 "$results/tune_$label.log")
@@ -169,6 +171,8 @@ import json, sys
 d = json.loads(sys.argv[1])
 print("best %s: %.1f us against the defaults' %.1f us (%.2fx)" % (d["options"] or "the defaults", d["tuned_ms"] * 1000,
       d["default_ms"] * 1000, d["default_ms"] / d["tuned_ms"]))
+if d.get("stopped_before"):
+    print("  STOPPED after 70 s of candidates, before %s (it and the ones after it not tried)" % d["stopped_before"])
 for t in d["trials"]:
     if t["outcome"] in ("refused", "failed"):
         print("  %s %s: %s" % (t["option"], t["outcome"], t["detail"][:150]))

@@ -121,12 +121,48 @@ TEST_CASE("tuning: the search rejects wrong answers, takes what is faster, recor
     bad.min_cosine = 2.0;
     CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
     bad = t;
+    bad.max_seconds = -1.0;
+    CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
+    bad = t;
     bad.seq = 0;
     CHECK(tune_backend_options(*model, base, bad, &r).code() == StatusCode::kInvalidArgument);
     CHECK(tune_backend_options(*model, base, t, nullptr).code() == StatusCode::kInvalidArgument);
     SessionOptions unknown = base;
     unknown.backend_options["no_such_option"] = "1";
     CHECK(tune_backend_options(*model, unknown, t, &r).code() == StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("tuning: a time budget stops the search before its next candidate", "[conformance][tuning]") {
+  MockSearch s;
+  if (!mock_search("20000", &s)) return;  // 20 ms a run: a trial takes a few hundred ms
+  s.t.iters = 2;
+  s.t.rounds = 2;
+  TuneResult r;
+  SECTION("spent before the first candidate: the defaults, timed, and where it stopped") {
+    s.t.max_seconds = 1e-9;
+    REQUIRE(tune_backend_options(*s.model, s.base, s.t, &r).is_ok());
+    CHECK(r.trials.empty());
+    CHECK(r.stopped_before == "path=b");  // the mock table's first candidate
+    CHECK(r.options == s.base.backend_options);
+    CHECK(r.default_ms > 15.0);
+    CHECK(r.tuned_ms == r.default_ms);
+  }
+  SECTION("spent after a few: those trials, nothing after") {
+    s.t.max_seconds = 0.2;  // a trial here takes at least 0.3 s (its warm-up and 8 timed runs of 20-31 ms)
+    REQUIRE(tune_backend_options(*s.model, s.base, s.t, &r).is_ok());
+    REQUIRE_FALSE(r.trials.empty());
+    CHECK(r.trials.front().option == "path=b");
+    CHECK_FALSE(r.stopped_before.empty());
+    CHECK(trial(r, r.stopped_before) == nullptr);  // not tried
+    CHECK(r.trials.size() < 4);                    // the whole search: 8 (below)
+    CHECK(r.default_ms > 0.0);
+  }
+  SECTION("no budget: every candidate") {
+    REQUIRE(tune_backend_options(*s.model, s.base, s.t, &r).is_ok());
+    CHECK(r.stopped_before.empty());
+    CHECK(trial(r, "path=b,path_boost=on"));
+    CHECK(r.trials.size() == 8);
   }
 }
 

@@ -2,7 +2,8 @@
 """`encrt tune` through the CLI: the bert_plain fixture converted to int8, tuned on the cpu backend
 (--json): every trial of the backend's table is there with an outcome, refusals carry their
 message, every measured trial agrees with the defaults, and the options it prints create a session
-(`encrt bench --backend-options ...` runs); the text output names the best options; bad arguments
+(`encrt bench --backend-options ...` runs); --max-seconds stops before the next candidate; the text
+output names the best options; bad arguments
 and a model that is not there fail with their exit codes (usage 2, error 1).
   cli_tune_check.py --encrt build/bin/encrt [--tmp DIR]
 Needs only Python's standard library."""
@@ -45,6 +46,19 @@ def main():
         if t["outcome"] in ("taken", "not faster"):
             expect(t["ms"] > 0 and t["best_ms"] > 0, f"unmeasured: {t}")
     expect(d["default_ms"] > 0 and d["tuned_ms"] > 0, f"final times: {d}")
+    expect(d["stopped_before"] == "", f"no time budget, yet stopped: {d['stopped_before']}")
+
+    # --max-seconds: a budget spent before the first candidate ends with none tried, says which it
+    # stopped before, and still gives the defaults' options and time.
+    rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape, "--max-seconds", "0.000001", "--json"])
+    expect(rc == 0, f"tune --max-seconds: exit {rc}: {err}")
+    b = json.loads(out.strip().splitlines()[-1])
+    expect(b["trials"] == [] and b["stopped_before"] == d["trials"][0]["option"] and b["default_ms"] > 0,
+           f"--max-seconds 0.000001: {b}")
+    rc, out, err = run([encrt, "tune", model, "--backend", "cpu", *shape, "--max-seconds", "0.000001"])
+    expect(rc == 0 and "stopped " in out, f"--max-seconds, text: exit {rc}: {out}{err}")
+    rc, out, err = run([encrt, "tune", model, "--max-seconds", "-1"])
+    expect(rc == 1 and "max_seconds" in err, f"--max-seconds -1: exit {rc}: {err}")
 
     bench = [encrt, "bench", model, "--backend", "cpu", "--batch", "2", "--seq", "16", "--iters", "1", "--warmup", "0"]
     if d["options"]:

@@ -503,6 +503,10 @@ struct TuneOptions {
   int rounds = 3;            // alternating measurements per comparison
   double min_gain = 0.03;    // a candidate is taken when at least 3% faster
   double min_cosine = 0.99;  // ... and when every token's hidden state agrees with the defaults'
+  // > 0: no candidate is started once this many seconds have passed since the first one began (the
+  // defaults' session and the final comparison come on top; the result is the best found by then,
+  // and says which candidate it stopped before); 0: no limit.
+  double max_seconds = 0.0;
   std::function<void(const TuneTrial&)> progress;  // optional: called after each trial
 };
 struct TuneResult {
@@ -512,6 +516,9 @@ struct TuneResult {
   bool device_time = false;                     // the times are the device's own (GPU time), not wall
   double default_ms = -1.0, tuned_ms = -1.0;    // base against the result, side by side at the end
   std::vector<TuneTrial> trials;
+  // Where TuneOptions::max_seconds ran out: the first candidate not tried ("key=value"; it and the
+  // ones after it were not tried); empty: every candidate was.
+  std::string stopped_before;
 };
 // Every session it creates is planned for the shape it runs (max_batch = batch, max_seq = seq;
 // base's are not used). Errors: the base session cannot be created or run (a shape the model does

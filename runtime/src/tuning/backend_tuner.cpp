@@ -183,6 +183,7 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
     return invalid_argument("tune_backend_options: iters must be in [1, 100000] and rounds in [1, 1000]");
   if (!(t.min_cosine >= -1.0 && t.min_cosine <= 1.0) || !(t.min_gain >= 0.0 && t.min_gain < 1.0))
     return invalid_argument("tune_backend_options: min_cosine must be in [-1, 1] and min_gain in [0, 1)");
+  if (!(t.max_seconds >= 0.0)) return invalid_argument("tune_backend_options: max_seconds must be 0 (no limit) or more");
   *out = TuneResult{};
   SessionOptions options = base;
   options.max_batch = t.batch;  // sessions planned for the shape they run
@@ -200,6 +201,7 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
     if (u.name == out->backend) out->backend_summary = u.summary;
   const backend::BackendInterface* table = nullptr;
   if (Status st = backend::find_backend(out->backend, &table); !st) return st;
+  const auto started = std::chrono::steady_clock::now();  // the candidates' time (TuneOptions::max_seconds)
 
   SessionOptions best = options;
   std::unique_ptr<Session> best_session;  // null: the defaults' session is the best so far
@@ -216,8 +218,14 @@ Status tune_backend_options(const Model& model, const SessionOptions& base, cons
       if (v == *x) return true;
     return false;
   };
-  // One candidate against the best so far; taken: the best from now on. Its trial's outcome.
-  auto attempt = [&](SessionOptions candidate, std::string option) {
+  // One candidate against the best so far; taken: the best from now on. Its trial's outcome; "not
+  // tried" (no trial) once the time budget is spent.
+  auto attempt = [&](SessionOptions candidate, std::string option) -> std::string {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!out->stopped_before.empty() || (t.max_seconds > 0.0 && elapsed >= t.max_seconds)) {
+      if (out->stopped_before.empty()) out->stopped_before = option;
+      return "not tried";
+    }
     TuneTrial trial;
     trial.option = std::move(option);
     std::unique_ptr<Session> s;
