@@ -2036,7 +2036,7 @@ std::string implementation(const void* cv, const plan::Graph& g, const Op& op) {
                                                          gemm_f16_layer_norm_columns(p.weights->N, 16))
                                     : std::string()) +
                " blocks; bias, residual and the next op's LayerNorm" +
-               (mma_plan->rows128 ? std::string("; 128 rows a block") :
+               (mma_plan->rows128 ? std::string("; 128 rows a block") + (mma_plan->cluster16 ? " (in clusters of 16: 64 or 16)" : "") :
                 mma_plan->rows64 ? std::string(ctx(cv).norm_rows == 64 ? "; 64 rows a block"
                                                                         : "; 64 rows a block where that still gives every "
                                                                           "multiprocessor a block, else 16")
