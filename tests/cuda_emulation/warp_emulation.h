@@ -1,6 +1,7 @@
 // Just enough of CUDA's execution model on the host to run a kernel's own source there: one
 // fiber per CUDA thread of a block (blocks one after another, the fibers of one host thread taking
-// turns at each barrier: far cheaper than as many host threads), __syncthreads as a barrier of
+// turns at each barrier, under one of three schedules that expose a missing barrier in different
+// ways (Schedule, below): far cheaper than as many host threads), __syncthreads as a barrier of
 // the block, the warp's shuffles and votes through exchange slots and a barrier of the warp, and
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (and .bf16.bf16) computed from the fragments as the PTX
 // ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
@@ -98,23 +99,24 @@ struct Index {
 };
 
 // The running block's fibers (launch_blocks, at the end): a thread that waits at a barrier has
-// arrived (the block made progress), then lets the others run until the barrier opens.
-inline void arrived_at_barrier();
-inline void yield_to_other_threads();
+// arrived (the block made progress), then lets the others run until the barrier opens (its
+// generation moves past the one it arrived in; the scheduler runs it again only then).
+inline void barrier_opened();
+inline void wait_until_changed(const long* generation, long arrived_in);
 
 // A reusable barrier of n threads (fibers of one host thread: no lock needed).
 class Barrier {
  public:
   explicit Barrier(int n) : n_(n) {}
   void wait() {
-    arrived_at_barrier();
     const long generation = generation_;
     if (++waiting_ == n_) {
       waiting_ = 0;
       ++generation_;
+      barrier_opened();
       return;
     }
-    while (generation_ == generation) yield_to_other_threads();
+    wait_until_changed(&generation_, generation);
   }
 
  private:
@@ -274,11 +276,63 @@ using std::isnan;
 
 namespace encrt::emulation {
 
+// How the threads of a block (or of a cluster) take turns, each running until it waits at a
+// barrier whose other threads have not all arrived (or ends). Every one is a schedule the hardware
+// may follow; a race shows under some and not under others: a read of another thread's write
+// without a barrier between them finds the old bytes where the reader runs first, and a write over
+// what another thread has yet to read (a buffer reused before the barrier that frees it) clobbers
+// it where the writer runs first.
+//   alternating: rounds up the threads and down again, each thread running once a round; the
+//     threads of a block keep close together.
+//   first_ahead: the lowest-numbered thread that can run (the cluster's rank, then the thread) runs;
+//     warp 0, and a cluster's block 0, get as far as their barriers let them before the rest start.
+//   last_ahead: the same from the highest-numbered thread down.
+//   cycle (the default): the three in turn, one block (or cluster) after another, counted over the
+//     whole process, so that every kernel a test launches more than once meets them all.
+// ENCRT_EMULATION_SCHEDULE=alternating|first_ahead|last_ahead|cycle chooses one for a whole run.
+enum class Schedule { alternating, first_ahead, last_ahead, cycle };
+
+inline const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::alternating: return "alternating";
+    case Schedule::first_ahead: return "first_ahead";
+    case Schedule::last_ahead: return "last_ahead";
+    case Schedule::cycle: return "cycle";
+  }
+  return "?";
+}
+
+inline Schedule schedule_from_environment() {
+  const char* v = std::getenv("ENCRT_EMULATION_SCHEDULE");
+  if (!v || !*v) return Schedule::cycle;
+  for (Schedule s : {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead, Schedule::cycle})
+    if (std::strcmp(v, schedule_name(s)) == 0) return s;
+  std::fprintf(stderr, "warp_emulation: ENCRT_EMULATION_SCHEDULE=%s: not alternating, first_ahead, last_ahead or cycle\n", v);
+  std::abort();
+}
+
+// The schedule of every launch from now on (a test that needs one sets it, and puts back cycle).
+inline Schedule& schedule() {
+  static Schedule s = schedule_from_environment();
+  return s;
+}
+
+// The schedule the next block (or cluster) runs under, and, for alternating, whether its first
+// round goes down the threads.
+inline Schedule next_block_schedule(bool& descending_first) {
+  static long blocks = 0;
+  const long n = blocks++;
+  descending_first = (n / 3) % 2 != 0;
+  if (schedule() != Schedule::cycle) return schedule();
+  constexpr Schedule kTurns[3] = {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead};
+  return kTurns[n % 3];
+}
+
 // The threads of the running blocks (one, or the blocks of a cluster) as fibers (ucontext) of the
-// calling host thread: each runs until it waits at a barrier (yield_to_other_threads), then the
-// next one runs, round robin. A round in which no fiber arrived at a barrier or finished is a
-// deadlock (a barrier that not every thread reaches): it is reported and the test aborts, rather
-// than hangs.
+// calling host thread, taking turns as the schedule says. A thread that waits at a barrier records
+// which (wait_until_changed), so the scheduler runs it again only once that barrier has opened. No
+// thread able to run while some have not ended is a deadlock (a barrier that not every thread
+// reaches): it is reported and the test aborts, rather than hangs.
 class Fibers {
  public:
   Fibers(int fibers, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(fibers)) {
@@ -306,8 +360,11 @@ class Fibers {
     const int threads = blocks[0].threads;
     copies_.assign(contexts_.size(), ThreadCopies{});  // a block's copies never waited for: dropped
     done_.assign(contexts_.size(), false);
+    waiting_on_.assign(contexts_.size(), nullptr);
+    arrived_in_.assign(contexts_.size(), 0);
     live_ = fibers;
     blocks_ = blocks;
+    indices_ = indices;
     threads_ = threads;
     block_done_.assign(static_cast<size_t>(count), 0);
     for (int t = 0; t < fibers; ++t) {
@@ -318,36 +375,44 @@ class Fibers {
       c.uc_link = &scheduler_;
       makecontext(&c, &Fibers::entry, 0);
     }
-    // Rounds go up and down the threads alternately, and blocks start in turn one way and the
-    // other: a read of another thread's write that lacks its barrier then finds the write not yet
-    // made in one of them (a race the order of one host thread would hide).
-    bool descending = (indices[0].x + indices[0].y + indices[0].z) % 2 != 0;
-    while (live_ > 0) {
-      const long progress = progress_;
-      for (int i = 0; i < fibers; ++i) {
-        const int f = descending ? fibers - 1 - i : i;
-        if (done_[static_cast<size_t>(f)]) continue;
-        current_ = f;
-        const int b = f / threads;
-        thread_index = {static_cast<unsigned>(f % threads), 0, 0};
-        block_index = indices[b];
-        current_block() = &blocks[b];
-        swapcontext(&scheduler_, &contexts_[static_cast<size_t>(f)]);
+    bool descending = false;
+    schedule_ = next_block_schedule(descending);
+    if (schedule_ == Schedule::alternating) {
+      while (live_ > 0) {
+        bool ran = false;
+        for (int i = 0; i < fibers; ++i) {
+          const int f = descending ? fibers - 1 - i : i;
+          if (!runnable(f)) continue;
+          resume(f);
+          ran = true;
+        }
+        if (!ran) deadlock(count);
+        descending = !descending;
       }
-      if (live_ > 0 && progress == progress_) {
-        std::fprintf(stderr, "warp_emulation: block (%u, %u, %u)%s deadlocks: a barrier that not every thread reaches\n",
-                     indices[0].x, indices[0].y, indices[0].z, count > 1 ? "'s cluster" : "");
-        std::abort();
+    } else {
+      // The first thread in the schedule's order that can run, runs. Only a barrier that opens
+      // lets a thread earlier in the order run again, so the search goes on from where it stopped
+      // until one does.
+      const bool down = schedule_ == Schedule::last_ahead;
+      int i = 0;
+      while (live_ > 0) {
+        while (i < fibers && !runnable(down ? fibers - 1 - i : i)) ++i;
+        if (i == fibers) deadlock(count);
+        const long opened = opened_;
+        resume(down ? fibers - 1 - i : i);
+        if (opened_ != opened) i = 0;
       }
-      descending = !descending;
     }
   }
 
-  void arrived() { ++progress_; }
-  // The running fiber waits: the next one runs.
-  void yield() {
+  // The running thread waits at a barrier, arrived in `arrived_in` of its generations: the next
+  // one runs.
+  void wait_at(const long* generation, long arrived_in) {
+    waiting_on_[static_cast<size_t>(current_)] = generation;
+    arrived_in_[static_cast<size_t>(current_)] = arrived_in;
     swapcontext(&contexts_[static_cast<size_t>(current_)], &scheduler_);
   }
+  void opened() { ++opened_; }
 
   static Fibers*& running() {
     static Fibers* fibers = nullptr;
@@ -357,12 +422,32 @@ class Fibers {
  private:
   static constexpr size_t kStackBytes = 256 * 1024;
 
+  bool runnable(int f) const {
+    const size_t i = static_cast<size_t>(f);
+    return !done_[i] && (!waiting_on_[i] || *waiting_on_[i] != arrived_in_[i]);
+  }
+
+  void resume(int f) {
+    current_ = f;
+    const int b = f / threads_;
+    thread_index = {static_cast<unsigned>(f % threads_), 0, 0};
+    block_index = indices_[b];
+    current_block() = &blocks_[b];
+    waiting_on_[static_cast<size_t>(f)] = nullptr;
+    swapcontext(&scheduler_, &contexts_[static_cast<size_t>(f)]);
+  }
+
+  [[noreturn]] void deadlock(int count) const {
+    std::fprintf(stderr, "warp_emulation: block (%u, %u, %u)%s deadlocks under the %s schedule: a barrier that not every thread reaches\n",
+                 indices_[0].x, indices_[0].y, indices_[0].z, count > 1 ? "'s cluster" : "", schedule_name(schedule_));
+    std::abort();
+  }
+
   static void entry() {
     Fibers& f = *running();
     f.kernel_();
     f.done_[static_cast<size_t>(f.current_)] = true;
     --f.live_;
-    ++f.progress_;
     // A block whose threads have all ended has left its multiprocessor: its shared memory is
     // garbage from now on, so a peer that still reads it (a cluster without its last barrier)
     // reads garbage, as it may on the device.
@@ -376,17 +461,25 @@ class Fibers {
   std::vector<ucontext_t> contexts_;
   std::vector<std::unique_ptr<char[]>> stacks_;
   std::vector<bool> done_;
+  std::vector<const long*> waiting_on_;  // the barrier's generation a thread waits on (nullptr: none)
+  std::vector<long> arrived_in_;
   std::vector<ThreadCopies> copies_;
   ucontext_t scheduler_{};
   int current_ = 0, live_ = 0;
-  long progress_ = 0;
+  long opened_ = 0;  // barriers opened so far
+  Schedule schedule_ = Schedule::alternating;
   Block* blocks_ = nullptr;
+  const Index* indices_ = nullptr;
   int threads_ = 1;
   std::vector<int> block_done_;
 };
 
-inline void arrived_at_barrier() { Fibers::running()->arrived(); }
-inline void yield_to_other_threads() { Fibers::running()->yield(); }
+inline void barrier_opened() {
+  if (Fibers* f = Fibers::running()) f->opened();
+}
+inline void wait_until_changed(const long* generation, long arrived_in) {
+  while (*generation == arrived_in) Fibers::running()->wait_at(generation, arrived_in);
+}
 
 // Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
 // 1024): each block's threads to their end before the next block starts (a block's __shared__

@@ -1,0 +1,148 @@
+// The emulator's schedules (warp_emulation.h, Schedule) against three tiny kernels, each with
+// and without the barrier it needs: a read of another warp's write (the barrier between the write
+// and the read), a buffer written again while another warp may still read it (the barrier between
+// the read and the second write), and the same reuse across a cluster's blocks through distributed
+// shared memory (a row's sums and squares in one place: what the fused linear + LayerNorm kernels
+// must not do). Every schedule gets the right answer with the barrier; without it, some schedule
+// gets a wrong one, and cycle (what every other test runs under) meets it within three launches.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "cuda_emulation/warp_emulation.h"
+
+namespace {
+
+using encrt::emulation::Schedule;
+
+constexpr Schedule kSchedules[] = {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead, Schedule::cycle};
+
+// Runs f under schedule s, then puts back cycle.
+template <typename F>
+void under(Schedule s, F&& f) {
+  encrt::emulation::schedule() = s;
+  f();
+  encrt::emulation::schedule() = Schedule::cycle;
+}
+
+// Two warps: lane 0 of each writes `base + warp` to its slot, then every thread reads the other
+// warp's slot. True when every thread read what the other warp wrote in this launch.
+bool read_after_write(bool barrier, int base) {
+  std::vector<int> got(64, -1);
+  encrt::emulation::launch({1, 1, 1}, 64, [&] {
+    __shared__ int slot[2];
+    const int w = static_cast<int>(threadIdx.x / 32);
+    if (threadIdx.x % 32 == 0) slot[w] = base + w;
+    if (barrier) __syncthreads();
+    got[threadIdx.x] = slot[1 - w];
+  });
+  for (int t = 0; t < 64; ++t)
+    if (got[static_cast<size_t>(t)] != base + 1 - t / 32) return false;
+  return true;
+}
+
+// Two warps share one slot each, used twice: the first values are read by the other warp, then
+// the slots take the second values. Without the barrier between the read and the second write, a
+// warp may overwrite its slot before the other has read the first value.
+bool write_after_read(bool barrier, int base) {
+  std::vector<int> first(64, -1), second(64, -1);
+  encrt::emulation::launch({1, 1, 1}, 64, [&] {
+    __shared__ int slot[2];
+    const int w = static_cast<int>(threadIdx.x / 32);
+    if (threadIdx.x % 32 == 0) slot[w] = base + w;
+    __syncthreads();
+    first[threadIdx.x] = slot[1 - w];
+    if (barrier) __syncthreads();
+    if (threadIdx.x % 32 == 0) slot[w] = base + 10 + w;
+    __syncthreads();
+    second[threadIdx.x] = slot[1 - w];
+  });
+  for (int t = 0; t < 64; ++t) {
+    const int other = 1 - t / 32;
+    if (first[static_cast<size_t>(t)] != base + other || second[static_cast<size_t>(t)] != base + 10 + other) return false;
+  }
+  return true;
+}
+
+// A cluster of 4 blocks of 32 threads: each block's thread 0 writes a partial sum to its shared
+// memory, every thread adds the cluster's partials, then the same place takes a second partial
+// (the squares), added up the same way. Without the cluster barrier between the first reads and
+// the second writes, a block may overwrite its partial while a peer still reads it.
+bool cluster_reuse(bool barrier, int base) {
+  constexpr int kBlocks = 4;
+  std::vector<int> sums(kBlocks * 32, -1), squares(kBlocks * 32, -1);
+  encrt::emulation::launch_clusters({kBlocks, 1, 1}, kBlocks, 32, sizeof(int), [&] {
+    int* partial = reinterpret_cast<int*>(encrt::emulation::dynamic_shared_memory());
+    const int rank = encrt::emulation::cluster_rank();
+    const size_t me = static_cast<size_t>(rank) * 32 + threadIdx.x;
+    if (threadIdx.x == 0) *partial = base + rank;
+    encrt::emulation::cluster_sync();
+    int total = 0;
+    for (int r = 0; r < kBlocks; ++r) total += *static_cast<int*>(encrt::emulation::cluster_peer(partial, r));
+    sums[me] = total;
+    if (barrier) encrt::emulation::cluster_sync();
+    if (threadIdx.x == 0) *partial = (base + rank) * (base + rank);
+    encrt::emulation::cluster_sync();
+    total = 0;
+    for (int r = 0; r < kBlocks; ++r) total += *static_cast<int*>(encrt::emulation::cluster_peer(partial, r));
+    squares[me] = total;
+    encrt::emulation::cluster_sync();
+  });
+  int want_sum = 0, want_squares = 0;
+  for (int r = 0; r < kBlocks; ++r) want_sum += base + r, want_squares += (base + r) * (base + r);
+  for (size_t t = 0; t < sums.size(); ++t)
+    if (sums[t] != want_sum || squares[t] != want_squares) return false;
+  return true;
+}
+
+// Whether `kernel(barrier, base)` is right under schedule s in every one of three launches
+// (cycle then gives each launch the next of its three schedules).
+template <typename Kernel>
+bool right_in_three_launches(Schedule s, bool barrier, Kernel kernel) {
+  bool right = true;
+  under(s, [&] {
+    for (int launch = 0; launch < 3; ++launch) right = kernel(barrier, 100 * (launch + 1)) && right;
+  });
+  return right;
+}
+
+template <typename Kernel>
+void check_race(Kernel kernel) {
+  for (Schedule s : kSchedules) {
+    INFO("schedule " << encrt::emulation::schedule_name(s));
+    CHECK(right_in_three_launches(s, true, kernel));
+  }
+  bool some_schedule_wrong = false;
+  for (Schedule s : {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead})
+    some_schedule_wrong = !right_in_three_launches(s, false, kernel) || some_schedule_wrong;
+  CHECK(some_schedule_wrong);
+  CHECK_FALSE(right_in_three_launches(Schedule::cycle, false, kernel));
+}
+
+}  // namespace
+
+TEST_CASE("warp emulation: a read of another warp's write without the barrier is caught", "[cuda_emulation][schedules]") {
+  check_race(read_after_write);
+}
+
+TEST_CASE("warp emulation: a buffer rewritten before another warp has read it is caught", "[cuda_emulation][schedules]") {
+  check_race(write_after_read);
+}
+
+TEST_CASE("warp emulation: a cluster's partial sums overwritten before the peers have read them are caught",
+          "[cuda_emulation][schedules]") {
+  check_race(cluster_reuse);
+  // The old round-robin order alone did not catch this one (a block's partials were always read
+  // by every peer before any thread got past the next barrier of its warp); the threads that run
+  // ahead do.
+  CHECK_FALSE(right_in_three_launches(Schedule::first_ahead, false, cluster_reuse));
+  CHECK_FALSE(right_in_three_launches(Schedule::last_ahead, false, cluster_reuse));
+}
+
+// Hidden (the emulator aborts the process): ctest runs it once under each schedule
+// (ENCRT_EMULATION_SCHEDULE) and expects the emulator's report (tests/CMakeLists.txt).
+TEST_CASE("warp emulation: a barrier that not every thread reaches is reported", "[.emulation_deadlock]") {
+  encrt::emulation::launch({1, 1, 1}, 64, [] {
+    if (threadIdx.x < 32) __syncthreads();
+  });
+}
