@@ -239,6 +239,20 @@ for shape in 1x128 32x128; do
   bench "fp16_b${batch}_s${seq}" "$minilm/minilm.fp16.encrt" "$batch" "$seq"
   bench "int8_b${batch}_s${seq}" "$minilm/minilm.int8.encrt" "$batch" "$seq"
 done
+# The defaults' correctness and accuracy before the tunes (which take up to 6 minutes): what a
+# call cut short must not lose.
+timeout 150 "$bundle/bin/encrt_conformance" --backend cuda >"$results/conformance.log" 2>&1
+note "conformance --backend cuda: status $? ($(tail -2 "$results/conformance.log" | head -1))"
+if [[ $(tail -2 "$results/conformance.log" | head -1) != *passed* ]]; then
+  grep -B4 -A12 "FAILED" "$results/conformance.log" | head -60
+  # The default path changed since build E without a GPU in three places: PDL's early trigger (F),
+  # the row kernels' 384-wide warp layout (J) and the weights' upload on the session's stream (I).
+  # Which of the first two a failure follows, in the same call: the suite without each.
+  conformance_case defaults_pdl_off cuda:pdl=off "[ops],[models]"
+  conformance_case defaults_rows_block cuda:rows=block "[ops],[models]"
+fi
+accuracy fp16_cuda fp16 cuda "" 90
+accuracy int8_cuda int8 cuda "" 90
 # Every option's value against the best so far, checked and timed (encrt tune): which choices the
 # defaults should take at each shape, and whether any build since E gives other answers on MiniLM.
 for shape in 1x128 32x128; do
@@ -305,25 +319,13 @@ if tout=$(timeout 120 "$python" benchmarks/torch_gpu_bench.py --shapes 1x128,32x
 else
   note "torch_gpu_bench: $(echo "$tout" | tail -1)"
 fi
-timeout 150 "$bundle/bin/encrt_conformance" --backend cuda >"$results/conformance.log" 2>&1
-note "conformance --backend cuda: status $? ($(tail -2 "$results/conformance.log" | head -1))"
-if [[ $(tail -2 "$results/conformance.log" | head -1) != *passed* ]]; then
-  grep -B4 -A12 "FAILED" "$results/conformance.log" | head -60
-  # The default path changed since build E without a GPU in three places: PDL's early trigger (F),
-  # the row kernels' 384-wide warp layout (J) and the weights' upload on the session's stream (I).
-  # Which of the first two a failure follows, in the same call: the suite without each.
-  conformance_case defaults_pdl_off cuda:pdl=off "[ops],[models]"
-  conformance_case defaults_rows_block cuda:rows=block "[ops],[models]"
-fi
 timeout 120 "$bundle/bin/encrt_conformance" --backend cuda:fp16_gemm=mma >"$results/conformance_fp16_gemm_mma.log" 2>&1
 note "conformance --backend cuda:fp16_gemm=mma: status $? ($(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1))"
 [[ $(tail -2 "$results/conformance_fp16_gemm_mma.log" | head -1) == *passed* ]] ||
   grep -B4 -A12 "FAILED" "$results/conformance_fp16_gemm_mma.log" | head -60
-accuracy fp16_cuda fp16 cuda "" 90
 accuracy fp16_cuda_gemm_mma fp16 cuda fp16_gemm=mma 90
 accuracy fp16_cuda_layer fp16 cuda fp16_gemm=mma,linear_norm=layer 60
 accuracy fp16_cuda_norm_rows64 fp16 cuda fp16_gemm=norm,norm_rows=64 60
-accuracy int8_cuda int8 cuda "" 90
 accuracy int8_cuda_linears_int8 int8 cuda int8_linears=int8 90
 for label in fp16_b1_s128 fp16_b32_s128 int8_b1_s128 int8_b32_s128; do
   opts=$(tuned_options "$label")
