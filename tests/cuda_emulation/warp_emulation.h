@@ -481,11 +481,15 @@ inline void wait_until_changed(const long* generation, long arrived_in) {
   while (*generation == arrived_in) Fibers::running()->wait_at(generation, arrived_in);
 }
 
+inline std::vector<uint4>& dynamic_shared_buffer();
+
 // Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
 // 1024): each block's threads to their end before the next block starts (a block's __shared__
-// statics are then free for the next).
+// statics are then free for the next). The dynamic shared memory starts each block as 0xa5 bytes,
+// not as what the block before left: a read of what no thread of the block wrote finds garbage.
 inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  std::vector<uint4>& shared = dynamic_shared_buffer();
   Barrier barrier(threads);
   std::vector<Warp> warps(static_cast<size_t>(threads / 32));
   Block one{threads, &barrier, warps.data()};
@@ -495,6 +499,7 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         const Index at{x, y, z};
+        std::memset(static_cast<void*>(shared.data()), 0xa5, shared.size() * sizeof(uint4));
         fibers.run_blocks(&one, &at, 1);
       }
   Fibers::running() = nullptr;
@@ -601,8 +606,8 @@ inline void emulated_mma_m16n8k32(int32_t (&c)[4], const uint32_t (&a)[4], uint3
 namespace encrt::emulation {
 
 // A kernel's dynamic shared memory (extern __shared__ on the device): one buffer, 16-byte
-// aligned, that the test sizes before the launch (one block runs at a time). What the last block
-// left there stays for the test to read.
+// aligned, that the test sizes before the launch (one block runs at a time; each starts with it
+// filled with 0xa5 bytes). What the last block left there stays for the test to read.
 inline std::vector<uint4>& dynamic_shared_buffer() {
   static std::vector<uint4> buffer;
   return buffer;
