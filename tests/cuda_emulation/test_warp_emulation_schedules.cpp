@@ -1,4 +1,4 @@
-// The emulator's schedules (warp_emulation.h, Schedule) against three tiny kernels, each with
+// The emulator's checks on tiny kernels. Its schedules (warp_emulation.h, Schedule) against three, each with
 // and without the barrier it needs: a read of another warp's write (the barrier between the write
 // and the read), a buffer written again while another warp may still read it (the barrier between
 // the read and the second write), and the same reuse across a cluster's blocks through distributed
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda_emulation/warp_emulation.h"
+#include "backends/cuda/kernels/dependent_launch.cuh"
 
 namespace {
 
@@ -145,4 +146,30 @@ TEST_CASE("warp emulation: a barrier that not every thread reaches is reported",
   encrt::emulation::launch({1, 1, 1}, 64, [] {
     if (threadIdx.x < 32) __syncthreads();
   });
+}
+
+// Hidden (the emulator aborts): a block that returns before wait_for_previous_kernel() while the
+// others wait (dependent_launch.cuh's rule), which ctest expects the emulator to report.
+TEST_CASE("warp emulation: a block that ends before the PDL wait is reported", "[.emulation_early_return]") {
+  encrt::emulation::launch({3, 1, 1}, 32, [] {
+    if (blockIdx.x == 1) return;
+    encrt::cuda::wait_for_previous_kernel();
+  });
+}
+
+TEST_CASE("warp emulation: launches where every block or no block waits for the kernel before pass",
+          "[cuda_emulation][schedules]") {
+  int waited = 0;
+  encrt::emulation::launch({3, 1, 1}, 64, [&] {
+    if (threadIdx.x >= 32) return;  // a warp may end first: the block's other warp waits
+    encrt::cuda::wait_for_previous_kernel();
+    if (threadIdx.x == 0) ++waited;
+  });
+  CHECK(waited == 3);
+  int ran = 0;
+  encrt::emulation::launch({3, 1, 1}, 32, [&] {
+    if (threadIdx.x == 0) ++ran;
+  });
+  CHECK(ran == 3);
+  encrt::emulation::launch_clusters({4, 1, 1}, 2, 32, 16, [&] { encrt::cuda::wait_for_previous_kernel(); });
 }

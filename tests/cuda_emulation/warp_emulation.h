@@ -145,6 +145,8 @@ struct Block {
   unsigned char* shared = nullptr;
   int rank = 0;
   Cluster* cluster = nullptr;
+  // A thread of the block got to wait_for_previous_kernel() (dependent_launch.cuh).
+  bool waited = false;
 };
 
 // A thread-block cluster of the running launch: its blocks, and the barrier of all their threads.
@@ -164,6 +166,25 @@ inline Block& block() { return *current_block(); }
 inline thread_local Index thread_index, block_index;
 
 inline Warp& my_warp() { return block().warps[thread_index.x / 32]; }
+
+// wait_for_previous_kernel() under emulation (dependent_launch.cuh): the running block got there.
+inline void waited_for_previous_kernel() {
+  if (current_block()) block().waited = true;
+}
+
+// Every block of a launch waits for the kernel before it (PDL), or none does (a kernel without
+// the wait, or a device function a test runs on its own): some blocks ending without it is the
+// bug dependent_launch.cuh describes, reported here and the test aborted. `waited` and `skipped`
+// count the launch's blocks so far; `at` is the block that just ended.
+inline void check_dependent_launch_wait(long waited, long skipped, const Index& at) {
+  if (waited > 0 && skipped > 0) {
+    std::fprintf(stderr,
+                 "warp_emulation: %ld block(s) of the launch called wait_for_previous_kernel() and %ld ended without it "
+                 "(block (%u, %u, %u) is the last so far): with PDL, a block must not end before the wait\n",
+                 waited, skipped, at.x, at.y, at.z);
+    std::abort();
+  }
+}
 inline int my_lane() { return static_cast<int>(thread_index.x % 32); }
 
 inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel);
@@ -495,12 +516,16 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
   Block one{threads, &barrier, warps.data()};
   Fibers fibers(threads, kernel);
   Fibers::running() = &fibers;
+  long waited = 0, skipped = 0;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         const Index at{x, y, z};
         std::memset(static_cast<void*>(shared.data()), 0xa5, shared.size() * sizeof(uint4));
+        one.waited = false;
         fibers.run_blocks(&one, &at, 1);
+        ++(one.waited ? waited : skipped);
+        check_dependent_launch_wait(waited, skipped, at);
       }
   Fibers::running() = nullptr;
   current_block() = nullptr;
@@ -536,14 +561,20 @@ inline void launch_clusters(Index grid, int cluster_x, int threads, size_t share
   Fibers fibers(cluster_x * threads, kernel);
   Fibers::running() = &fibers;
   std::vector<Index> at(n);
+  long waited = 0, skipped = 0;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x0 = 0; x0 < grid.x; x0 += static_cast<unsigned>(cluster_x)) {
         for (size_t b = 0; b < n; ++b) {
           at[b] = {x0 + static_cast<unsigned>(b), y, z};
           std::memset(static_cast<void*>(shared[b].data()), 0xa5, shared[b].size() * sizeof(uint4));
+          blocks[b].waited = false;
         }
         fibers.run_blocks(blocks.data(), at.data(), cluster_x);
+        for (size_t b = 0; b < n; ++b) {
+          ++(blocks[b].waited ? waited : skipped);
+          check_dependent_launch_wait(waited, skipped, at[b]);
+        }
       }
   Fibers::running() = nullptr;
   current_block() = nullptr;

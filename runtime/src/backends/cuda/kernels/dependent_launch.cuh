@@ -19,8 +19,10 @@
 // of the GPU and never delay a block of this one. The launchers ask for PDL under the backend
 // option pdl (auto: sm_90 and newer; launch.cuh).
 //
-// Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION: no-ops there,
-// where kernels run one after another).
+// Also compiled for the host by tests/cuda_emulation/ (ENCRT_CUDA_HOST_EMULATION), where kernels
+// run one after another: there the wait records that the running block got to it, and a launch
+// in which some blocks got there and others did not is reported (the rule above: no block ends
+// before the wait).
 #pragma once
 
 namespace encrt::cuda {
@@ -28,6 +30,8 @@ namespace encrt::cuda {
 __device__ __forceinline__ void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#elif defined(ENCRT_CUDA_HOST_EMULATION)
+  encrt::emulation::waited_for_previous_kernel();
 #endif
 }
 
