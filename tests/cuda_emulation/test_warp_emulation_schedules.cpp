@@ -1,15 +1,18 @@
-// The emulator's checks on tiny kernels. Its schedules (warp_emulation.h, Schedule) against three, each with
-// and without the barrier it needs: a read of another warp's write (the barrier between the write
-// and the read), a buffer written again while another warp may still read it (the barrier between
-// the read and the second write), and the same reuse across a cluster's blocks through distributed
-// shared memory (a row's sums and squares in one place: what the fused linear + LayerNorm kernels
-// must not do). Every schedule gets the right answer with the barrier; without it, some schedule
-// gets a wrong one, and cycle (what every other test runs under) meets it within three launches.
+// The emulator's own checks (warp_emulation.h), each against a tiny kernel with and without the
+// barrier it needs: a read of another warp's write (the barrier between the write and the read), a
+// buffer written again while another warp may still read it (the barrier between the read and the
+// second write), the same reuse across a cluster's blocks through distributed shared memory (a
+// row's sums and squares in one place: what the fused linear + LayerNorm kernels must not do), and
+// a cp.async issued into a buffer another warp still reads. Every schedule and landing gets the
+// right answer with the barrier; without it, some gets a wrong one, and cycle (what every other
+// test runs under) meets it within three (six for the copies) launches. Also: the PDL wait that
+// some blocks skip, and a barrier not every thread reaches (both abort: ctest runs them).
 #include <catch2/catch.hpp>
 
 #include <vector>
 
 #include "cuda_emulation/warp_emulation.h"
+#include "backends/cuda/kernels/cp_async.cuh"
 #include "backends/cuda/kernels/dependent_launch.cuh"
 
 namespace {
@@ -96,6 +99,32 @@ bool cluster_reuse(bool barrier, int base) {
   return true;
 }
 
+// Two warps read each other's half of a 64-value buffer, then cp.async refills it from global
+// memory (each thread its own value), waited for after a barrier, and read again. Without the
+// barrier between the first reads and the copies' issue, a warp's copies may land while the other
+// warp still reads the old values: only copies that land early (at their issue) show it.
+bool copy_over_read(bool barrier, int base) {
+  std::vector<int> first(64, -1), second(64, -1), fresh(64);
+  for (int t = 0; t < 64; ++t) fresh[static_cast<size_t>(t)] = base + 1000 + t;
+  encrt::emulation::launch({1, 1, 1}, 64, [&] {
+    __shared__ int buffer[64];
+    const int t = static_cast<int>(threadIdx.x);
+    buffer[t] = base + t;
+    __syncthreads();
+    first[static_cast<size_t>(t)] = buffer[63 - t];
+    if (barrier) __syncthreads();
+    encrt::cuda::copy_async<4>(&buffer[t], &fresh[static_cast<size_t>(t)]);
+    encrt::cuda::copy_commit();
+    __syncthreads();
+    encrt::cuda::copy_wait<0>();
+    __syncthreads();
+    second[static_cast<size_t>(t)] = buffer[63 - t];
+  });
+  for (int t = 0; t < 64; ++t)
+    if (first[static_cast<size_t>(t)] != base + 63 - t || second[static_cast<size_t>(t)] != base + 1000 + 63 - t) return false;
+  return true;
+}
+
 // Whether `kernel(barrier, base)` is right under schedule s in every one of three launches
 // (cycle then gives each launch the next of its three schedules).
 template <typename Kernel>
@@ -107,12 +136,18 @@ bool right_in_three_launches(Schedule s, bool barrier, Kernel kernel) {
   return right;
 }
 
+// With its barrier, the kernel is right under every schedule.
 template <typename Kernel>
-void check_race(Kernel kernel) {
+void check_race_free(Kernel kernel) {
   for (Schedule s : kSchedules) {
     INFO("schedule " << encrt::emulation::schedule_name(s));
     CHECK(right_in_three_launches(s, true, kernel));
   }
+}
+
+template <typename Kernel>
+void check_race(Kernel kernel) {
+  check_race_free(kernel);
   bool some_schedule_wrong = false;
   for (Schedule s : {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead})
     some_schedule_wrong = !right_in_three_launches(s, false, kernel) || some_schedule_wrong;
@@ -172,4 +207,30 @@ TEST_CASE("warp emulation: launches where every block or no block waits for the 
   });
   CHECK(ran == 3);
   encrt::emulation::launch_clusters({4, 1, 1}, 2, 32, 16, [&] { encrt::cuda::wait_for_previous_kernel(); });
+}
+
+TEST_CASE("warp emulation: a cp.async into a buffer another warp still reads is caught where copies land early",
+          "[cuda_emulation][schedules]") {
+  using encrt::emulation::Landing;
+  auto with_landing = [](Landing l, auto f) {
+    encrt::emulation::landing() = l;
+    f();
+    encrt::emulation::landing() = Landing::cycle;
+  };
+  for (Landing l : {Landing::late, Landing::early, Landing::cycle})
+    with_landing(l, [] { check_race_free(copy_over_read); });
+  // Late copies (at the wait, after the barrier) never show it, whatever the schedule; early ones
+  // do where the copying warp runs first.
+  with_landing(Landing::late, [] {
+    for (Schedule s : {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead})
+      CHECK(right_in_three_launches(s, false, copy_over_read));
+  });
+  with_landing(Landing::early, [] {
+    CHECK_FALSE(right_in_three_launches(Schedule::first_ahead, false, copy_over_read));
+    CHECK_FALSE(right_in_three_launches(Schedule::last_ahead, false, copy_over_read));
+  });
+  // cycle: three blocks with late copies, then three with early ones.
+  bool some_launch_wrong = false;
+  for (int launch = 0; launch < 6; ++launch) some_launch_wrong = !copy_over_read(false, 7 * launch) || some_launch_wrong;
+  CHECK(some_launch_wrong);
 }

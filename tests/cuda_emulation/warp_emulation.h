@@ -6,15 +6,17 @@
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (and .bf16.bf16) computed from the fragments as the PTX
 // ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type") place them, likewise
 // mma.sync.m16n8k32.row.col.s32.s8.s8.s32 ("Matrix Fragments for mma.m16n8k32") and its .u8.s8
-// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async as the
-// latest the PTX rules let a copy land: its bytes are read when it is issued and written to shared
-// memory only when cp.async.wait_group lets its committed group be waited for (a copy never waited
-// for never lands), so that a wait with a count too high, a read before the wait, or a missing
-// commit leaves the old bytes in shared memory for the test to find.
+// variant, a kernel's dynamic shared memory as one buffer of the test's, and cp.async landing at
+// either end of what the PTX rules allow (Landing, below): late, its bytes read when it is issued
+// and written to shared memory only when cp.async.wait_group lets its committed group be waited
+// for (a copy never waited for never lands), so that a wait with a count too high, a read before
+// the wait, or a missing commit leaves the old bytes in shared memory for the test to find; or
+// early, at the issue, so that a copy into a stage another warp still reads clobbers it.
 // Thread-block clusters (sm_90, launch_clusters): the blocks of a cluster run together, their
 // fibers taking turns, each with its own dynamic shared memory, which the others reach through
 // cluster_peer (distributed shared memory), and a barrier of the whole cluster. What it checks: a
-// kernel's indexing, tiling, masking and softmax logic against a reference on the host. What it
+// kernel's indexing, tiling, masking and softmax logic against a reference on the host, and its
+// barriers, as far as the schedules and landings above expose a missing one. What it
 // cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
 // beyond the barriers), which waits for a GPU run. Include this before the kernel's .cuh, which
 // then compiles with ENCRT_CUDA_HOST_EMULATION.
@@ -338,12 +340,35 @@ inline Schedule& schedule() {
   return s;
 }
 
-// The schedule the next block (or cluster) runs under, and, for alternating, whether its first
-// round goes down the threads.
-inline Schedule next_block_schedule(bool& descending_first) {
+// When a cp.async copy writes shared memory: anywhere from its issue to the cp.async.wait_group
+// that covers it, by the PTX rules. late: at that wait (a read before the wait finds the old
+// bytes); early: at the issue (a copy into a buffer that another warp still reads, issued before
+// the barrier that frees it, clobbers it). cycle (the default): late for three blocks (or
+// clusters), one under each schedule, then early for three. ENCRT_EMULATION_COPIES chooses one.
+enum class Landing { late, early, cycle };
+
+inline Landing landing_from_environment() {
+  const char* v = std::getenv("ENCRT_EMULATION_COPIES");
+  if (!v || !*v || std::strcmp(v, "cycle") == 0) return Landing::cycle;
+  if (std::strcmp(v, "late") == 0) return Landing::late;
+  if (std::strcmp(v, "early") == 0) return Landing::early;
+  std::fprintf(stderr, "warp_emulation: ENCRT_EMULATION_COPIES=%s: not late, early or cycle\n", v);
+  std::abort();
+}
+
+// The landing of every launch from now on (a test that needs one sets it, and puts back cycle).
+inline Landing& landing() {
+  static Landing l = landing_from_environment();
+  return l;
+}
+
+// The schedule and the copies' landing the next block (or cluster) runs under, and, for
+// alternating, whether its first round goes down the threads.
+inline Schedule next_block_schedule(bool& descending_first, bool& copies_early) {
   static long blocks = 0;
   const long n = blocks++;
   descending_first = (n / 3) % 2 != 0;
+  copies_early = landing() == Landing::cycle ? (n / 3) % 2 != 0 : landing() == Landing::early;
   if (schedule() != Schedule::cycle) return schedule();
   constexpr Schedule kTurns[3] = {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead};
   return kTurns[n % 3];
@@ -397,7 +422,7 @@ class Fibers {
       makecontext(&c, &Fibers::entry, 0);
     }
     bool descending = false;
-    schedule_ = next_block_schedule(descending);
+    schedule_ = next_block_schedule(descending, copies_early_);
     if (schedule_ == Schedule::alternating) {
       while (live_ > 0) {
         bool ran = false;
@@ -434,6 +459,8 @@ class Fibers {
     swapcontext(&contexts_[static_cast<size_t>(current_)], &scheduler_);
   }
   void opened() { ++opened_; }
+  // Whether this block's cp.async copies land at their issue (else at the wait that covers them).
+  bool copies_land_at_issue() const { return copies_early_; }
 
   static Fibers*& running() {
     static Fibers* fibers = nullptr;
@@ -489,6 +516,7 @@ class Fibers {
   int current_ = 0, live_ = 0;
   long opened_ = 0;  // barriers opened so far
   Schedule schedule_ = Schedule::alternating;
+  bool copies_early_ = false;
   Block* blocks_ = nullptr;
   const Index* indices_ = nullptr;
   int threads_ = 1;
@@ -678,8 +706,9 @@ inline long reset_reads() {
 }  // namespace encrt::emulation
 
 // cp.async of `bytes` (at most 16) from global to shared memory: read now (after the bounds
-// check), written to shared memory when a wait_group covers its group (above). Outside a fiber
-// (no block running: a test calling a device function directly) the copy lands at once. Both
+// check), written to shared memory when a wait_group covers its group (above), or at once where
+// the block's copies land early (Landing). Outside a fiber (no block running: a test calling a
+// device function directly) the copy lands at once. Both
 // addresses must be aligned to `bytes` (PTX ISA, cp.async; a GPU reports a misaligned address
 // and the context is lost): reported, and the test aborts.
 inline void emulated_cp_async(void* shared, const void* global, int bytes) {
@@ -701,7 +730,7 @@ inline void emulated_cp_async(void* shared, const void* global, int bytes) {
     }
   }
   encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
-  if (!f || bytes > 16) {
+  if (!f || bytes > 16 || f->copies_land_at_issue()) {
     std::memcpy(shared, global, static_cast<size_t>(bytes));
     return;
   }
