@@ -3,7 +3,8 @@
 # the library with clang as well as GCC) under AddressSanitizer + UndefinedBehaviorSanitizer in
 # build-asan, and runs every Catch2 suite there: at the CPU's best kernel level and at
 # ENCRT_ISA=scalar (the reference kernels), and replays the fuzz targets' seed corpora (fuzz/) at
-# both, then the backend conformance suite at every level this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
+# both, the CUDA kernels under host emulation (where the toolkit's headers are found), then the
+# backend conformance suite at every level this CPU runs. Then a ThreadSanitizer build in build-tsan runs the thread suite (tests/threads:
 # sessions on several threads at once, a session handed between threads, the CPU backend's
 # thread pool). No recovery (-fno-sanitize-recover=all, halt_on_error): the first
 # finding ends the run with an error. The Python end-to-end checks are left to the Release build
@@ -33,7 +34,14 @@ fuzz_replays=("${fuzz_targets[@]/#/encrt_fuzz_replay_}")
 if [[ $which == all || $which == asan ]]; then
   start=$SECONDS
   cmake -S . -B build-asan "${common[@]}" -DENCRT_SANITIZE=ON >/dev/null
-  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}"
+  # The CUDA kernels' source under host emulation (tests/cuda_emulation, built where the CUDA
+  # toolkit's headers are found, the backend itself left out): out-of-bounds reads and writes of
+  # the kernels' buffers and shared memory, and undefined behaviour in their index arithmetic.
+  emulation=()
+  if cmake --build build-asan --target help 2>/dev/null | grep -q encrt_cuda_emulation_tests; then
+    emulation=(encrt_cuda_emulation_tests)
+  fi
+  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}" "${emulation[@]}"
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   # The suites and corpus replays run side by side, one per core (each is one process); each
@@ -52,6 +60,10 @@ if [[ $which == all || $which == asan ]]; then
       echo "$? $((SECONDS - t0))" >"build-asan/logs/$label.status" ) &
   }
   labels=()
+  if [[ ${#emulation[@]} -gt 0 ]]; then  # the longest job (about 7 minutes): started first
+    labels+=(cuda_emulation)
+    run_job cuda_emulation best build-asan/bin/encrt_cuda_emulation_tests
+  fi
   for suite in "${suites[@]}"; do
     for isa in best scalar; do
       # ENCRT_ISA picks the kernels of sessions (the default kernel table); the kernel suite calls

@@ -549,7 +549,7 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         const Index at{x, y, z};
-        std::memset(static_cast<void*>(shared.data()), 0xa5, shared.size() * sizeof(uint4));
+        if (!shared.empty()) std::memset(static_cast<void*>(shared.data()), 0xa5, shared.size() * sizeof(uint4));
         one.waited = false;
         fibers.run_blocks(&one, &at, 1);
         ++(one.waited ? waited : skipped);
