@@ -15,6 +15,19 @@
 #include "backends/cuda/kernels/cp_async.cuh"
 #include "backends/cuda/kernels/dependent_launch.cuh"
 
+// A template kernel as the kernel headers write them (in encrt::cuda): thread 0 records its
+// shared word, then writes 7 + its block there.
+namespace encrt::cuda::emulation_self_test {
+template <typename T>
+void read_then_write(std::vector<uint32_t>& seen) {
+  __shared__ T word;
+  if (threadIdx.x == 0) {
+    seen[blockIdx.x] = static_cast<uint32_t>(word);
+    word = static_cast<T>(7 + blockIdx.x);  // (not one constant: clang would shrink the static to a bool)
+  }
+}
+}  // namespace encrt::cuda::emulation_self_test
+
 namespace {
 
 using encrt::emulation::Schedule;
@@ -233,4 +246,32 @@ TEST_CASE("warp emulation: a cp.async into a buffer another warp still reads is 
   bool some_launch_wrong = false;
   for (int launch = 0; launch < 6; ++launch) some_launch_wrong = !copy_over_read(false, 7 * launch) || some_launch_wrong;
   CHECK(some_launch_wrong);
+}
+
+TEST_CASE("warp emulation: every block starts with garbage in its static and dynamic shared memory",
+          "[cuda_emulation][schedules]") {
+  // Each block reads its shared memory before writing it: every block, the first included, must
+  // find the 0xa5 bytes, never what the block before wrote (nor the zeros a static starts with).
+  constexpr uint32_t kGarbage = 0xa5a5a5a5u;
+  std::vector<uint32_t> statics(4), dynamics(4);
+  encrt::emulation::set_dynamic_shared_bytes(64);
+  encrt::emulation::launch({4, 1, 1}, 32, [&] {
+    __shared__ uint32_t flag;
+    auto* dynamic = reinterpret_cast<uint32_t*>(encrt::emulation::dynamic_shared_memory());
+    if (threadIdx.x == 0) {
+      statics[blockIdx.x] = flag;
+      dynamics[blockIdx.x] = dynamic[15];
+      flag = 7 + blockIdx.x;  // (not one constant: clang would shrink the static to a bool)
+      dynamic[15] = 7;
+    }
+  });
+  for (int b = 0; b < 4; ++b) {
+    CHECK(statics[static_cast<size_t>(b)] == kGarbage);
+    CHECK(dynamics[static_cast<size_t>(b)] == kGarbage);
+  }
+  // ... and in a template kernel of encrt::cuda, whose static the compiler keeps in a COMDAT
+  // section of its own (the link script gathers those too).
+  std::vector<uint32_t> in_template(3);
+  encrt::emulation::launch({3, 1, 1}, 32, [&] { encrt::cuda::emulation_self_test::read_then_write<uint32_t>(in_template); });
+  for (int b = 0; b < 3; ++b) CHECK(in_template[static_cast<size_t>(b)] == kGarbage);
 }

@@ -44,7 +44,11 @@
 #include "core/half.h"
 
 // The kernel's qualifiers as host C++: __shared__ as a function-local static (one block runs at
-// a time, so all its threads see the one instance).
+// a time, so all its threads see the one instance), gathered by the test's link script
+// (shared_statics.ld) into one section that the launches fill with 0xa5 bytes before each block:
+// a block that reads static shared memory none of its threads wrote finds garbage, not what the
+// block before left there. (It gathers the template kernels' statics by their mangled names, as
+// function-local statics of encrt::cuda: a template kernel elsewhere keeps its statics' bytes.)
 #undef __global__
 #define __global__
 #undef __device__
@@ -58,7 +62,7 @@
 #undef __align__
 #define __align__(n) alignas(n)
 #undef __shared__
-#define __shared__ static
+#define __shared__ static __attribute__((section("encrt_emulated_shared")))
 
 struct __half {
   uint16_t bits;
@@ -532,6 +536,33 @@ inline void wait_until_changed(const long* generation, long arrived_in) {
 
 inline std::vector<uint4>& dynamic_shared_buffer();
 
+}  // namespace encrt::emulation
+
+// The bounds of the output section that holds every __shared__ static (above), which the test's
+// link script (shared_statics.ld) defines; weak, so that a program linked without it links (both
+// are then null, and the statics keep what the block before left).
+extern "C" unsigned char encrt_emulated_shared_begin[] __attribute__((weak));
+extern "C" unsigned char encrt_emulated_shared_end[] __attribute__((weak));
+
+namespace encrt::emulation {
+
+// Every __shared__ static of the program as 0xa5 bytes: before each block (or cluster) runs.
+// Word by word through a volatile pointer, not memset: under AddressSanitizer the statics have
+// redzones between them, which this must cross without the memset interceptor's check (the
+// function is not instrumented; the shadow of the redzones stays as it is).
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("address")))
+#endif
+inline void poison_static_shared() {
+  unsigned char* begin = encrt_emulated_shared_begin;
+  unsigned char* end = encrt_emulated_shared_end;
+  if (!begin || end <= begin) return;
+  volatile uint64_t* w = reinterpret_cast<volatile uint64_t*>(begin);  // the section is 64-byte aligned
+  const size_t words = static_cast<size_t>(end - begin) / 8;
+  for (size_t i = 0; i < words; ++i) w[i] = 0xa5a5a5a5a5a5a5a5ull;
+  for (unsigned char* p = begin + words * 8; p < end; ++p) *reinterpret_cast<volatile unsigned char*>(p) = 0xa5;
+}
+
 // Runs kernel() on every block of the grid with `threads` threads (a multiple of 32, at most
 // 1024): each block's threads to their end before the next block starts (a block's __shared__
 // statics are then free for the next). The dynamic shared memory starts each block as 0xa5 bytes,
@@ -550,6 +581,7 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
       for (unsigned x = 0; x < grid.x; ++x) {
         const Index at{x, y, z};
         if (!shared.empty()) std::memset(static_cast<void*>(shared.data()), 0xa5, shared.size() * sizeof(uint4));
+        poison_static_shared();
         one.waited = false;
         fibers.run_blocks(&one, &at, 1);
         ++(one.waited ? waited : skipped);
@@ -598,6 +630,7 @@ inline void launch_clusters(Index grid, int cluster_x, int threads, size_t share
           std::memset(static_cast<void*>(shared[b].data()), 0xa5, shared[b].size() * sizeof(uint4));
           blocks[b].waited = false;
         }
+        poison_static_shared();
         fibers.run_blocks(blocks.data(), at.data(), cluster_x);
         for (size_t b = 0; b < n; ++b) {
           ++(blocks[b].waited ? waited : skipped);
