@@ -37,8 +37,11 @@ if [[ $which == all || $which == asan ]]; then
   # The CUDA kernels' source under host emulation (tests/cuda_emulation, built where the CUDA
   # toolkit's headers are found, the backend itself left out): out-of-bounds reads and writes of
   # the kernels' buffers and shared memory, and undefined behaviour in their index arithmetic.
+  # (The target list is read whole first: grep -q would stop reading early, and under pipefail
+  # cmake's broken pipe would then count as no match.)
   emulation=()
-  if cmake --build build-asan --target help 2>/dev/null | grep -q encrt_cuda_emulation_tests; then
+  targets=$(cmake --build build-asan --target help 2>/dev/null || true)
+  if grep -q encrt_cuda_emulation_tests <<<"$targets"; then
     emulation=(encrt_cuda_emulation_tests)
   fi
   cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}" "${emulation[@]}"
