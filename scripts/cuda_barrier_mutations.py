@@ -36,12 +36,12 @@ def kernel_includes(path, kernels):
 
 
 def closure(path, kernels):
-    seen, todo = set(), [path]
-    while todo:
-        for q in kernel_includes(todo.pop(), kernels):
+    seen, pending = set(), [path]
+    while pending:
+        for q in kernel_includes(pending.pop(), kernels):
             if q not in seen:
                 seen.add(q)
-                todo.append(q)
+                pending.append(q)
     return seen
 
 
