@@ -8,11 +8,16 @@ emulator's schedules (tests/cuda_emulation/warp_emulation.h: ENCRT_EMULATION_SCH
 `cycle`, the default the suite runs with. A barrier whose removal every run survives is either
 redundant or untested: read it.
 
+With --race-check it builds them with clang 14 under ThreadSanitizer instead, where the emulator's
+race check (tests/cuda_emulation/race_check.h) reports an access that no barrier orders with
+another thread's write, whatever the schedule: each mutation runs once, and a barrier whose removal
+no race report and no failed test shows is redundant by the barriers that remain.
+
 It works on a git worktree of HEAD in a temporary folder (the checkout is never touched), built
 without the CUDA backend (the emulation tests need only the toolkit's headers), one barrier at a
 time; about a minute a barrier on 2 cores.
 
-  python3 scripts/cuda_barrier_mutations.py [FILE:LINE ...]   (default: every barrier)
+  python3 scripts/cuda_barrier_mutations.py [--race-check] [FILE:LINE ...]   (default: every barrier)
 """
 import glob
 import os
@@ -61,16 +66,22 @@ def run(cmd, **kw):
 
 
 def main():
-    only = set(sys.argv[1:])
+    args = sys.argv[1:]
+    race_check = "--race-check" in args
+    only = set(a for a in args if a != "--race-check")
     top = run(["git", "rev-parse", "--show-toplevel"]).stdout.strip()
     tree = tempfile.mkdtemp(prefix="encrt-barriers-")
     if run(["git", "-C", top, "worktree", "add", "--detach", tree, "HEAD"]).returncode != 0:
         sys.exit("git worktree add failed")
     try:
         build = os.path.join(tree, "build")
-        configure = run(["cmake", "-S", tree, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                         "-DENCRT_WITH_CUDA=OFF", "-DENCRT_WITH_XNNPACK=OFF", "-DENCRT_BUILD_BENCHMARKS=OFF",
-                         "-DENCRT_PYTHON=/nonexistent"])
+        options = ["-DENCRT_WITH_CUDA=OFF", "-DENCRT_WITH_XNNPACK=OFF", "-DENCRT_BUILD_BENCHMARKS=OFF",
+                   "-DENCRT_PYTHON=/nonexistent"]
+        env = dict(os.environ)
+        if race_check:
+            options += ["-DENCRT_SANITIZE_THREAD=ON", "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1", "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1"]
+            env.update(CC="clang-14", CXX="clang++-14")
+        configure = run(["cmake", "-S", tree, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"] + options, env=env)
         if configure.returncode != 0:
             sys.exit("cmake failed:\n" + configure.stdout[-2000:] + configure.stderr[-2000:])
         first = run(["cmake", "--build", build, "--target", "encrt_cuda_emulation_tests"])
@@ -98,7 +109,11 @@ def main():
                     continue
                 tags = ",".join("[#" + os.path.basename(t)[:-4] + "]" for t in affected)
                 outcome = {}
-                for s in SCHEDULES:
+                if race_check:
+                    r = run([binary, "-#", tags, "-a"], env=dict(os.environ, TSAN_OPTIONS="halt_on_error=1"), timeout=3600)
+                    reported = "ThreadSanitizer: data race" in r.stdout + r.stderr
+                    outcome["race_check"] = "reported" if reported else "survived" if r.returncode == 0 else "caught"
+                for s in [] if race_check else SCHEDULES:
                     r = run([binary, "-#", tags, "-a"], env=dict(os.environ, ENCRT_EMULATION_SCHEDULE=s), timeout=1800)
                     outcome[s] = "survived" if r.returncode == 0 else "caught"
                 survived = all(v == "survived" for v in outcome.values())

@@ -6,7 +6,10 @@
 // a cp.async issued into a buffer another warp still reads. Every schedule and landing gets the
 // right answer with the barrier; without it, some gets a wrong one, and cycle (what every other
 // test runs under) meets it within three (six for the copies) launches. Also: the PDL wait that
-// some blocks skip, and a barrier not every thread reaches (both abort: ctest runs them).
+// some blocks skip, and a barrier not every thread reaches (both abort: ctest runs them). In a
+// ThreadSanitizer build (the race check, race_check.h) the kernels without their barrier are
+// races that it reports wherever they run: there they run in the hidden [.emulation_race] cases
+// alone, one a process, each of which must be reported (scripts/test_sanitizers.sh).
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -161,6 +164,7 @@ void check_race_free(Kernel kernel) {
 template <typename Kernel>
 void check_race(Kernel kernel) {
   check_race_free(kernel);
+  if (encrt::emulation::race::kChecked) return;  // (the race check reports it: [.emulation_race])
   bool some_schedule_wrong = false;
   for (Schedule s : {Schedule::alternating, Schedule::first_ahead, Schedule::last_ahead})
     some_schedule_wrong = !right_in_three_launches(s, false, kernel) || some_schedule_wrong;
@@ -181,6 +185,7 @@ TEST_CASE("warp emulation: a buffer rewritten before another warp has read it is
 TEST_CASE("warp emulation: a cluster's partial sums overwritten before the peers have read them are caught",
           "[cuda_emulation][schedules]") {
   check_race(cluster_reuse);
+  if (encrt::emulation::race::kChecked) return;
   // The old round-robin order alone did not catch this one (a block's partials were always read
   // by every peer before any thread got past the next barrier of its warp); the threads that run
   // ahead do.
@@ -203,6 +208,22 @@ TEST_CASE("warp emulation: a block that ends before the PDL wait is reported", "
     if (blockIdx.x == 1) return;
     encrt::cuda::wait_for_previous_kernel();
   });
+}
+
+// Hidden: each kernel above without its barrier, once. Under the race check (a ThreadSanitizer
+// build) each must be reported as a data race, in a process of its own, whatever the schedule
+// (scripts/test_sanitizers.sh runs them); elsewhere they only run.
+TEST_CASE("race check: a read of another warp's write without the barrier", "[.emulation_race]") {
+  read_after_write(false, 1);
+}
+TEST_CASE("race check: a buffer rewritten before another warp has read it", "[.emulation_race]") {
+  write_after_read(false, 1);
+}
+TEST_CASE("race check: a cluster's partial sums overwritten before the peers have read them", "[.emulation_race]") {
+  cluster_reuse(false, 1);
+}
+TEST_CASE("race check: a cp.async into a buffer another warp still reads", "[.emulation_race]") {
+  copy_over_read(false, 1);
 }
 
 TEST_CASE("warp emulation: launches where every block or no block waits for the kernel before pass",
@@ -232,6 +253,7 @@ TEST_CASE("warp emulation: a cp.async into a buffer another warp still reads is 
   };
   for (Landing l : {Landing::late, Landing::early, Landing::cycle})
     with_landing(l, [] { check_race_free(copy_over_read); });
+  if (encrt::emulation::race::kChecked) return;  // (the race check reports it: [.emulation_race])
   // Late copies (at the wait, after the barrier) never show it, whatever the schedule; early ones
   // do where the copying warp runs first.
   with_landing(Landing::late, [] {

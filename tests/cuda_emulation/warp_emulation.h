@@ -42,6 +42,7 @@
 #include <vector_functions.h>  // make_uint4
 
 #include "core/half.h"
+#include "race_check.h"
 
 // The kernel's qualifiers as host C++: __shared__ as a function-local static (one block runs at
 // a time, so all its threads see the one instance), gathered by the test's link script
@@ -110,24 +111,49 @@ struct Index {
 inline void barrier_opened();
 inline void wait_until_changed(const long* generation, long arrived_in);
 
-// A reusable barrier of n threads (fibers of one host thread: no lock needed).
+// A reusable barrier of n threads (fibers of one host thread: no lock needed). Under the race
+// check (race_check.h) a block's or a cluster's barrier orders what its threads did before it
+// with what they do after it, through two sync bytes that the launch gives it (set_sync; a warp's
+// barrier, which only paces the emulated shuffles, has none and orders nothing).
 class Barrier {
  public:
   explicit Barrier(int n) : n_(n) {}
   void wait() {
+    race::Unchecked unchecked;
     const long generation = generation_;
+    if (sync_) race::release(sync_ + (generation & 1));
     if (++waiting_ == n_) {
       waiting_ = 0;
       ++generation_;
       barrier_opened();
-      return;
+    } else {
+      wait_until_changed(&generation_, generation);
     }
-    wait_until_changed(&generation_, generation);
+    if (sync_) race::acquire(sync_ + (generation & 1));
   }
+  // __syncthreads_or: the barrier, and whether any thread's predicate was nonzero. The answer of a
+  // generation stays until the next one opens, which needs every thread of this one, each of
+  // which has read it by then.
+  int wait_or(int predicate) {
+    {
+      race::Unchecked unchecked;
+      pending_or_ = pending_or_ || predicate != 0;
+      if (waiting_ + 1 == n_) {
+        answer_or_ = pending_or_;
+        pending_or_ = false;
+      }
+    }
+    wait();
+    race::Unchecked unchecked;
+    return answer_or_ ? 1 : 0;
+  }
+  void set_sync(const unsigned char* two_bytes) { sync_ = two_bytes; }
 
  private:
   int n_, waiting_ = 0;
+  bool pending_or_ = false, answer_or_ = false;
   long generation_ = 0;
+  const unsigned char* sync_ = nullptr;
 };
 
 constexpr int kMaxWarps = 8;
@@ -175,6 +201,7 @@ inline Warp& my_warp() { return block().warps[thread_index.x / 32]; }
 
 // wait_for_previous_kernel() under emulation (dependent_launch.cuh): the running block got there.
 inline void waited_for_previous_kernel() {
+  race::Unchecked unchecked;
   if (current_block()) block().waited = true;
 }
 
@@ -205,8 +232,10 @@ inline void launch(Index grid, int threads, const std::function<void()>& kernel)
 #define blockDim (encrt::emulation::Index{static_cast<unsigned>(encrt::emulation::block().threads), 1, 1})
 
 inline void __syncthreads() { encrt::emulation::block().barrier->wait(); }
+inline int __syncthreads_or(int predicate) { return encrt::emulation::block().barrier->wait_or(predicate); }
 
 inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
+  encrt::emulation::race::Unchecked unchecked;  // a shuffle orders no memory (race_check.h)
   encrt::emulation::Warp& w = encrt::emulation::my_warp();
   const int lane = encrt::emulation::my_lane();
   w.f[lane] = v;
@@ -217,6 +246,7 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
 }
 
 inline bool __any_sync(unsigned, bool v) {
+  encrt::emulation::race::Unchecked unchecked;
   encrt::emulation::Warp& w = encrt::emulation::my_warp();
   const int lane = encrt::emulation::my_lane();
   w.i[lane] = v ? 1 : 0;
@@ -239,6 +269,7 @@ inline void emulated_mma_m16n8k16_of(float (&c)[4], const uint32_t (&a)[4], uint
   using namespace encrt::emulation;
   auto lo = [value](uint32_t reg) { return value(static_cast<uint16_t>(reg & 0xffffu)); };
   auto hi = [value](uint32_t reg) { return value(static_cast<uint16_t>(reg >> 16)); };
+  race::Unchecked unchecked;  // the fragments are registers: the exchange orders no memory
   Warp& w = my_warp();
   const int lane = my_lane();
   for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
@@ -287,6 +318,7 @@ inline float __half2float(__half h) { return encrt::half_to_float(h.bits); }
 // The value of v in lane src_lane of the warp (every lane of the warp calls it, as the kernels do:
 // a full mask).
 inline float __shfl_sync(unsigned, float v, int src_lane) {
+  encrt::emulation::race::Unchecked unchecked;
   encrt::emulation::Warp& w = encrt::emulation::my_warp();
   const int lane = encrt::emulation::my_lane();
   w.f[lane] = v;
@@ -387,7 +419,9 @@ class Fibers {
  public:
   Fibers(int fibers, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(fibers)) {
     for (int t = 0; t < fibers; ++t) stacks_.emplace_back(new char[kStackBytes]);
+    race::note_scheduler();
   }
+
 
   // A thread's cp.async copies not yet landed: each with its bytes (read at the issue), its
   // destination and its group (0: not yet committed; else the commit's number, from 1).
@@ -396,6 +430,7 @@ class Fibers {
     unsigned char bytes[16];
     int size;
     long group;
+    bool landed;  // at its issue (Landing::early): the wait only stands for its write, for the race check
   };
   struct ThreadCopies {
     std::vector<PendingCopy> pending;
@@ -417,6 +452,15 @@ class Fibers {
     indices_ = indices;
     threads_ = threads;
     block_done_.assign(static_cast<size_t>(count), 0);
+    // The blocks' barriers order their threads on sync bytes of this run alone (race_check.h):
+    // fresh memory, so that nothing orders these blocks after the ones before through them.
+    barrier_sync_.reset(new unsigned char[2 * static_cast<size_t>(count) + 2]);
+    for (int b = 0; b < count; ++b) blocks[b].barrier->set_sync(&barrier_sync_[2 * static_cast<size_t>(b)]);
+    if (blocks[0].cluster) blocks[0].cluster->barrier->set_sync(&barrier_sync_[2 * static_cast<size_t>(count)]);
+    // Under the race check, what the host did before these blocks happens before each of their
+    // threads, and each thread's end before what the host does next: blocks (and clusters) run
+    // one after another, each ordered after the one before.
+    race::release(&run_sync_[0]);
     for (int t = 0; t < fibers; ++t) {
       ucontext_t& c = contexts_[static_cast<size_t>(t)];
       getcontext(&c);
@@ -453,6 +497,7 @@ class Fibers {
         if (opened_ != opened) i = 0;
       }
     }
+    race::acquire(&run_sync_[1]);
   }
 
   // The running thread waits at a barrier, arrived in `arrived_in` of its generations: the next
@@ -460,7 +505,9 @@ class Fibers {
   void wait_at(const long* generation, long arrived_in) {
     waiting_on_[static_cast<size_t>(current_)] = generation;
     arrived_in_[static_cast<size_t>(current_)] = arrived_in;
-    swapcontext(&contexts_[static_cast<size_t>(current_)], &scheduler_);
+    ucontext_t* me = &contexts_[static_cast<size_t>(current_)];  // (nothing between the switches)
+    race::switch_to_scheduler();
+    swapcontext(me, &scheduler_);
   }
   void opened() { ++opened_; }
   // Whether this block's cp.async copies land at their issue (else at the wait that covers them).
@@ -486,7 +533,9 @@ class Fibers {
     block_index = indices_[b];
     current_block() = &blocks_[b];
     waiting_on_[static_cast<size_t>(f)] = nullptr;
-    swapcontext(&scheduler_, &contexts_[static_cast<size_t>(f)]);
+    ucontext_t* to = &contexts_[static_cast<size_t>(f)];  // (nothing between the switches)
+    race::switch_to_thread(static_cast<size_t>(f));
+    swapcontext(&scheduler_, to);
   }
 
   [[noreturn]] void deadlock(int count) const {
@@ -495,18 +544,35 @@ class Fibers {
     std::abort();
   }
 
-  static void entry() {
+  // The body of a thread's fiber (entry, below, around it).
+  __attribute__((noinline)) static void run_thread() {
     Fibers& f = *running();
+    const unsigned char* run_sync;
+    {
+      race::Unchecked unchecked;  // (the host's memory: read before the acquire orders it)
+      run_sync = f.run_sync_.get();
+    }
+    race::acquire(&run_sync[0]);
     f.kernel_();
-    f.done_[static_cast<size_t>(f.current_)] = true;
-    --f.live_;
-    // A block whose threads have all ended has left its multiprocessor: its shared memory is
-    // garbage from now on, so a peer that still reads it (a cluster without its last barrier)
-    // reads garbage, as it may on the device.
-    const int b = f.current_ / f.threads_;
-    Block& block = f.blocks_[b];
-    if (++f.block_done_[static_cast<size_t>(b)] == f.threads_ && block.cluster)
-      std::memset(block.shared, 0xa5, block.cluster->shared_bytes);
+    {
+      race::Unchecked unchecked;
+      f.done_[static_cast<size_t>(f.current_)] = true;
+      --f.live_;
+      // A block whose threads have all ended has left its multiprocessor: its shared memory is
+      // garbage from now on, so a peer that still reads it (a cluster without its last barrier)
+      // reads garbage, as it may on the device.
+      const int b = f.current_ / f.threads_;
+      Block& block = f.blocks_[b];
+      if (++f.block_done_[static_cast<size_t>(b)] == f.threads_ && block.cluster)
+        std::memset(block.shared, 0xa5, block.cluster->shared_bytes);
+    }
+    race::release(&run_sync[1]);
+  }
+  // Under the race check the switch back to the scheduler's fiber is the last step, in a function
+  // left uninstrumented (race_check.h): run_thread's own entry and exit hooks stay on the fiber.
+  ENCRT_EMULATION_FIBER_ENTRY static void entry() {
+    run_thread();
+    race::switch_to_scheduler();
   }  // returns to uc_link: the scheduler
 
   const std::function<void()>& kernel_;
@@ -525,12 +591,14 @@ class Fibers {
   const Index* indices_ = nullptr;
   int threads_ = 1;
   std::vector<int> block_done_;
+  std::unique_ptr<unsigned char[]> barrier_sync_;
+  std::unique_ptr<unsigned char[]> run_sync_{new unsigned char[2]};
 };
 
 inline void barrier_opened() {
   if (Fibers* f = Fibers::running()) f->opened();
 }
-inline void wait_until_changed(const long* generation, long arrived_in) {
+inline void wait_until_changed(const long* generation, long arrived_in) {  // (within an Unchecked)
   while (*generation == arrived_in) Fibers::running()->wait_at(generation, arrived_in);
 }
 
@@ -569,6 +637,7 @@ inline void poison_static_shared() {
 // not as what the block before left: a read of what no thread of the block wrote finds garbage.
 inline void launch_blocks(Index grid, int threads, const std::function<void()>& kernel) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  race::Unchecked unchecked;  // the scheduler's bookkeeping (race_check.h)
   std::vector<uint4>& shared = dynamic_shared_buffer();
   Barrier barrier(threads);
   std::vector<Warp> warps(static_cast<size_t>(threads / 32));
@@ -604,6 +673,7 @@ inline void launch_clusters(Index grid, int cluster_x, int threads, size_t share
     std::fprintf(stderr, "warp_emulation: grid.x %u is not a multiple of the cluster's %d blocks\n", grid.x, cluster_x);
     std::abort();
   }
+  race::Unchecked unchecked;  // the scheduler's bookkeeping (race_check.h)
   const size_t n = static_cast<size_t>(cluster_x);
   std::vector<std::unique_ptr<Barrier>> barriers;
   std::vector<std::vector<Warp>> warps(n);
@@ -668,6 +738,7 @@ inline void* cluster_peer(void* p, int rank) {
 template <bool kUnsignedA>
 inline void emulated_mma_m16n8k32(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   using namespace encrt::emulation;
+  race::Unchecked unchecked;
   Warp& w = my_warp();
   const int lane = my_lane();
   for (int r = 0; r < 4; ++r) w.a[lane][r] = a[r];
@@ -753,6 +824,7 @@ inline void emulated_cp_async(void* shared, const void* global, int bytes) {
   }
   encrt::emulation::Readable& r = encrt::emulation::readable();
   {
+    encrt::emulation::race::Unchecked unchecked(/*sync=*/true);  // the lock orders no emulated thread
     std::lock_guard<std::mutex> lock(r.mutex);
     const auto* p = static_cast<const unsigned char*>(global);
     bool inside = r.ranges.empty();
@@ -763,16 +835,26 @@ inline void emulated_cp_async(void* shared, const void* global, int bytes) {
     }
   }
   encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
-  if (!f || bytes > 16 || f->copies_land_at_issue()) {
+  if (!f || bytes > 16) {
     std::memcpy(shared, global, static_cast<size_t>(bytes));
     return;
   }
-  encrt::emulation::Fibers::PendingCopy c{static_cast<unsigned char*>(shared), {}, bytes, 0};
-  std::memcpy(c.bytes, global, static_cast<size_t>(bytes));
+  // Wherever it lands, the copy may write its bytes at any moment from its issue to the wait that
+  // covers it: the race check sees a write at both ends.
+  const bool early = f->copies_land_at_issue();
+  encrt::emulation::Fibers::PendingCopy c{static_cast<unsigned char*>(shared), {}, bytes, 0, early};
+  if (early) {
+    std::memcpy(shared, global, static_cast<size_t>(bytes));
+  } else {
+    std::memcpy(c.bytes, global, static_cast<size_t>(bytes));
+    encrt::emulation::race::write(shared, static_cast<size_t>(bytes));
+  }
+  encrt::emulation::race::Unchecked unchecked;
   f->copies().pending.push_back(c);
 }
 // cp.async.commit_group: the thread's copies issued since the last commit form the next group.
 inline void emulated_cp_async_commit() {
+  encrt::emulation::race::Unchecked unchecked;
   encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
   if (!f) return;
   auto& t = f->copies();
@@ -783,15 +865,20 @@ inline void emulated_cp_async_commit() {
 // cp.async.wait_group n: every committed group but the newest n has landed (uncommitted copies
 // are not waited for).
 inline void emulated_cp_async_wait(int n) {
+  encrt::emulation::race::Unchecked unchecked;
   encrt::emulation::Fibers* f = encrt::emulation::Fibers::running();
   if (!f) return;
   auto& t = f->copies();
   size_t kept = 0;  // (in place, in issue order: no allocation per wait)
   for (size_t i = 0; i < t.pending.size(); ++i) {
     const auto& c = t.pending[i];
-    if (c.group != 0 && c.group <= t.committed - n)
-      std::memcpy(c.shared, c.bytes, static_cast<size_t>(c.size));
-    else
+    if (c.group != 0 && c.group <= t.committed - n) {
+      encrt::emulation::race::Checked landing;  // the issuing thread's write to shared memory
+      if (c.landed)
+        encrt::emulation::race::write(c.shared, static_cast<size_t>(c.size));
+      else
+        std::memcpy(c.shared, c.bytes, static_cast<size_t>(c.size));
+    } else
       t.pending[kept++] = c;
   }
   t.pending.resize(kept);

@@ -72,7 +72,6 @@ __global__ void attention_kernel(AttentionArgs a) {
   wait_for_previous_kernel();  // dependent_launch.cuh: nothing is read before it
   allow_next_kernel();
   __shared__ Tiles<D> t;
-  __shared__ int any_real;
   const int b = blockIdx.z, h = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int i = blockIdx.x * kWarps + warp;
@@ -90,13 +89,15 @@ __global__ void attention_kernel(AttentionArgs a) {
   const T* base = static_cast<const T*>(a.qkv) + first * ld;
   const bool row = i < S;
 
-  if (threadIdx.x == 0) any_real = 0;
-  __syncthreads();
+  // Whether the sequence has a real key: each thread looks at its share of the mask, and the
+  // barrier that orders the q rows' writes ORs the answers (no shared flag for every thread to
+  // write: several writes of one word, even of the same value, are a race).
+  int mine = 0;
   for (int j = threadIdx.x; j < S; j += blockDim.x)
-    if (!mask || mask[j] != 0) any_real = 1;
+    if (!mask || mask[j] != 0) mine = 1;
   if (row)
     for (int d = lane; d < dim; d += 32) t.q[warp][d] = to_float(base[static_cast<size_t>(i) * ld + static_cast<size_t>(h) * dim + d]);
-  __syncthreads();
+  const bool any_real = __syncthreads_or(mine) != 0;
 
   T* out = static_cast<T*>(a.out) + (first + i) * H + static_cast<size_t>(h) * dim;
   // (Probabilities only in padded runs, where S is a.seq: the launcher refuses them packed.)
