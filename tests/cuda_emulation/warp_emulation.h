@@ -16,8 +16,9 @@
 // fibers taking turns, each with its own dynamic shared memory, which the others reach through
 // cluster_peer (distributed shared memory), and a barrier of the whole cluster. What it checks: a
 // kernel's indexing, tiling, masking and softmax logic against a reference on the host, and its
-// barriers, as far as the schedules and landings above expose a missing one. What it
-// cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
+// barriers, as far as the schedules and landings above expose a missing one (and, in a
+// ThreadSanitizer build, every access that no barrier orders with another thread's write:
+// race_check.h). What it cannot: the hardware itself (timing, the tensor cores' internal rounding, memory ordering
 // beyond the barriers), which waits for a GPU run. Include this before the kernel's .cuh, which
 // then compiles with ENCRT_CUDA_HOST_EMULATION.
 #pragma once
@@ -421,7 +422,6 @@ class Fibers {
     for (int t = 0; t < fibers; ++t) stacks_.emplace_back(new char[kStackBytes]);
     race::note_scheduler();
   }
-
 
   // A thread's cp.async copies not yet landed: each with its bytes (read at the issue), its
   // destination and its group (0: not yet committed; else the commit's number, from 1).
