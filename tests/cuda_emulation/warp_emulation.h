@@ -113,16 +113,16 @@ inline void barrier_opened();
 inline void wait_until_changed(const long* generation, long arrived_in);
 
 // A reusable barrier of n threads (fibers of one host thread: no lock needed). Under the race
-// check (race_check.h) a block's or a cluster's barrier orders what its threads did before it
-// with what they do after it, through two sync bytes that the launch gives it (set_sync; a warp's
-// barrier, which only paces the emulated shuffles, has none and orders nothing).
+// check (race_check.h) a block's or a cluster's barrier (orders_memory) orders what its threads did
+// before it with what they do after it, through two sync bytes of its own, one per generation's
+// parity; a warp's barrier, which only paces the emulated shuffles, orders nothing.
 class Barrier {
  public:
-  explicit Barrier(int n) : n_(n) {}
+  explicit Barrier(int n, bool orders_memory = false) : n_(n), orders_memory_(orders_memory) {}
   void wait() {
     race::Unchecked unchecked;
     const long generation = generation_;
-    if (sync_) race::release(sync_ + (generation & 1));
+    if (orders_memory_) race::release(&sync_[generation & 1]);
     if (++waiting_ == n_) {
       waiting_ = 0;
       ++generation_;
@@ -130,7 +130,7 @@ class Barrier {
     } else {
       wait_until_changed(&generation_, generation);
     }
-    if (sync_) race::acquire(sync_ + (generation & 1));
+    if (orders_memory_) race::acquire(&sync_[generation & 1]);
   }
   // __syncthreads_or: the barrier, and whether any thread's predicate was nonzero. The answer of a
   // generation stays until the next one opens, which needs every thread of this one, each of
@@ -148,13 +148,13 @@ class Barrier {
     race::Unchecked unchecked;
     return answer_or_ ? 1 : 0;
   }
-  void set_sync(const unsigned char* two_bytes) { sync_ = two_bytes; }
 
  private:
   int n_, waiting_ = 0;
   bool pending_or_ = false, answer_or_ = false;
   long generation_ = 0;
-  const unsigned char* sync_ = nullptr;
+  bool orders_memory_;
+  unsigned char sync_[2] = {};
 };
 
 constexpr int kMaxWarps = 8;
@@ -452,11 +452,6 @@ class Fibers {
     indices_ = indices;
     threads_ = threads;
     block_done_.assign(static_cast<size_t>(count), 0);
-    // The blocks' barriers order their threads on sync bytes of this run alone (race_check.h):
-    // fresh memory, so that nothing orders these blocks after the ones before through them.
-    barrier_sync_.reset(new unsigned char[2 * static_cast<size_t>(count) + 2]);
-    for (int b = 0; b < count; ++b) blocks[b].barrier->set_sync(&barrier_sync_[2 * static_cast<size_t>(b)]);
-    if (blocks[0].cluster) blocks[0].cluster->barrier->set_sync(&barrier_sync_[2 * static_cast<size_t>(count)]);
     // Under the race check, what the host did before these blocks happens before each of their
     // threads, and each thread's end before what the host does next: blocks (and clusters) run
     // one after another, each ordered after the one before.
@@ -591,7 +586,6 @@ class Fibers {
   const Index* indices_ = nullptr;
   int threads_ = 1;
   std::vector<int> block_done_;
-  std::unique_ptr<unsigned char[]> barrier_sync_;
   std::unique_ptr<unsigned char[]> run_sync_{new unsigned char[2]};
 };
 
@@ -639,7 +633,7 @@ inline void launch_blocks(Index grid, int threads, const std::function<void()>& 
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
   race::Unchecked unchecked;  // the scheduler's bookkeeping (race_check.h)
   std::vector<uint4>& shared = dynamic_shared_buffer();
-  Barrier barrier(threads);
+  Barrier barrier(threads, /*orders_memory=*/true);
   std::vector<Warp> warps(static_cast<size_t>(threads / 32));
   Block one{threads, &barrier, warps.data()};
   Fibers fibers(threads, kernel);
@@ -679,10 +673,10 @@ inline void launch_clusters(Index grid, int cluster_x, int threads, size_t share
   std::vector<std::vector<Warp>> warps(n);
   std::vector<std::vector<uint4>> shared(n);
   std::vector<Block> blocks(n);
-  Barrier cluster_barrier(cluster_x * threads);
+  Barrier cluster_barrier(cluster_x * threads, /*orders_memory=*/true);
   Cluster cluster{cluster_x, blocks.data(), &cluster_barrier, shared_bytes};
   for (size_t b = 0; b < n; ++b) {
-    barriers.emplace_back(new Barrier(threads));
+    barriers.emplace_back(new Barrier(threads, /*orders_memory=*/true));
     warps[b].resize(static_cast<size_t>(threads / 32));
     shared[b].resize((shared_bytes + 15) / 16 + 1);
     blocks[b] = Block{threads, barriers[b].get(), warps[b].data(), reinterpret_cast<unsigned char*>(shared[b].data()),
