@@ -91,6 +91,9 @@ pool_run "encrt_kernel_tests ~[ref] (Neoverse-N1 = Orin's features: dot product,
   -cpu neoverse-n1 build-aarch64/bin/encrt_kernel_tests '~[ref]'
 pool_run "encrt_runtime_tests [golden],[heads] (Neoverse-N1)" 0 -cpu neoverse-n1 build-aarch64/bin/encrt_runtime_tests '[golden],[heads]'
 pool_run "encrt_converter_tests" 0 build-aarch64/bin/encrt_converter_tests
+# The CUDA emulator's fiber switch (tests/fiber: its aarch64 assembly), for emulation tests built
+# on an aarch64 host (a Jetson, a Grace machine); the emulation suite itself runs on x86-64 here.
+pool_run "encrt_fiber_tests" 0 build-aarch64/bin/encrt_fiber_tests
 wait
 pool_failed=()
 for n in "${!pool_labels[@]}"; do

@@ -68,9 +68,17 @@ pool_report() {  # dir, the sanitizer's name
 # nothing. (The target list is read whole first: grep -q would stop reading early, and under
 # pipefail cmake's broken pipe would then count as no match.)
 emulation_target() {
-  local targets
-  targets=$(cmake --build "$1" --target help 2>/dev/null || true)
-  if grep -q encrt_cuda_emulation_tests <<<"$targets"; then echo encrt_cuda_emulation_tests; fi
+  present_targets "$1" encrt_cuda_emulation_tests
+}
+# Those of the targets $2... that build dir $1 has (the fiber switch's suite, tests/fiber, is built
+# on x86-64 and aarch64 hosts only).
+present_targets() {
+  local dir=$1 targets
+  shift
+  targets=$(cmake --build "$dir" --target help 2>/dev/null || true)
+  for t in "$@"; do
+    if grep -q "^\.\.\. $t\$\|^$t:" <<<"$targets"; then echo -n "$t "; fi
+  done
 }
 # The emulation suite in two halves of about the same length, side by side: the attention
 # kernels' cases, and all the others (hidden cases left out).
@@ -93,15 +101,29 @@ if [[ $which == all || $which == asan ]]; then
   # The CUDA kernels under emulation: out-of-bounds reads and writes of the kernels' buffers and
   # shared memory, and undefined behaviour in their index arithmetic.
   read -r -a emulation <<<"$(emulation_target build-asan)"
-  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}" "${emulation[@]}"
+  read -r -a fiber <<<"$(present_targets build-asan encrt_fiber_tests)"
+  cmake --build build-asan -j "$jobs" --target "${suites[@]}" encrt_conformance encrt_cli "${fuzz_replays[@]}" \
+    "${emulation[@]}" "${fiber[@]}"
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  if [[ ${#fiber[@]} -gt 0 ]]; then
+    # The emulator's fiber switch announces each switch to AddressSanitizer: a stack buffer
+    # overflow in a fiber must be reported as one, from the fiber's frames ([.fiber_asan]).
+    out=$(build-asan/bin/encrt_fiber_tests '[.fiber_asan]' 2>&1 || true)
+    if ! grep -q "ERROR: AddressSanitizer: stack-buffer-overflow" <<<"$out" || ! grep -q "in encrt_fiber_start" <<<"$out"; then
+      echo "asan+ubsan: FAIL the overflow in a fiber was not reported as a stack-buffer-overflow under the fiber's entry; output:"
+      echo "$out"
+      exit 1
+    fi
+    echo "asan+ubsan: the overflow in a fiber is reported (stack-buffer-overflow, under encrt_fiber_start)"
+  fi
   # The suites and corpus replays run side by side, one per core (each is one process).
   pool_start build-asan
   if [[ ${#emulation[@]} -gt 0 ]]; then
-    # The longest work (about 8.5 minutes on one core), started first.
+    # The longest work (about 6 minutes on one core), started first.
     run_emulation_halves build-asan cuda_emulation
   fi
+  if [[ ${#fiber[@]} -gt 0 ]]; then run_job build-asan fiber best build-asan/bin/encrt_fiber_tests; fi
   for suite in "${suites[@]}"; do
     for isa in best scalar; do
       # ENCRT_ISA picks the kernels of sessions (the default kernel table); the kernel suite calls

@@ -37,12 +37,11 @@
 #include <utility>
 #include <vector>
 
-#include <ucontext.h>
-
 #include <cuda_runtime_api.h>  // the vector types (uint4) and the qualifiers this file redefines
 #include <vector_functions.h>  // make_uint4
 
 #include "core/half.h"
+#include "fiber/fiber_switch.h"
 #include "race_check.h"
 
 // The kernel's qualifiers as host C++: __shared__ as a function-local static (one block runs at
@@ -411,7 +410,7 @@ inline Schedule next_block_schedule(bool& descending_first, bool& copies_early) 
   return kTurns[n % 3];
 }
 
-// The threads of the running blocks (one, or the blocks of a cluster) as fibers (ucontext) of the
+// The threads of the running blocks (one, or the blocks of a cluster) as fibers (tests/fiber) of the
 // calling host thread, taking turns as the schedule says. A thread that waits at a barrier records
 // which (wait_until_changed), so the scheduler runs it again only once that barrier has opened. No
 // thread able to run while some have not ended is a deadlock (a barrier that not every thread
@@ -420,6 +419,7 @@ class Fibers {
  public:
   Fibers(int fibers, const std::function<void()>& kernel) : kernel_(kernel), contexts_(static_cast<size_t>(fibers)) {
     for (int t = 0; t < fibers; ++t) stacks_.emplace_back(new char[kStackBytes]);
+    if (fake_stacks().size() < contexts_.size()) fake_stacks().resize(contexts_.size(), nullptr);
     race::note_scheduler();
   }
 
@@ -456,14 +456,7 @@ class Fibers {
     // threads, and each thread's end before what the host does next: blocks (and clusters) run
     // one after another, each ordered after the one before.
     race::release(&run_sync_[0]);
-    for (int t = 0; t < fibers; ++t) {
-      ucontext_t& c = contexts_[static_cast<size_t>(t)];
-      getcontext(&c);
-      c.uc_stack.ss_sp = stacks_[static_cast<size_t>(t)].get();
-      c.uc_stack.ss_size = kStackBytes;
-      c.uc_link = &scheduler_;
-      makecontext(&c, &Fibers::entry, 0);
-    }
+    for (int t = 0; t < fibers; ++t) contexts_[static_cast<size_t>(t)].start(stack(t), &Fibers::entry, this);
     bool descending = false;
     schedule_ = next_block_schedule(descending, copies_early_);
     if (schedule_ == Schedule::alternating) {
@@ -500,9 +493,9 @@ class Fibers {
   void wait_at(const long* generation, long arrived_in) {
     waiting_on_[static_cast<size_t>(current_)] = generation;
     arrived_in_[static_cast<size_t>(current_)] = arrived_in;
-    ucontext_t* me = &contexts_[static_cast<size_t>(current_)];  // (nothing between the switches)
+    fiber::Context& me = contexts_[static_cast<size_t>(current_)];  // (nothing between the switches)
     race::switch_to_scheduler();
-    swapcontext(me, &scheduler_);
+    me.switch_to(scheduler_, scheduler_stack_);
   }
   void opened() { ++opened_; }
   // Whether this block's cp.async copies land at their issue (else at the wait that covers them).
@@ -528,9 +521,10 @@ class Fibers {
     block_index = indices_[b];
     current_block() = &blocks_[b];
     waiting_on_[static_cast<size_t>(f)] = nullptr;
-    ucontext_t* to = &contexts_[static_cast<size_t>(f)];  // (nothing between the switches)
+    const fiber::Context& to = contexts_[static_cast<size_t>(f)];  // (nothing between the switches)
+    const fiber::Stack to_stack = stack(f);
     race::switch_to_thread(static_cast<size_t>(f));
-    swapcontext(&scheduler_, to);
+    scheduler_.switch_to(to, to_stack);
   }
 
   [[noreturn]] void deadlock(int count) const {
@@ -565,19 +559,31 @@ class Fibers {
   }
   // Under the race check the switch back to the scheduler's fiber is the last step, in a function
   // left uninstrumented (race_check.h): run_thread's own entry and exit hooks stay on the fiber.
-  ENCRT_EMULATION_FIBER_ENTRY static void entry() {
+  ENCRT_EMULATION_FIBER_ENTRY static void entry(void* fibers) {
+    Fibers& f = *static_cast<Fibers*>(fibers);
+    void*& fake_stack = fake_stacks()[static_cast<size_t>(f.current_)];
+    f.scheduler_stack_ = fiber::arrived(fake_stack);
     run_thread();
     race::switch_to_scheduler();
-  }  // returns to uc_link: the scheduler
+    fiber::Context::leave_for_good(f.scheduler_, f.scheduler_stack_, &fake_stack);
+  }
+  // AddressSanitizer's fake stacks (tests/fiber/fiber_switch.h), one for each fiber index, kept from
+  // one block's fibers to the next, and from launch to launch (one launch runs at a time).
+  static std::vector<void*>& fake_stacks() {
+    static std::vector<void*> stacks;
+    return stacks;
+  }
+  fiber::Stack stack(int f) const { return {stacks_[static_cast<size_t>(f)].get(), kStackBytes}; }
 
   const std::function<void()>& kernel_;
-  std::vector<ucontext_t> contexts_;
+  std::vector<fiber::Context> contexts_;
   std::vector<std::unique_ptr<char[]>> stacks_;
   std::vector<bool> done_;
   std::vector<const long*> waiting_on_;  // the barrier's generation a thread waits on (nullptr: none)
   std::vector<long> arrived_in_;
   std::vector<ThreadCopies> copies_;
-  ucontext_t scheduler_{};
+  fiber::Context scheduler_;
+  fiber::Stack scheduler_stack_;  // the host thread's (AddressSanitizer tells each fiber as it starts)
   int current_ = 0, live_ = 0;
   long opened_ = 0;  // barriers opened so far
   Schedule schedule_ = Schedule::alternating;
