@@ -13,6 +13,10 @@
 
 #include <cstdint>
 
+#if ENCRT_FIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #if defined(__x86_64__)
 asm(R"(
   .text
@@ -119,6 +123,12 @@ extern "C" void encrt_fiber_start();
 namespace encrt::fiber {
 
 void Context::start(Stack stack, void (*entry)(void*), void* argument) {
+#if ENCRT_FIBER_ASAN
+  // A fiber that ended left for good from inside its frames: where those kept their locals on the
+  // real stack (GCC, or without detect_stack_use_after_return), their redzones are still poisoned,
+  // and would trip the next fiber started here. Its shadow starts clean, as a new thread's does.
+  __asan_unpoison_memory_region(stack.bottom, stack.bytes);
+#endif
   const uintptr_t top = (reinterpret_cast<uintptr_t>(stack.bottom) + stack.bytes) & ~uintptr_t{15};
 #if defined(__x86_64__)
   uint64_t* frame = reinterpret_cast<uint64_t*>(top - 16 - 72);  // 16 bytes above it unused
