@@ -128,9 +128,9 @@ inline void* host_fiber() {
 }
 // Called by the scheduler before its first switch (the host thread's fiber is the one running).
 inline void note_scheduler() { (void)host_fiber(); }
-// Just before the fiber switch (tests/fiber) to an emulated thread (index) or back to the scheduler: no ordering.
-// Always inlined: the switch must happen in the frame that calls the fiber switch, or this function's
-// own exit hook would pop the other fiber's shadow stack.
+// Just before the fiber switch (tests/fiber) to an emulated thread (index) or back to the
+// scheduler: no ordering. Always inlined: the switch must happen in the frame that calls the fiber
+// switch, or this function's own exit hook would pop the other fiber's shadow stack.
 __attribute__((always_inline)) inline void switch_to_thread(size_t index) {
   void* to = fiber(index);
   __tsan_switch_to_fiber(to, __tsan_switch_to_fiber_no_sync);
