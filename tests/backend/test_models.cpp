@@ -218,7 +218,10 @@ void check_model(const test::Fixture& f, converter::WeightType type, const std::
       std::vector<float> host(info.bytes / sizeof(float));
       REQUIRE(session->copy_output(name, host.data(), info.bytes).is_ok());
       INFO("public API, round " << round << ", output " << name << " on " << info.device);
-      if (info.device == "host" || b.backend == "mock_device") {
+      // The cuda backend runs a segment's ops fused where it can (a linear with the LayerNorm after
+      // it, a feed-forward block, a layer's tail: one rounding to fp16 fewer between them), which
+      // the op-by-op run above cannot: its outputs are held to the tolerance even on the host.
+      if ((info.device == "host" && b.backend != "cuda") || b.backend == "mock_device") {
         CHECK(host == values);
       } else {  // a GPU library may split sums differently from call to call
         const Comparison c = compare_f32(host.data(), values.data(), values.size());

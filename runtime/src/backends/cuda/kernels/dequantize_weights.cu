@@ -9,9 +9,9 @@ cudaError_t dequantize_weights(const DequantizeWeightsArgs& a, cudaStream_t stre
   const size_t n = static_cast<size_t>(a.N) * static_cast<size_t>(a.K);
   const size_t blocks = (n + dequantize_weights_kernels::kThreads - 1) / dequantize_weights_kernels::kThreads;
   if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-  dequantize_weights_kernels::dequantize_weights_kernel<<<static_cast<unsigned>(blocks), dequantize_weights_kernels::kThreads,
-                                                          0, stream>>>(a);
-  return cudaGetLastError();
+  const cudaError_t e = launch_kernel(dequantize_weights_kernels::dequantize_weights_kernel, static_cast<unsigned>(blocks),
+                                      dequantize_weights_kernels::kThreads, 0, stream, a);
+  return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 }  // namespace encrt::cuda

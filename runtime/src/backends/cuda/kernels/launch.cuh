@@ -17,6 +17,13 @@ namespace encrt::cuda {
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                                       unsigned cluster_x, cudaStream_t stream, Args&&... args) {
+#if defined(ENCRT_CUDA_HOST_EMULATION)
+  // The emulated GPU (tests/cuda_emulation/device/emulated_device.h) runs the kernel's blocks on
+  // the host, now or, while the stream is captured, at each replay of the graph: the arguments are
+  // copied into the closure as a launch copies them into its parameter buffer.
+  return encrt::emulation::device::launch(reinterpret_cast<const void*>(kernel), grid, block, shared_bytes, cluster_x,
+                                          stream, dependent_launch(), [=] { kernel(args...); });
+#else
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
@@ -39,6 +46,7 @@ cudaError_t launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3
   config.attrs = n > 0 ? attribute : nullptr;
   config.numAttrs = n;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+#endif
 }
 
 template <typename... Params, typename... Args>
