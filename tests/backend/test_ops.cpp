@@ -697,7 +697,7 @@ void check_cuda_int8_gemm(const OpProblem& p) {
 // 2 ulps on the device) differs. Also run as `encrt_conformance --backend cuda:int8_gemm=mma
 // "[int8_gemm]"` and with int8_gemm=cublaslt, the two GEMMs held to the same reference (the tag
 // also selects the linear problems of every dtype and the int8 chains).
-TEST_CASE("conformance: int8 GEMM shapes (tensor cores on cuda)", "[conformance][ops][int8_gemm]") {
+TEST_CASE("conformance: int8 GEMM shapes (tensor cores on cuda)", "[conformance][ops][int8_gemm][sweep]") {
   struct Shape {
     int N, K;
     kernels::Activation act;
@@ -783,7 +783,7 @@ void check_cuda_fp32_attention_kernel(const OpProblem& p, bool int8) {
 // not to its int8 attention: the kernels compute attention in bf16 / fp32 without the int8 one's
 // quantized Q, K, P and V, so the int8 reference's own rounding is no part of their error. (The
 // first GPU run held them to the int8 reference: normalized errors 0.1004-0.154, that rounding.)
-TEST_CASE("conformance: fp32 attention (bf16 tensor cores on cuda)", "[conformance][ops][bf16_attention]") {
+TEST_CASE("conformance: fp32 attention (bf16 tensor cores on cuda)", "[conformance][ops][bf16_attention][sweep]") {
   if (backend_under_test().backend != "cuda") return;
   for (int head_dim : {16, 32, 64})
     for (int seq : {1, 7, 64, 128, 200})
@@ -815,7 +815,7 @@ TEST_CASE("conformance: fp32 attention (bf16 tensor cores on cuda)", "[conforman
 // The case runs on the cuda backend only: the CPU backends' int8 attention has its own tests
 // against the reference (tests/kernels/), and at these lengths its moved u exceed the CPU's op
 // tolerance for int8 attention (5e-3: 9.3e-3 seen at seq 64 with the x86 kernels).
-TEST_CASE("conformance: int8 attention (int8 tensor cores on cuda)", "[conformance][ops][int8_attention]") {
+TEST_CASE("conformance: int8 attention (int8 tensor cores on cuda)", "[conformance][ops][int8_attention][sweep]") {
   const BackendUnderTest& b = backend_under_test();
   if (b.backend != "cuda") return;
   const auto it = b.options.find("attention");

@@ -233,7 +233,7 @@ TEST_CASE("conformance: packed batches", "[conformance][packed]") {
   }
 }
 
-TEST_CASE("conformance: packed batches of many lengths, layouts and buckets", "[conformance][packed]") {
+TEST_CASE("conformance: packed batches of many lengths, layouts and buckets", "[conformance][packed][sweep]") {
   for (const std::string& name : test::fixture_names()) {
     const test::Fixture f = test::load_fixture(name);
     for (auto type : {converter::WeightType::kF32, converter::WeightType::kF16, converter::WeightType::kI8}) check_many_lengths(f, type);

