@@ -37,7 +37,7 @@ fi
 
 # One run a line: model (- for the fixtures alone) | backend options | tests.
 runs=(
-  "-||[conformance],[seam],[tuning]"
+  "-||[conformance],[seam],[tuning],[emulated_gpu]"
   "-|fp16_gemm=mma|[models]"
   "-|fp16_gemm=auto|[models],[packed]"
   "-|fp16_gemm=norm|[models]"

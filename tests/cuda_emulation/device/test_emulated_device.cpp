@@ -1,0 +1,212 @@
+// The emulated GPU's own rules (emulated_device.h), which the conformance runs on it lean on: each
+// check it makes must refuse what a GPU refuses, or a backend bug would pass here; and what only it
+// can run without a Jetson: the cuda backend's weights=mapped on a GPU that shares the CPU's memory.
+// Compiled into encrt_conformance_emulated_gpu only (tag [emulated_gpu]).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_emulation/device/emulated_device.h"
+#include "support/fixtures.h"
+
+namespace {
+
+using encrt::emulation::device::counters;
+using encrt::emulation::device::launch;
+
+void a_kernel() {}  // its address names a kernel for the attributes
+
+// Launches a_kernel's identity on `grid` blocks of `threads`, counting the threads that ran.
+cudaError_t launch_counting(dim3 grid, unsigned threads, size_t shared, unsigned cluster, cudaStream_t stream,
+                            long* ran) {
+  return launch(reinterpret_cast<const void*>(&a_kernel), grid, dim3(threads), shared, cluster, stream, false,
+                [ran] { ++*ran; });
+}
+
+TEST_CASE("emulated GPU: a launch is refused where the driver refuses it", "[emulated_gpu]") {
+  long ran = 0;
+  CHECK(launch_counting(dim3(3, 2), 64, 0, 0, nullptr, &ran) == cudaSuccess);
+  CHECK(ran == 3 * 2 * 64);
+  CHECK(cudaGetLastError() == cudaSuccess);
+
+  ran = 0;
+  CHECK(launch_counting(dim3(0), 64, 0, 0, nullptr, &ran) == cudaErrorInvalidConfiguration);
+  CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  CHECK(cudaGetLastError() == cudaSuccess);  // read once
+  CHECK(launch_counting(dim3(1), 2048, 0, 0, nullptr, &ran) == cudaErrorInvalidConfiguration);
+  CHECK(ran == 0);
+
+  // Past 48 KB of dynamic shared memory only once the kernel is allowed it.
+  CHECK(launch_counting(dim3(1), 32, 64 * 1024, 0, nullptr, &ran) == cudaErrorInvalidValue);
+  CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&a_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             64 * 1024) == cudaSuccess);
+  CHECK(launch_counting(dim3(1), 32, 64 * 1024, 0, nullptr, &ran) == cudaSuccess);
+  CHECK(launch_counting(dim3(1), 32, 64 * 1024 + 1, 0, nullptr, &ran) == cudaErrorInvalidValue);
+
+  // Clusters: of more than 8 blocks only where the kernel allows it, and grid.x a multiple.
+  CHECK(launch_counting(dim3(16), 32, 0, 16, nullptr, &ran) == cudaErrorInvalidClusterSize);
+  CHECK(launch_counting(dim3(12), 32, 0, 8, nullptr, &ran) == cudaErrorInvalidValue);
+  CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&a_kernel), cudaFuncAttributeNonPortableClusterSizeAllowed,
+                             1) == cudaSuccess);
+  ran = 0;
+  CHECK(launch_counting(dim3(16), 32, 0, 16, nullptr, &ran) == cudaSuccess);
+  CHECK(ran == 16 * 32);
+  (void)cudaGetLastError();
+}
+
+TEST_CASE("emulated GPU: device memory starts as NaN, and copies stay inside it", "[emulated_gpu]") {
+  void* d = nullptr;
+  REQUIRE(cudaMalloc(&d, 64) == cudaSuccess);
+  float first;
+  std::memcpy(&first, d, sizeof first);
+  CHECK(first != first);  // NaN: a kernel reading what nothing wrote gets no plausible zero
+  std::vector<unsigned char> host(128, 1);
+  CHECK(cudaMemcpyAsync(d, host.data(), 64, cudaMemcpyHostToDevice, nullptr) == cudaSuccess);
+  CHECK(cudaMemcpyAsync(d, host.data(), 65, cudaMemcpyHostToDevice, nullptr) == cudaErrorInvalidValue);
+  CHECK(cudaMemcpyAsync(host.data(), host.data() + 64, 8, cudaMemcpyHostToDevice, nullptr) == cudaErrorInvalidValue);
+  CHECK(cudaMemcpyAsync(host.data(), d, 64, cudaMemcpyDeviceToHost, nullptr) == cudaSuccess);
+  CHECK(host[0] == 1);
+  CHECK(cudaFree(d) == cudaSuccess);
+  CHECK(cudaFree(d) == cudaErrorInvalidValue);  // twice
+  (void)cudaGetLastError();
+}
+
+TEST_CASE("emulated GPU: a captured stream runs nothing until the graph replays it", "[emulated_gpu]") {
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  void* d = nullptr;
+  REQUIRE(cudaMalloc(&d, sizeof(int)) == cudaSuccess);
+  int value = 7, back = 0;
+  long ran = 0;
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  CHECK(cudaMemcpyAsync(d, &value, sizeof value, cudaMemcpyHostToDevice, s) == cudaSuccess);
+  CHECK(launch_counting(dim3(2), 32, 0, 0, s, &ran) == cudaSuccess);
+  CHECK(cudaMemcpyAsync(&back, d, sizeof back, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+  CHECK(ran == 0);
+  CHECK(back == 0);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  value = 9;  // a replay reads the buffers as they are then
+  CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(ran == 2 * 2 * 32);
+  CHECK(back == 9);
+
+  // Allocating or synchronizing during a capture is refused, and the capture ends invalidated.
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  void* more = nullptr;
+  CHECK(cudaMalloc(&more, 16) == cudaErrorStreamCaptureUnsupported);
+  cudaGraph_t invalid = nullptr;
+  CHECK(cudaStreamEndCapture(s, &invalid) == cudaErrorStreamCaptureInvalidated);
+  CHECK(invalid == nullptr);
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  CHECK(cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported);
+  CHECK(cudaStreamEndCapture(s, &invalid) == cudaErrorStreamCaptureInvalidated);
+  CHECK(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal) == cudaErrorStreamCaptureUnsupported);
+
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(d);
+  cudaStreamDestroy(s);
+  (void)cudaGetLastError();
+}
+
+encrt::Inputs inputs_of(const encrt::test::Fixture& f) {
+  encrt::Inputs in;
+  in.batch = f.batch;
+  in.seq = f.seq;
+  in.input_ids = f.ids.data.data();
+  in.attention_mask = f.mask.data.data();
+  in.token_type_ids = f.has_token_types ? f.token_types.data.data() : nullptr;
+  return in;
+}
+
+// The fixture's hidden state from `model` on the cuda backend with `options` (empty, with *error
+// set, where the session is refused).
+std::vector<float> hidden_on_cuda(const encrt::Model& model, const encrt::test::Fixture& f,
+                                  const std::map<std::string, std::string>& options, std::string* error,
+                                  std::string* kernels = nullptr) {
+  encrt::SessionOptions o;
+  o.backend = "cuda";
+  o.backend_options = options;
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  std::unique_ptr<encrt::Session> s;
+  if (encrt::Status st = encrt::Session::create(model, o, &s); !st) {
+    *error = st.to_string();
+    return {};
+  }
+  REQUIRE(s->run(inputs_of(f)).is_ok());
+  if (kernels) *kernels = s->kernel_summary();
+  std::vector<float> hidden(static_cast<size_t>(f.batch) * f.seq * f.hidden);
+  REQUIRE(s->copy_output("hidden", hidden.data(), hidden.size() * sizeof(float)).is_ok());
+  return hidden;
+}
+
+// Sets an environment variable for the scope.
+struct ScopedEnv {
+  explicit ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
+TEST_CASE("cuda on the emulated GPU: weights=mapped reads the model in place where the GPU shares memory",
+          "[emulated_gpu]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  std::string error;
+  const std::vector<float> device = hidden_on_cuda(*model, f, {{"weights", "device"}}, &error);
+  REQUIRE(error.empty());
+
+  // A discrete GPU (the emulated one's default, as an H200) refuses it, naming the alternative.
+  CHECK(hidden_on_cuda(*model, f, {{"weights", "mapped"}}, &error).empty());
+  CHECK(error.find("weights=device") != std::string::npos);
+
+  // An integrated one (a Jetson's) runs it: the embedding tables and LayerNorm parameters read
+  // from the model's mapping, the same values as the copies, so the same outputs bit for bit.
+  ScopedEnv integrated("ENCRT_EMULATED_GPU_INTEGRATED", "1");
+  error.clear();
+  std::string kernels;
+  const std::vector<float> mapped = hidden_on_cuda(*model, f, {{"weights", "mapped"}}, &error, &kernels);
+  INFO(error);
+  REQUIRE(error.empty());
+  INFO(kernels);
+  CHECK(kernels.find("read in place from the mapped model") != std::string::npos);
+  CHECK(mapped == device);
+}
+
+TEST_CASE("cuda on the emulated GPU: run() allocates no device memory, and runs after the first replay a graph",
+          "[emulated_gpu]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_gelu_3layer");
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  encrt::SessionOptions o;
+  o.backend = "cuda";
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  std::unique_ptr<encrt::Session> s;
+  REQUIRE(encrt::Session::create(*model, o, &s).is_ok());
+  const encrt::Inputs in = inputs_of(f);
+  REQUIRE(s->run(in).is_ok());
+  const auto before = counters();
+  REQUIRE(s->run(in).is_ok());
+  REQUIRE(s->run(in).is_ok());
+  const auto after = counters();
+  CHECK(after.device_allocations == before.device_allocations);
+  CHECK(after.device_frees == before.device_frees);
+  CHECK(after.host_allocations == before.host_allocations);
+  CHECK(after.graph_launches >= before.graph_launches + 2);
+  CHECK(after.captured_launches == before.captured_launches);  // nothing captured again
+}
+
+}  // namespace
