@@ -258,6 +258,7 @@ std::string Session::kernel_summary() const {
     s += "; int8 linears run as fp16 (" + std::to_string(d.count()) + " of the model's; their fp16 panels in host memory: " +
          std::to_string(d.bytes()) + " bytes)";
   }
+  if (!impl_->auto_fallback.empty()) s += "; " + impl_->auto_fallback;
   return s;
 }
 

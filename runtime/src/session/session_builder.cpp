@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "backend/registry.h"
 #include "model/dequantized_linears.h"
@@ -319,7 +320,9 @@ backend::RunArgs SessionImpl::run_args(int first_op, int count) const {
   return args;
 }
 
-Status build_session(const ModelImpl& model, const SessionOptions& options, bool prepare, SessionImpl* s) {
+namespace {
+
+Status build_on_backends(const ModelImpl& model, const SessionOptions& options, bool prepare, SessionImpl* s) {
   s->model = &model;
   s->options = options;
   plan::EncoderGraphOptions g;
@@ -358,6 +361,40 @@ Status build_session(const ModelImpl& model, const SessionOptions& options, bool
   if (Status st = allocate_arenas(options, s); !st) return st;
   if (Status st = prepare_backends(options, s); !st) return st;
   describe_ops(s);
+  return Status::ok();
+}
+
+}  // namespace
+
+// Under auto, a device backend that is available but cannot take this session (a GPU whose
+// architecture this build has no kernels for, too little device memory for the weights or the
+// arena: its creation or preparation fails as unsupported or out of memory) leaves the session on
+// the CPU: the whole build starts again without it, and the session says why
+// (SessionImpl::auto_fallback, in Session::kernel_summary and `encrt inspect`). Not where the
+// options name one of the device backend's own (the caller asked for that backend's way of
+// running: its refusal is the answer), nor for any other error (a wrong argument, a bug), and a
+// named backend's failure is always the caller's error.
+Status build_session(const ModelImpl& model, const SessionOptions& options, bool prepare, SessionImpl* s) {
+  const Status built = build_on_backends(model, options, prepare, s);
+  if (built || options.backend != "auto" ||
+      (built.code() != StatusCode::kUnsupported && built.code() != StatusCode::kOutOfMemory))
+    return built;
+  const backend::BackendInterface* device = nullptr;  // the one auto opened (or failed to open)
+  for (const backend::BackendInterface* t : backend::auto_backends())
+    if (t->memory != backend::MemoryKind::kHost) {
+      device = t;
+      break;
+    }
+  if (!device) return built;  // nothing but the CPU: its own error
+  for (const auto& [key, value] : options.backend_options)
+    if (declares(*device, key) && !declares(backend::cpu_backend(), key)) return built;
+  s->~SessionImpl();  // the partial build's backends and arenas released
+  new (s) SessionImpl();
+  SessionOptions cpu_only = options;
+  cpu_only.backend = "cpu";
+  if (Status st = build_on_backends(model, cpu_only, prepare, s); !st) return st;
+  s->options = options;
+  s->auto_fallback = "auto left out backend '" + std::string(device->name) + "': " + built.to_string();
   return Status::ok();
 }
 

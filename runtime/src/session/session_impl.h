@@ -56,6 +56,9 @@ struct SessionImpl {
   std::vector<double> profile_ms;   // per op, filled by a profiled run
   // The model's int8 linears run as fp16 ones (a backend asked: dequantizes_int8_linears).
   bool dequantized_int8 = false;
+  // Under auto, why the device backend was left out and the session built on the CPU alone
+  // (build_session); empty otherwise.
+  std::string auto_fallback;
 
   // Packed runs (SessionOptions::padding): whether this session can run them (else why not),
   // whether the model reads each sequence's first token, the token-level outputs the core

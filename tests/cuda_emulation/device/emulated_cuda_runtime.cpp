@@ -61,6 +61,7 @@ struct Device {
   std::map<const unsigned char*, Allocation> allocations;
   std::map<const void*, KernelAttributes> kernels;
   int capturing_streams = 0;
+  size_t device_bytes = 0;  // allocated with cudaMalloc
   long invalidations = 0;  // calls a capture forbids, made while one was under way
   CUstream_st default_stream;
   Counters counters;
@@ -81,6 +82,20 @@ cudaError_t fail(cudaError_t e) {
 bool integrated() {
   const char* v = std::getenv("ENCRT_EMULATED_GPU_INTEGRATED");
   return v && std::strcmp(v, "1") == 0;
+}
+
+// The device's compute capability as major * 10 + minor: 90, or ENCRT_EMULATED_GPU_ARCH (72 for a
+// Xavier, say). The kernels here are "built" for 90 only: on any other, none loads.
+int arch() {
+  const char* v = std::getenv("ENCRT_EMULATED_GPU_ARCH");
+  return v && *v ? std::atoi(v) : 90;
+}
+bool kernels_load() { return arch() == 90; }
+
+// Device memory: kDeviceMemory, or ENCRT_EMULATED_GPU_MEMORY bytes.
+size_t memory_bytes() {
+  const char* v = std::getenv("ENCRT_EMULATED_GPU_MEMORY");
+  return v && *v ? static_cast<size_t>(std::strtoull(v, nullptr, 10)) : kDeviceMemory;
 }
 
 CUstream_st* stream_of(cudaStream_t s) { return s ? s : &device().default_stream; }
@@ -137,6 +152,7 @@ cudaError_t release(void* p, Memory kind) {
   Device& d = device();
   auto it = d.allocations.find(static_cast<const unsigned char*>(p));
   if (it == d.allocations.end() || it->second.kind != kind) return fail(cudaErrorInvalidValue);
+  if (kind == Memory::kDevice) d.device_bytes -= it->second.bytes;
   d.allocations.erase(it);
   std::free(p);
   return cudaSuccess;
@@ -164,6 +180,7 @@ cudaError_t launch(const void* kernel, dim3 grid, dim3 block, size_t shared_byte
                    cudaStream_t stream, bool dependent_launch, std::function<void()> body) {
   Device& d = device();
   std::lock_guard<std::recursive_mutex> lock(d.mutex);
+  if (!kernels_load()) return fail(cudaErrorNoKernelImageForDevice);
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
     return fail(cudaErrorInvalidConfiguration);
   if (block.x * block.y * block.z > 1024 || grid.y > 65535 || grid.z > 65535) return fail(cudaErrorInvalidConfiguration);
@@ -247,6 +264,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorIllegalState: return "cudaErrorIllegalState";
     case cudaErrorNotSupported: return "cudaErrorNotSupported";
     case cudaErrorMisalignedAddress: return "cudaErrorMisalignedAddress";
+    case cudaErrorNoKernelImageForDevice: return "cudaErrorNoKernelImageForDevice";
     default: return "cudaError (emulated GPU)";
   }
 }
@@ -278,11 +296,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   if (!p) return fail(cudaErrorInvalidValue);
   if (d != 0) return fail(cudaErrorInvalidDevice);
   std::memset(p, 0, sizeof *p);
-  std::snprintf(p->name, sizeof p->name, "emulated GPU (sm_90, on the host)");
-  p->major = 9;
-  p->minor = 0;
+  std::snprintf(p->name, sizeof p->name, "emulated GPU (sm_%d, on the host)", encrt::emulation::device::arch());
+  p->major = encrt::emulation::device::arch() / 10;
+  p->minor = encrt::emulation::device::arch() % 10;
   p->multiProcessorCount = encrt::emulation::device::kMultiprocessors;
-  p->totalGlobalMem = encrt::emulation::device::kDeviceMemory;
+  p->totalGlobalMem = encrt::emulation::device::memory_bytes();
   p->sharedMemPerBlock = encrt::emulation::device::kSharedPerBlockDefault;
   p->sharedMemPerBlockOptin = encrt::emulation::device::kSharedPerBlockOptin;
   p->sharedMemPerMultiprocessor = encrt::emulation::device::kSharedPerMultiprocessor;
@@ -304,8 +322,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int d) {
     case cudaDevAttrCanMapHostMemory: *value = 1; break;
     case cudaDevAttrHostRegisterReadOnlySupported: *value = 1; break;
     case cudaDevAttrMultiProcessorCount: *value = encrt::emulation::device::kMultiprocessors; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = encrt::emulation::device::arch() / 10; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = encrt::emulation::device::arch() % 10; break;
     default:
       std::fprintf(stderr, "emulated GPU: device attribute %d is not emulated\n", static_cast<int>(attr));
       return fail(cudaErrorInvalidValue);
@@ -317,8 +335,10 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   if (!p) return fail(cudaErrorInvalidValue);
   std::lock_guard<std::recursive_mutex> lock(device().mutex);
   if (encrt::emulation::device::refused_during_capture()) return fail(cudaErrorStreamCaptureUnsupported);
+  if (bytes > encrt::emulation::device::memory_bytes() - device().device_bytes) return fail(cudaErrorMemoryAllocation);
   *p = encrt::emulation::device::allocate(bytes, Memory::kDevice);
   if (!*p) return fail(cudaErrorMemoryAllocation);
+  device().device_bytes += bytes;
   ++device().counters.device_allocations;
   return cudaSuccess;
 }
@@ -512,6 +532,7 @@ cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int
 }
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* out, const void* kernel) {
   if (!out || !kernel) return fail(cudaErrorInvalidDeviceFunction);
+  if (!encrt::emulation::device::kernels_load()) return fail(cudaErrorNoKernelImageForDevice);
   std::lock_guard<std::recursive_mutex> lock(device().mutex);
   std::memset(out, 0, sizeof *out);
   const auto& kernels = device().kernels;

@@ -23,8 +23,11 @@
 // occupancy that registers limit (it counts threads and shared memory only).
 //
 // The device is an sm_90 GPU with 132 multiprocessors and 227 KB of shared memory a block (an
-// H100/H200's), discrete; ENCRT_EMULATED_GPU_INTEGRATED=1 makes it integrated (a Jetson's memory
-// shared with the CPU: cudaHostRegister and cudaHostGetDevicePointer map host memory).
+// H100/H200's) and 16 GiB of memory, discrete. The environment changes it, for the backend's error
+// paths: ENCRT_EMULATED_GPU_INTEGRATED=1 makes it integrated (a Jetson's memory shared with the
+// CPU: cudaHostRegister and cudaHostGetDevicePointer map host memory); ENCRT_EMULATED_GPU_ARCH=72
+// (any but 90) another architecture, for which no kernel loads (cudaErrorNoKernelImageForDevice,
+// as on a GPU this build has no code for); ENCRT_EMULATED_GPU_MEMORY=BYTES its memory.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -209,4 +209,66 @@ TEST_CASE("cuda on the emulated GPU: run() allocates no device memory, and runs 
   CHECK(after.captured_launches == before.captured_launches);  // nothing captured again
 }
 
+// Issue 9's errors: a GPU this build has no kernels for, and one without the memory the session
+// needs, are a Status at creation naming the cause when the caller names the cuda backend; under
+// auto the session runs on the CPU instead and says why (kernel_summary, which `encrt inspect`
+// prints), unless the caller gave an option of the cuda backend's own.
+TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too little memory: cuda's error, auto's CPU",
+          "[emulated_gpu]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  encrt::SessionOptions o;
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  o.backend = "cpu";
+  const std::unique_ptr<encrt::Session> cpu = encrt::test::run_fixture(*model, f, o);
+  std::vector<float> want(static_cast<size_t>(f.batch) * f.seq * f.hidden);
+  REQUIRE(cpu->copy_output("hidden", want.data(), want.size() * sizeof(float)).is_ok());
+
+  struct Case {
+    const char* variable;
+    const char* value;
+    encrt::StatusCode code;
+    const char* cause;
+  };
+  for (const Case& c : {Case{"ENCRT_EMULATED_GPU_ARCH", "72", encrt::StatusCode::kUnsupported, "sm_72"},
+                        Case{"ENCRT_EMULATED_GPU_MEMORY", "4096", encrt::StatusCode::kOutOfMemory, "cudaErrorMemoryAllocation"}}) {
+    INFO(c.variable << "=" << c.value);
+    ScopedEnv env(c.variable, c.value);
+    std::unique_ptr<encrt::Session> s;
+    o.backend = "cuda";
+    const encrt::Status named = encrt::Session::create(*model, o, &s);
+    INFO(named.to_string());
+    CHECK(named.code() == c.code);
+    CHECK(named.to_string().find(c.cause) != std::string::npos);
+
+    o.backend = "auto";
+    const encrt::Status automatic = encrt::Session::create(*model, o, &s);
+    INFO(automatic.to_string());
+    REQUIRE(automatic.is_ok());
+    INFO(s->kernel_summary());
+    CHECK(s->kernel_summary().find("auto left out backend 'cuda'") != std::string::npos);
+    CHECK(s->kernel_summary().find(c.cause) != std::string::npos);
+    for (const encrt::OpPlacement& p : s->placement()) CHECK(p.backend == "cpu");
+    REQUIRE(s->run(inputs_of(f)).is_ok());
+    std::vector<float> got(want.size());
+    REQUIRE(s->copy_output("hidden", got.data(), got.size() * sizeof(float)).is_ok());
+    CHECK(got == want);
+
+    // An option only the cuda backend takes: the caller asked for cuda's way, and gets its error.
+    o.backend_options = {{"fp16_gemm", "mma"}};
+    CHECK(encrt::Session::create(*model, o, &s).code() == c.code);
+    o.backend_options.clear();
+  }
+  // And with the GPU as it was, auto takes it.
+  o.backend = "auto";
+  std::unique_ptr<encrt::Session> s;
+  REQUIRE(encrt::Session::create(*model, o, &s).is_ok());
+  CHECK(s->kernel_summary().find("auto left out") == std::string::npos);
+  bool on_cuda = false;
+  for (const encrt::OpPlacement& p : s->placement()) on_cuda = on_cuda || p.backend == "cuda";
+  CHECK(on_cuda);
+}
+
 }  // namespace
