@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -261,7 +262,8 @@ TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too lit
     CHECK(encrt::Session::create(*model, o, &s).code() == c.code);
     o.backend_options.clear();
   }
-  // And with the GPU as it was, auto takes it.
+  // And with the GPU as it was, auto takes it, and runs: the refusals above left no error behind
+  // for this thread's next kernel (the runtime keeps a failed call's error as the last one).
   o.backend = "auto";
   std::unique_ptr<encrt::Session> s;
   REQUIRE(encrt::Session::create(*model, o, &s).is_ok());
@@ -269,6 +271,64 @@ TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too lit
   bool on_cuda = false;
   for (const encrt::OpPlacement& p : s->placement()) on_cuda = on_cuda || p.backend == "cuda";
   CHECK(on_cuda);
+  const encrt::Status ran = s->run(inputs_of(f));
+  INFO(ran.to_string());
+  CHECK(ran.is_ok());
+}
+
+// Issue 9: several sessions on one model may run at once, each on its own stream. Two sessions of
+// one model, on two threads, each running its own inputs (the fixture's batch and its reverse) ten
+// times: every run's outputs are what the session gives alone. The emulated GPU runs one piece of
+// work at a time, but the sessions' host code (staging, capture, replay) interleaves freely.
+TEST_CASE("cuda on the emulated GPU: two sessions of one model run at once on two threads", "[emulated_gpu]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  encrt::SessionOptions o;
+  o.backend = "cuda";
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  // The second session's inputs: the fixture's sequences in reverse order.
+  const size_t n = static_cast<size_t>(f.batch) * f.seq;
+  std::vector<int32_t> ids(n), mask(n);
+  for (int b = 0; b < f.batch; ++b)
+    for (int t = 0; t < f.seq; ++t) {
+      ids[static_cast<size_t>(b) * f.seq + t] = f.ids.data[static_cast<size_t>(f.batch - 1 - b) * f.seq + t];
+      mask[static_cast<size_t>(b) * f.seq + t] = f.mask.data[static_cast<size_t>(f.batch - 1 - b) * f.seq + t];
+    }
+  encrt::Inputs inputs[2] = {inputs_of(f), inputs_of(f)};
+  inputs[1].input_ids = ids.data();
+  inputs[1].attention_mask = mask.data();
+  std::unique_ptr<encrt::Session> sessions[2];
+  std::vector<float> alone[2];
+  for (int i = 0; i < 2; ++i) {
+    REQUIRE(encrt::Session::create(*model, o, &sessions[i]).is_ok());
+    const encrt::Status ran = sessions[i]->run(inputs[i]);
+    INFO("session " << i << ": " << ran.to_string());
+    REQUIRE(ran.is_ok());
+    alone[i].resize(n * static_cast<size_t>(f.hidden));
+    REQUIRE(sessions[i]->copy_output("hidden", alone[i].data(), alone[i].size() * sizeof(float)).is_ok());
+  }
+  REQUIRE(alone[0] != alone[1]);
+  int mismatches[2] = {0, 0}, failures[2] = {0, 0};
+  std::thread threads[2];
+  for (int i = 0; i < 2; ++i)
+    threads[i] = std::thread([&, i] {
+      std::vector<float> got(alone[i].size());
+      for (int r = 0; r < 10; ++r) {
+        if (!sessions[i]->run(inputs[i]) ||
+            !sessions[i]->copy_output("hidden", got.data(), got.size() * sizeof(float))) {
+          ++failures[i];
+          continue;
+        }
+        mismatches[i] += got != alone[i];
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(failures[0] == 0);
+  CHECK(failures[1] == 0);
+  CHECK(mismatches[0] == 0);
+  CHECK(mismatches[1] == 0);
 }
 
 }  // namespace

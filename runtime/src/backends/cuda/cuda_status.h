@@ -11,8 +11,13 @@
 namespace encrt::cuda {
 
 // `what` is a C string so that the success path (run() calls these) builds no std::string.
+// A failed runtime call also leaves its error as the thread's last error, which the launchers'
+// cudaGetLastError() after each launch would then report as that kernel's (a session refused for
+// lack of device memory made the next session's first kernel fail on the same thread: found on
+// the emulated GPU, tests/cuda_emulation/device): reported here, it is cleared here.
 inline Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
+  (void)cudaGetLastError();
   const std::string msg = std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   if (e == cudaErrorMemoryAllocation) return out_of_memory("cuda: " + msg);
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorNoKernelImageForDevice ||
