@@ -331,4 +331,64 @@ TEST_CASE("cuda on the emulated GPU: two sessions of one model run at once on tw
   CHECK(mismatches[1] == 0);
 }
 
+// Issue 9: a new shape within the planned maximum captures a new graph into the same arena, in a
+// small bounded cache (kGraphCacheShapes = 8, least recently used out first). Twelve shapes, twice
+// round: every run, the first of its shape or a replay or a capture again after its graph was
+// evicted, gives the outputs a new session gives for that shape, bit for bit.
+TEST_CASE("cuda on the emulated GPU: more shapes than the graph cache holds, each as a new session gives it",
+          "[emulated_gpu]") {
+  const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  encrt::SessionOptions o;
+  o.backend = "cuda";
+  o.max_batch = f.batch;
+  o.max_seq = f.seq;
+  std::unique_ptr<encrt::Session> session;
+  REQUIRE(encrt::Session::create(*model, o, &session).is_ok());
+  struct Shape {
+    int batch, seq;
+  };
+  std::vector<Shape> shapes;
+  for (int b = 1; b <= f.batch; ++b)
+    for (int seq : {3, 6, 9, f.seq}) shapes.push_back({b, seq});
+  REQUIRE(shapes.size() > 8);
+  // The fixture's first `seq` tokens of its first `batch` sequences.
+  auto inputs_for = [&](const Shape& sh, std::vector<int32_t>* ids, std::vector<int32_t>* mask) {
+    ids->clear();
+    mask->clear();
+    for (int b = 0; b < sh.batch; ++b)
+      for (int t = 0; t < sh.seq; ++t) {
+        ids->push_back(f.ids.data[static_cast<size_t>(b) * f.seq + t]);
+        mask->push_back(t == 0 ? 1 : f.mask.data[static_cast<size_t>(b) * f.seq + t]);
+      }
+    encrt::Inputs in;
+    in.batch = sh.batch;
+    in.seq = sh.seq;
+    in.input_ids = ids->data();
+    in.attention_mask = mask->data();
+    return in;
+  };
+  auto hidden_of = [&](encrt::Session& s, const Shape& sh) {
+    std::vector<int32_t> ids, mask;
+    const encrt::Status ran = s.run(inputs_for(sh, &ids, &mask));
+    INFO(ran.to_string());
+    REQUIRE(ran.is_ok());
+    std::vector<float> h(static_cast<size_t>(sh.batch) * sh.seq * f.hidden);
+    REQUIRE(s.copy_output("hidden", h.data(), h.size() * sizeof(float)).is_ok());
+    return h;
+  };
+  const auto before = counters();
+  for (int round = 0; round < 2; ++round)
+    for (const Shape& sh : shapes) {
+      INFO("round " << round << ", batch " << sh.batch << ", seq " << sh.seq);
+      const std::vector<float> got = hidden_of(*session, sh);
+      std::unique_ptr<encrt::Session> fresh;
+      REQUIRE(encrt::Session::create(*model, o, &fresh).is_ok());
+      CHECK(got == hidden_of(*fresh, sh));
+    }
+  // Every run replayed a graph (each session: a capture at its first run of a shape, then the replay).
+  CHECK(counters().graph_launches - before.graph_launches >= static_cast<long>(4 * shapes.size()));
+}
+
 }  // namespace
