@@ -6,7 +6,8 @@
 # with MiniLM converted here, the real model's widths (384 wide, 1536 in the feed-forward block:
 # the fused kernels' cluster plans at MiniLM's shapes) under the same options. Run it before a GPU
 # is used: what fails here would fail there, where the minutes are few.
-#   bash scripts/test_emulated_gpu.sh [BUILD_DIR]     (default build; MiniLM: MINILM=0 to leave out)
+#   bash scripts/test_emulated_gpu.sh [BUILD_DIR]     (default build; MINILM=0 leaves MiniLM out,
+#                                                      ONLY=REGEX runs the matching runs alone)
 # Exits non-zero if any run fails; each run's log is in $LOGS (default a temporary folder).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,8 @@ if [[ ${MINILM:-1} == 1 ]]; then
   fi
 fi
 
-# One run a line: model (- for the fixtures alone) | backend options | tests.
+# One run a line: model (- for the fixtures alone) | backend options | tests [| VARIABLE=VALUE for
+# the emulated GPU: emulated_device.h].
 runs=(
   "-||[conformance],[seam],[tuning],[emulated_gpu]"
   "-|fp16_gemm=mma|[models]"
@@ -53,6 +55,9 @@ runs=(
   "-|int8_linears=int8,int8_gemm=mma|[int8_gemm]"
   "-|int8_tile=128|[int8_gemm]"
   "-|int8_tile=128x64|[int8_gemm]"
+  "-|graphs=off|[models],[packed]"
+  "-|tf32=on|[models]"
+  "-|weights=mapped|[models],[packed]|ENCRT_EMULATED_GPU_INTEGRATED=1"
   "-|rows=block|[models]"
   "-|rows=warp|[models]"
   "-|gelu=kernel|[models]"
@@ -77,28 +82,33 @@ if [[ -n $models ]]; then
     "fp16|fp16_gemm=mma,linear_norm=separate|$minilm" "fp16|fp16_gemm=mma,linear_norm=fused,norm_rows=64|$minilm"
     "fp16|fp16_gemm=mma,linear_norm=fused,norm_rows=128,norm_cluster=4|$minilm"
     "fp16|attention_split=off,attention_keys=whole|$minilm" "fp16|attention_split=off,attention_prefetch=on|$minilm"
-    "fp16|attention_split=on|$minilm" "fp16|rows=block,gelu=kernel|$minilm"
+    "fp16|attention_split=on|$minilm" "fp16|rows=block,gelu=kernel|$minilm" "fp16|graphs=off|$minilm"
+    "fp16|weights=mapped|$minilm|ENCRT_EMULATED_GPU_INTEGRATED=1"
     "int8||$minilm" "int8|int8_linears=int8|$minilm" "int8|int8_linears=int8|$packed"
     "int8|int8_linears=int8,int8_gemm=cublaslt|$minilm" "int8|int8_linears=int8,int8_tile=128|$minilm"
     "int8|int8_linears=int8,attention=int8|$minilm"
   )
 fi
 
+# ONLY=REGEX keeps the runs whose line matches it (e.g. ONLY='weights=mapped|graphs').
+if [[ -n ${ONLY:-} ]]; then
+  kept=()
+  for r in "${runs[@]}"; do [[ $r =~ $ONLY ]] && kept+=("$r"); done
+  runs=("${kept[@]}")
+fi
 printf '%s\n' "${runs[@]}" >"$logs/runs.txt"
 
 run_one() {  # N: line N of runs.txt, model|options|tests
-  local i=$1 model options tests
-  IFS='|' read -r model options tests <<<"$(sed -n "${i}p" "$logs/runs.txt")"
+  local i=$1 model options tests env
+  IFS='|' read -r model options tests env <<<"$(sed -n "${i}p" "$logs/runs.txt")"
   local log=$logs/run_$i.log start=$SECONDS rc
-  if [[ $model == - ]]; then
-    timeout 1800 "$suite" --backend "cuda${options:+:$options}" "$tests" >"$log" 2>&1
-  else
-    ENCRT_CONFORMANCE_MODEL=$models/minilm.$model.encrt timeout 1800 "$suite" --backend "cuda${options:+:$options}" \
-      "$tests" >"$log" 2>&1
-  fi
+  local model_file=
+  [[ $model != - ]] && model_file=$models/minilm.$model.encrt
+  env ${env:+"$env"} ENCRT_CONFORMANCE_MODEL="$model_file" timeout 1800 "$suite" --backend "cuda${options:+:$options}" \
+    "$tests" >"$log" 2>&1
   rc=$?
   printf '%s\t%s\t%s\t%s\t%s\t%s s\n' "$([[ $rc == 0 ]] && echo PASS || echo "FAIL($rc)")" "${model/-/fixtures}" \
-    "${options:-defaults}" "$tests" "$(grep -E 'passed|failed' "$log" | tail -1)" "$((SECONDS - start))"
+    "${options:-defaults}${env:+ ($env)}" "$tests" "$(grep -E 'passed|failed' "$log" | tail -1)" "$((SECONDS - start))"
 }
 export -f run_one
 export suite logs models
