@@ -121,6 +121,13 @@ TEST_CASE("emulated GPU: a captured stream runs nothing until the graph replays 
   (void)cudaGetLastError();
 }
 
+// The fixture converted to fp16 (what the GPU's kernel variants run), loaded.
+std::unique_ptr<encrt::Model> fp16_model(const encrt::test::Fixture& f) {
+  std::unique_ptr<encrt::Model> model;
+  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  return model;
+}
+
 encrt::Inputs inputs_of(const encrt::test::Fixture& f) {
   encrt::Inputs in;
   in.batch = f.batch;
@@ -163,8 +170,7 @@ struct ScopedEnv {
 TEST_CASE("cuda on the emulated GPU: weights=mapped reads the model in place where the GPU shares memory",
           "[emulated_gpu]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
-  std::unique_ptr<encrt::Model> model;
-  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  const std::unique_ptr<encrt::Model> model = fp16_model(f);
   std::string error;
   const std::vector<float> device = hidden_on_cuda(*model, f, {{"weights", "device"}}, &error);
   REQUIRE(error.empty());
@@ -189,8 +195,7 @@ TEST_CASE("cuda on the emulated GPU: weights=mapped reads the model in place whe
 TEST_CASE("cuda on the emulated GPU: run() allocates no device memory, and runs after the first replay a graph",
           "[emulated_gpu]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_gelu_3layer");
-  std::unique_ptr<encrt::Model> model;
-  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  const std::unique_ptr<encrt::Model> model = fp16_model(f);
   encrt::SessionOptions o;
   o.backend = "cuda";
   o.max_batch = f.batch;
@@ -217,8 +222,7 @@ TEST_CASE("cuda on the emulated GPU: run() allocates no device memory, and runs 
 TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too little memory: cuda's error, auto's CPU",
           "[emulated_gpu]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
-  std::unique_ptr<encrt::Model> model;
-  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  const std::unique_ptr<encrt::Model> model = fp16_model(f);
   encrt::SessionOptions o;
   o.max_batch = f.batch;
   o.max_seq = f.seq;
@@ -282,8 +286,7 @@ TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too lit
 // work at a time, but the sessions' host code (staging, capture, replay) interleaves freely.
 TEST_CASE("cuda on the emulated GPU: two sessions of one model run at once on two threads", "[emulated_gpu]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("torch_post_relu");
-  std::unique_ptr<encrt::Model> model;
-  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  const std::unique_ptr<encrt::Model> model = fp16_model(f);
   encrt::SessionOptions o;
   o.backend = "cuda";
   o.max_batch = f.batch;
@@ -338,8 +341,7 @@ TEST_CASE("cuda on the emulated GPU: two sessions of one model run at once on tw
 TEST_CASE("cuda on the emulated GPU: more shapes than the graph cache holds, each as a new session gives it",
           "[emulated_gpu]") {
   const encrt::test::Fixture f = encrt::test::load_fixture("bert_plain");
-  std::unique_ptr<encrt::Model> model;
-  REQUIRE(encrt::Model::load(encrt::test::convert_fixture(f, encrt::converter::WeightType::kF16), &model).is_ok());
+  const std::unique_ptr<encrt::Model> model = fp16_model(f);
   encrt::SessionOptions o;
   o.backend = "cuda";
   o.max_batch = f.batch;
