@@ -102,18 +102,22 @@ std::string convert_fixture(const Fixture& f, converter::WeightType type, const 
   return opt.output_path;
 }
 
-std::unique_ptr<Session> run_fixture(const Model& model, const Fixture& f, const SessionOptions& options) {
-  std::unique_ptr<Session> session;
-  Status s = Session::create(model, options, &session);
-  INFO(s.to_string());
-  REQUIRE(s.is_ok());
+Inputs fixture_inputs(const Fixture& f) {
   Inputs in;
   in.batch = f.batch;
   in.seq = f.seq;
   in.input_ids = f.ids.data.data();
   in.attention_mask = f.mask.data.data();
   in.token_type_ids = f.has_token_types ? f.token_types.data.data() : nullptr;
-  s = session->run(in);
+  return in;
+}
+
+std::unique_ptr<Session> run_fixture(const Model& model, const Fixture& f, const SessionOptions& options) {
+  std::unique_ptr<Session> session;
+  Status s = Session::create(model, options, &session);
+  INFO(s.to_string());
+  REQUIRE(s.is_ok());
+  s = session->run(fixture_inputs(f));
   INFO(s.to_string());
   REQUIRE(s.is_ok());
   return session;

@@ -30,6 +30,9 @@ Fixture load_fixture(const std::string& name);  // REQUIREs that every file load
 std::string convert_fixture(const Fixture& f, converter::WeightType type, const std::string& pooling = "",
                             const std::string& suffix = "");
 
+// The fixture's inputs (its ids, mask and, where it has them, token types) at its full shape.
+Inputs fixture_inputs(const Fixture& f);
+
 // Runs a session over the fixture's inputs; REQUIREs success.
 std::unique_ptr<Session> run_fixture(const Model& model, const Fixture& f, const SessionOptions& options);
 

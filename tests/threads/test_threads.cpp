@@ -28,20 +28,10 @@ struct Outputs {
   }
 };
 
-Inputs inputs_of(const test::Fixture& f) {
-  Inputs in;
-  in.batch = f.batch;
-  in.seq = f.seq;
-  in.input_ids = f.ids.data.data();
-  in.attention_mask = f.mask.data.data();
-  in.token_type_ids = f.has_token_types ? f.token_types.data.data() : nullptr;
-  return in;
-}
-
 // One run of `session` on the fixture's inputs; no Catch2 here (called from other threads).
 Outputs run_once(Session& session, const test::Fixture& f) {
   Outputs o;
-  const Status s = session.run(inputs_of(f));
+  const Status s = session.run(test::fixture_inputs(f));
   o.status = s.to_string();
   if (!s) return o;
   const size_t hidden = static_cast<size_t>(f.batch) * f.seq * f.hidden;

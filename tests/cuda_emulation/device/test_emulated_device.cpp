@@ -128,16 +128,6 @@ std::unique_ptr<encrt::Model> fp16_model(const encrt::test::Fixture& f) {
   return model;
 }
 
-encrt::Inputs inputs_of(const encrt::test::Fixture& f) {
-  encrt::Inputs in;
-  in.batch = f.batch;
-  in.seq = f.seq;
-  in.input_ids = f.ids.data.data();
-  in.attention_mask = f.mask.data.data();
-  in.token_type_ids = f.has_token_types ? f.token_types.data.data() : nullptr;
-  return in;
-}
-
 // The fixture's hidden state from `model` on the cuda backend with `options` (empty, with *error
 // set, where the session is refused).
 std::vector<float> hidden_on_cuda(const encrt::Model& model, const encrt::test::Fixture& f,
@@ -153,7 +143,7 @@ std::vector<float> hidden_on_cuda(const encrt::Model& model, const encrt::test::
     *error = st.to_string();
     return {};
   }
-  REQUIRE(s->run(inputs_of(f)).is_ok());
+  REQUIRE(s->run(encrt::test::fixture_inputs(f)).is_ok());
   if (kernels) *kernels = s->kernel_summary();
   std::vector<float> hidden(static_cast<size_t>(f.batch) * f.seq * f.hidden);
   REQUIRE(s->copy_output("hidden", hidden.data(), hidden.size() * sizeof(float)).is_ok());
@@ -202,7 +192,7 @@ TEST_CASE("cuda on the emulated GPU: run() allocates no device memory, and runs 
   o.max_seq = f.seq;
   std::unique_ptr<encrt::Session> s;
   REQUIRE(encrt::Session::create(*model, o, &s).is_ok());
-  const encrt::Inputs in = inputs_of(f);
+  const encrt::Inputs in = encrt::test::fixture_inputs(f);
   REQUIRE(s->run(in).is_ok());
   const auto before = counters();
   REQUIRE(s->run(in).is_ok());
@@ -256,7 +246,7 @@ TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too lit
     CHECK(s->kernel_summary().find("auto left out backend 'cuda'") != std::string::npos);
     CHECK(s->kernel_summary().find(c.cause) != std::string::npos);
     for (const encrt::OpPlacement& p : s->placement()) CHECK(p.backend == "cpu");
-    REQUIRE(s->run(inputs_of(f)).is_ok());
+    REQUIRE(s->run(encrt::test::fixture_inputs(f)).is_ok());
     std::vector<float> got(want.size());
     REQUIRE(s->copy_output("hidden", got.data(), got.size() * sizeof(float)).is_ok());
     CHECK(got == want);
@@ -275,7 +265,7 @@ TEST_CASE("cuda on the emulated GPU: no kernels for its architecture, or too lit
   bool on_cuda = false;
   for (const encrt::OpPlacement& p : s->placement()) on_cuda = on_cuda || p.backend == "cuda";
   CHECK(on_cuda);
-  const encrt::Status ran = s->run(inputs_of(f));
+  const encrt::Status ran = s->run(encrt::test::fixture_inputs(f));
   INFO(ran.to_string());
   CHECK(ran.is_ok());
 }
@@ -299,7 +289,7 @@ TEST_CASE("cuda on the emulated GPU: two sessions of one model run at once on tw
       ids[static_cast<size_t>(b) * f.seq + t] = f.ids.data[static_cast<size_t>(f.batch - 1 - b) * f.seq + t];
       mask[static_cast<size_t>(b) * f.seq + t] = f.mask.data[static_cast<size_t>(f.batch - 1 - b) * f.seq + t];
     }
-  encrt::Inputs inputs[2] = {inputs_of(f), inputs_of(f)};
+  encrt::Inputs inputs[2] = {encrt::test::fixture_inputs(f), encrt::test::fixture_inputs(f)};
   inputs[1].input_ids = ids.data();
   inputs[1].attention_mask = mask.data();
   std::unique_ptr<encrt::Session> sessions[2];
