@@ -15,6 +15,9 @@
 # (scripts/run_tests.sh); so are benchmarks, CUDA and XNNPACK, which the sanitizer builds leave out
 # to stay small (XNNPACK's own code is not instrumented anyway).
 #   bash scripts/test_sanitizers.sh [asan|tsan]   (default: both)
+#   bash scripts/test_sanitizers.sh emulated_gpu  (not in the default: the cuda backend's own host
+#     code, launchers and kernels on the emulated GPU under ASan + UBSan in build-asan-gpu, and its
+#     own cases under TSan in build-tsan-gpu, with the CUDA toolkit; more than CI's budget has left)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
@@ -186,4 +189,50 @@ if [[ $which == all || $which == tsan ]]; then
   done
   pool_report build-tsan tsan
   echo "tsan: $((SECONDS - start)) s"
+fi
+
+if [[ $which == emulated_gpu ]]; then
+  # The emulated GPU (tests/cuda_emulation/device) needs the CUDA toolkit's headers and a build
+  # with the cuda backend on: its host code (session creation, the arena's pointers, staging,
+  # graph capture and replay, packed layouts, the launchers' grids) runs on no other sanitizer
+  # build. nvcc still compiles the real kernels into the library (one architecture here, to be
+  # quick); the emulated suite links its own host-compiled copies ahead of them, so only those run.
+  # Each device allocation is one heap block, so an access past a buffer's end is reported where
+  # the buffer is an allocation of its own (the weights, the arena and each staging buffer).
+  start=$SECONDS
+  gpu=("${common[@]/-DENCRT_WITH_CUDA=OFF/-DENCRT_WITH_CUDA=ON}")
+  cmake -S . -B build-asan-gpu "${gpu[@]}" -DCMAKE_CUDA_ARCHITECTURES=90-real -DENCRT_SANITIZE=ON >/dev/null
+  if [[ -z $(present_targets build-asan-gpu encrt_conformance_emulated_gpu) ]]; then
+    echo "emulated_gpu: FAILED: no CUDA toolkit was found, so build-asan-gpu has no emulated GPU"
+    exit 1
+  fi
+  cmake --build build-asan-gpu -j "$jobs" --target encrt_conformance_emulated_gpu encrt_fake_cublaslt
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  # First, that the check can fail: a kernel's write one byte past a 100-byte device buffer, inside
+  # the 256-byte rounding, must be reported ([.emulated_gpu_asan]).
+  out=$(build-asan-gpu/bin/encrt_conformance_emulated_gpu --backend cuda '[.emulated_gpu_asan]' 2>&1 || true)
+  if ! grep -q "ERROR: AddressSanitizer: use-after-poison" <<<"$out"; then
+    echo "emulated_gpu: FAIL a kernel's write past its device buffer was not reported; output:"
+    echo "$out"
+    exit 1
+  fi
+  echo "emulated_gpu: a kernel's write past its device buffer is reported (use-after-poison)"
+  # The same three entries as the Release build's ctest (the defaults without the kernels' own
+  # sweeps, the fixtures under a layer's tail in one kernel and under int8 arithmetic).
+  ctest --test-dir build-asan-gpu -R '^conformance:emulated_gpu:' -j "$jobs" --output-on-failure --timeout 3600
+  echo "emulated_gpu (asan+ubsan): $((SECONDS - start)) s"
+
+  # ThreadSanitizer: the emulated GPU's own cases ([emulated_gpu]), among them two sessions of one
+  # model run at once on two threads, so that the backend's host code (what sessions of one model
+  # share: the model, the loaded cuBLASLt, the kernels' attributes) is checked for races; every
+  # kernel they launch runs under the emulator's race check as well (tests/cuda_emulation/race_check.h).
+  start=$SECONDS
+  cmake -S . -B build-tsan-gpu "${gpu[@]}" -DCMAKE_CUDA_ARCHITECTURES=90-real -DENCRT_SANITIZE_THREAD=ON >/dev/null
+  cmake --build build-tsan-gpu -j "$jobs" --target encrt_conformance_emulated_gpu encrt_fake_cublaslt
+  mkdir -p build-tsan-gpu/tmp/emulated_gpu
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ENCRT_CUBLASLT="$PWD/build-tsan-gpu/lib/libencrt_fake_cublaslt.so" \
+    ENCRT_TEST_TMP_DIR="$PWD/build-tsan-gpu/tmp/emulated_gpu" \
+    build-tsan-gpu/bin/encrt_conformance_emulated_gpu --backend cuda '[emulated_gpu]'
+  echo "emulated_gpu (tsan): $((SECONDS - start)) s"
 fi

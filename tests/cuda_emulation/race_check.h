@@ -115,15 +115,17 @@ inline void acquire(const void* address) { __tsan_acquire(const_cast<void*>(addr
 inline void write(void* memory, size_t bytes) { __tsan_write_range(memory, bytes); }
 
 // The fibers of the emulated threads, one per thread index of a launch, made once and kept for the
-// process (ThreadSanitizer's per-fiber state is large, and launches are many); and the host
-// thread's own, which runs the scheduler.
+// host thread's life (ThreadSanitizer's per-fiber state is large, and launches are many); and the
+// host thread's own, which runs the scheduler. Both per host thread: a program that launches from
+// several threads (the emulated GPU's sessions on two threads) runs each launch's fibers on the
+// thread that launched it, and switches back to that thread's own fiber.
 inline void* fiber(size_t index) {
-  static std::vector<void*> fibers;
+  thread_local std::vector<void*> fibers;
   while (fibers.size() <= index) fibers.push_back(__tsan_create_fiber(0));
   return fibers[index];
 }
 inline void* host_fiber() {
-  static void* host = __tsan_get_current_fiber();
+  thread_local void* host = __tsan_get_current_fiber();
   return host;
 }
 // Called by the scheduler before its first switch (the host thread's fiber is the one running).

@@ -13,6 +13,18 @@
 #include <string>
 #include <vector>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ENCRT_EMULATED_GPU_ASAN 1
+#endif
+#endif
+#if !defined(ENCRT_EMULATED_GPU_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define ENCRT_EMULATED_GPU_ASAN 1
+#endif
+#if ENCRT_EMULATED_GPU_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "cuda_emulation/warp_emulation.h"
 #undef blockDim  // the kernels' (warp_emulation.h), not cudaLaunchConfig_t's member, which this file reads
 
@@ -143,6 +155,12 @@ void* allocate(size_t bytes, Memory kind) {
   void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (!p) return nullptr;
   std::memset(p, 0xff, rounded == 0 ? kAlignment : rounded);  // NaN in fp16 and fp32: nothing is promised
+#if ENCRT_EMULATED_GPU_ASAN
+  // Under AddressSanitizer the bytes past the requested size (the rounding to kAlignment) are
+  // poisoned, so a kernel or copy that reads or writes past a buffer's end is reported even inside
+  // the rounding a real cudaMalloc would hide.
+  ASAN_POISON_MEMORY_REGION(static_cast<unsigned char*>(p) + bytes, (rounded == 0 ? kAlignment : rounded) - bytes);
+#endif
   device().allocations[static_cast<const unsigned char*>(p)] = Allocation{bytes, kind};
   return p;
 }
@@ -153,6 +171,10 @@ cudaError_t release(void* p, Memory kind) {
   auto it = d.allocations.find(static_cast<const unsigned char*>(p));
   if (it == d.allocations.end() || it->second.kind != kind) return fail(cudaErrorInvalidValue);
   if (kind == Memory::kDevice) d.device_bytes -= it->second.bytes;
+#if ENCRT_EMULATED_GPU_ASAN
+  const size_t rounded = (it->second.bytes + kAlignment - 1) / kAlignment * kAlignment;
+  ASAN_UNPOISON_MEMORY_REGION(p, rounded == 0 ? kAlignment : rounded);
+#endif
   d.allocations.erase(it);
   std::free(p);
   return cudaSuccess;

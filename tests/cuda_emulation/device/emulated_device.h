@@ -16,7 +16,10 @@
 //   freeing or synchronizing while a capture is under way is an error and invalidates the capture
 //   (cudaStreamCaptureModeGlobal's rule);
 // - cudaMemcpyAsync checks that its device side lies in one allocation of the emulated GPU (or in
-//   host memory mapped for it).
+//   host memory mapped for it);
+// - under AddressSanitizer (scripts/test_sanitizers.sh emulated_gpu) each allocation is a heap
+//   block of its own whose rounding to 256 bytes is poisoned, so a kernel's or copy's access past a
+//   buffer's end is reported even where a real cudaMalloc's rounding would hide it.
 // Streams run their work at once, in order, one piece of work at a time in the process (one GPU):
 // a valid CUDA program cannot tell that from a GPU that is merely fast. What it cannot show: the
 // hardware's timing and memory ordering, the tensor cores' rounding (warp_emulation.h), the
