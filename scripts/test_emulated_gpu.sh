@@ -4,8 +4,9 @@
 # suite under the defaults, the fixture models under every option the device check
 # (scripts/device_check.sh) runs on a GPU, the attention cases under the attention options, and,
 # with MiniLM converted here, the real model's widths (384 wide, 1536 in the feed-forward block:
-# the fused kernels' cluster plans at MiniLM's shapes) under the same options. Run it before a GPU
-# is used: what fails here would fail there, where the minutes are few.
+# the fused kernels' cluster plans at MiniLM's shapes) under the same options, and then the CLI's
+# device-check commands on MiniLM (scripts/test_emulated_cli.sh). Run it before a GPU is used:
+# what fails here would fail there, where the minutes are few.
 #   bash scripts/test_emulated_gpu.sh [BUILD_DIR]     (default build; MINILM=0 leaves MiniLM out,
 #                                                      ONLY=REGEX runs the matching runs alone)
 # Exits non-zero if any run fails; each run's log is in $LOGS (default a temporary folder).
@@ -116,4 +117,17 @@ echo "emulated GPU: ${#runs[@]} runs on $(nproc) cores, logs in $logs ($(grep -m
 seq 1 "${#runs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'run_one {}' | tee "$logs/summary.tsv"
 failed=$(grep -c '^FAIL' "$logs/summary.tsv")
 echo "emulated GPU: $(( ${#runs[@]} - failed )) of ${#runs[@]} runs passed"
-[[ $failed == 0 ]]
+# The CLI on the emulated GPU with MiniLM (scripts/test_emulated_cli.sh: the device check's
+# inspect, bench, profile, tune and run, at batch 2, sequence 16; about 3 minutes), unless ONLY.
+cli_failed=0
+if [[ -n $models && -z ${ONLY:-} ]]; then
+  start=$SECONDS
+  if MODEL_DIR=$src SHAPE="2 16" bash scripts/test_emulated_cli.sh "$build" >"$logs/cli_minilm.log" 2>&1; then
+    echo "emulated GPU: PASS the CLI on MiniLM ($(grep -c ' ok ' "$logs/cli_minilm.log") checks, $((SECONDS - start)) s)"
+  else
+    cli_failed=1
+    echo "emulated GPU: FAIL the CLI on MiniLM ($((SECONDS - start)) s):"
+    grep -A3 "FAIL" "$logs/cli_minilm.log"
+  fi
+fi
+[[ $failed == 0 && $cli_failed == 0 ]]

@@ -16,8 +16,9 @@
 # to stay small (XNNPACK's own code is not instrumented anyway).
 #   bash scripts/test_sanitizers.sh [asan|tsan]   (default: both)
 #   bash scripts/test_sanitizers.sh emulated_gpu  (not in the default: the cuda backend's own host
-#     code, launchers and kernels on the emulated GPU under ASan + UBSan in build-asan-gpu, and its
-#     own cases under TSan in build-tsan-gpu, with the CUDA toolkit; more than CI's budget has left)
+#     code, launchers and kernels on the emulated GPU under ASan + UBSan in build-asan-gpu, the
+#     conformance entries and the CLI's device-check commands, and its own cases under TSan in
+#     build-tsan-gpu, with the CUDA toolkit; more than CI's budget has left)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
@@ -206,7 +207,7 @@ if [[ $which == emulated_gpu ]]; then
     echo "emulated_gpu: FAILED: no CUDA toolkit was found, so build-asan-gpu has no emulated GPU"
     exit 1
   fi
-  cmake --build build-asan-gpu -j "$jobs" --target encrt_conformance_emulated_gpu encrt_fake_cublaslt
+  cmake --build build-asan-gpu -j "$jobs" --target encrt_conformance_emulated_gpu encrt_cli_emulated_gpu encrt_fake_cublaslt
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   # First, that the check can fail: a kernel's write one byte past a 100-byte device buffer, inside
@@ -221,6 +222,8 @@ if [[ $which == emulated_gpu ]]; then
   # The same three entries as the Release build's ctest (the defaults without the kernels' own
   # sweeps, the fixtures under a layer's tail in one kernel and under int8 arithmetic).
   ctest --test-dir build-asan-gpu -R '^conformance:emulated_gpu:' -j "$jobs" --output-on-failure --timeout 3600
+  # The CLI's device-check commands on the emulated GPU (inspect, bench, profile, tune, run).
+  bash scripts/test_emulated_cli.sh build-asan-gpu
   echo "emulated_gpu (asan+ubsan): $((SECONDS - start)) s"
 
   # ThreadSanitizer: the emulated GPU's own cases ([emulated_gpu]), among them two sessions of one

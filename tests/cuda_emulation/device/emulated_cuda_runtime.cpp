@@ -243,6 +243,7 @@ struct ReportAtExit {
   ReportAtExit() { device(); }  // constructed first, so destroyed after this
   ~ReportAtExit() {
     const Counters c = device().counters;
+    std::fflush(stdout);  // what the program printed comes first, not cut by this line
     std::fprintf(stderr,
                  "emulated GPU: %ld kernels run (%ld recorded into CUDA graphs, %ld graph replays), %ld device "
                  "allocations\n",
