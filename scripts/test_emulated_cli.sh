@@ -97,7 +97,7 @@ bench fp16 "fp16_gemm=mma,linear_norm=layer"
 bench int8 ""
 bench int8 "int8_linears=int8"
 
-# bench --profile: one GPU time per op kind, summing to about the run.
+# bench --profile: a GPU time per op kind, the linears, attention and LayerNorms among them.
 profile() {  # dtype options
   local dtype=$1 options=$2 out extra=()
   [[ -n $options ]] && extra=(--backend-options "$options")
