@@ -97,7 +97,7 @@ bench fp16 "fp16_gemm=mma,linear_norm=layer"
 bench int8 ""
 bench int8 "int8_linears=int8"
 
-# bench --profile: a GPU time per op kind, the linears, attention and LayerNorms among them.
+# bench --profile: a GPU time per op kind, at least two of them linear, attention or LayerNorm kinds.
 profile() {  # dtype options
   local dtype=$1 options=$2 out extra=()
   [[ -n $options ]] && extra=(--backend-options "$options")
