@@ -150,16 +150,21 @@ const Allocation* allocation_of(const void* p, size_t bytes) {
   return &it->second;
 }
 
+// The heap block behind an allocation of `bytes`: rounded up to kAlignment, as cudaMalloc rounds.
+size_t block_bytes(size_t bytes) {
+  return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
 void* allocate(size_t bytes, Memory kind) {
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  const size_t block = block_bytes(bytes);
+  void* p = std::aligned_alloc(kAlignment, block);
   if (!p) return nullptr;
-  std::memset(p, 0xff, rounded == 0 ? kAlignment : rounded);  // NaN in fp16 and fp32: nothing is promised
+  std::memset(p, 0xff, block);  // NaN in fp16 and fp32: nothing is promised
 #if ENCRT_EMULATED_GPU_ASAN
   // Under AddressSanitizer the bytes past the requested size (the rounding to kAlignment) are
   // poisoned, so a kernel or copy that reads or writes past a buffer's end is reported even inside
   // the rounding a real cudaMalloc would hide.
-  ASAN_POISON_MEMORY_REGION(static_cast<unsigned char*>(p) + bytes, (rounded == 0 ? kAlignment : rounded) - bytes);
+  ASAN_POISON_MEMORY_REGION(static_cast<unsigned char*>(p) + bytes, block - bytes);
 #endif
   device().allocations[static_cast<const unsigned char*>(p)] = Allocation{bytes, kind};
   return p;
@@ -172,8 +177,7 @@ cudaError_t release(void* p, Memory kind) {
   if (it == d.allocations.end() || it->second.kind != kind) return fail(cudaErrorInvalidValue);
   if (kind == Memory::kDevice) d.device_bytes -= it->second.bytes;
 #if ENCRT_EMULATED_GPU_ASAN
-  const size_t rounded = (it->second.bytes + kAlignment - 1) / kAlignment * kAlignment;
-  ASAN_UNPOISON_MEMORY_REGION(p, rounded == 0 ? kAlignment : rounded);
+  ASAN_UNPOISON_MEMORY_REGION(p, block_bytes(it->second.bytes));
 #endif
   d.allocations.erase(it);
   std::free(p);
